@@ -1,0 +1,60 @@
+#ifndef NHC_DRIVER_OPTIONS_H
+#define NHC_DRIVER_OPTIONS_H
+
+/** \file
+ * The command line of `neuron-halide-cc`, with neuronx-cc's option names, values and defaults
+ * (../shared/reference/neuron-compiler.md §1.2) plus our own (--input-shape, --schedule,
+ * --dump-graph). Parsing uses LLVM's cl library (subcommands `compile` and `list-operators`);
+ * a model path as the first argument means `compile`. A repeated option takes its right-most
+ * value; -O<N> and --optlevel, and --enable/--disable-mixed-precision-accumulation, are resolved
+ * by position. Every rejection is a UserError with an NHC_EARG code.
+ */
+
+#include "frontend/InputShapes.h"
+
+#include <string>
+#include <vector>
+
+namespace nhc {
+
+struct CompileOptions {
+    std::string model_path;
+    std::string framework = "ONNX";
+    std::string target = "trn1";
+    int optlevel = 2;
+    std::string model_type = "generic";
+    std::string auto_cast = "none";
+    std::string auto_cast_type = "bf16";
+    bool enable_saturate_infinity = false;
+    bool enable_fast_loading_neuron_binaries = false;
+    bool mixed_precision_accumulation = true; ///< on by default since neuronx-cc 2.27
+    int logical_nc_config = 1;                ///< default 2 on trn2
+    std::string output = "file.neff";
+    std::string logfile = "log-neuron-cc.txt";
+    int verbose = 30; ///< Python logging level; "warning"
+    int num_parallel_jobs = 1;
+    std::vector<InputShapeOverride> input_shapes;
+    std::string schedule_file;
+    bool dump_graph = false;
+};
+
+enum class Command { Compile, ListOperators };
+
+struct ParsedCommandLine {
+    Command command = Command::Compile;
+    CompileOptions options; ///< for Command::Compile
+};
+
+/** Parses argv. May be called more than once in a process (tests): it resets the parser first.
+ *  --help and --version print and exit the process, as in every LLVM tool. */
+ParsedCommandLine parse_command_line(int argc, const char *const *argv);
+
+/** Lines printed by --version. */
+std::string version_text();
+
+/** Allowed values, for messages and docs. */
+const std::vector<std::string> &allowed_targets();
+
+} // namespace nhc
+
+#endif

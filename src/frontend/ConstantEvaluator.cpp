@@ -1,0 +1,703 @@
+#include "frontend/ConstantEvaluator.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+
+namespace nhc {
+
+namespace {
+
+using Inputs = std::vector<const HostTensor *>;
+using Outputs = std::optional<std::vector<HostTensor>>;
+
+struct Ctx {
+    const onnx::NodeProto &node;
+    const Inputs &in;
+    int opset;
+
+    [[noreturn]] void fail(const std::string &what) const {
+        user_error("NHC_EFLD001", "cannot fold constant ", node.op_type(), " '", node.name(),
+                   "': ", what);
+    }
+    const onnx::AttributeProto *attr(const char *name) const {
+        for (const auto &a : node.attribute())
+            if (a.name() == name)
+                return &a;
+        return nullptr;
+    }
+    int64_t attr_int(const char *name, int64_t fallback) const {
+        const auto *a = attr(name);
+        return a ? a->i() : fallback;
+    }
+    std::optional<std::vector<int64_t>> attr_ints(const char *name) const {
+        const auto *a = attr(name);
+        if (!a)
+            return std::nullopt;
+        return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+    }
+    const HostTensor &input(size_t i) const {
+        if (i >= in.size() || !in[i])
+            fail("input " + std::to_string(i) + " is missing");
+        return *in[i];
+    }
+    bool has_input(size_t i) const { return i < in.size() && in[i] != nullptr; }
+    /** axis in [-rank, rank) normalised to [0, rank). */
+    int64_t norm_axis(int64_t axis, int64_t rank) const {
+        if (axis < -rank || axis >= rank)
+            fail("axis " + std::to_string(axis) + " is out of range for rank " +
+                 std::to_string(rank));
+        return axis < 0 ? axis + rank : axis;
+    }
+};
+
+std::vector<int64_t> row_major_strides(const Shape &s) {
+    std::vector<int64_t> st(s.size(), 1);
+    for (int i = static_cast<int>(s.size()) - 2; i >= 0; i--)
+        st[i] = st[i + 1] * s[i + 1];
+    return st;
+}
+
+Shape broadcast_shapes(const Ctx &c, const std::vector<Shape> &shapes) {
+    size_t rank = 0;
+    for (const Shape &s : shapes)
+        rank = std::max(rank, s.size());
+    Shape out(rank, 1);
+    for (const Shape &s : shapes)
+        for (size_t i = 0; i < s.size(); i++) {
+            int64_t &o = out[rank - s.size() + i];
+            if (s[i] == o || s[i] == 1)
+                continue;
+            if (o != 1)
+                c.fail("shapes " + shape_str(shapes[0]) + " and " + shape_str(s) +
+                       " do not broadcast");
+            o = s[i];
+        }
+    return out;
+}
+
+/** For each element of `out`, the flat index of the broadcast element of a tensor of shape `in`. */
+std::vector<int64_t> broadcast_map(const Shape &in, const Shape &out) {
+    std::vector<int64_t> in_st = row_major_strides(in), map(shape_numel(out));
+    size_t off = out.size() - in.size();
+    std::vector<int64_t> idx(out.size(), 0);
+    for (int64_t o = 0; o < static_cast<int64_t>(map.size()); o++) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < in.size(); d++)
+            flat += (in[d] == 1 ? 0 : idx[off + d]) * in_st[d];
+        map[o] = flat;
+        for (int d = static_cast<int>(out.size()) - 1; d >= 0; d--) {
+            if (++idx[d] < out[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return map;
+}
+
+void check_size(const Ctx &c, const Shape &s) {
+    for (int64_t d : s)
+        if (d < 0)
+            c.fail("computed a negative dimension in " + shape_str(s));
+}
+
+bool too_big(const Shape &s) {
+    double n = 1;
+    for (int64_t d : s)
+        n *= static_cast<double>(d);
+    return n > static_cast<double>(kMaxFoldedElements);
+}
+
+// Applies f elementwise over broadcast inputs. Integer dtypes compute in int64, floats in double.
+Outputs elementwise(const Ctx &c, size_t arity, DType out_dtype,
+                    const std::function<double(const std::vector<double> &)> &ff,
+                    const std::function<int64_t(const std::vector<int64_t> &)> &fi) {
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < arity; i++)
+        shapes.push_back(c.input(i).shape());
+    Shape out_shape = broadcast_shapes(c, shapes);
+    if (too_big(out_shape))
+        return std::nullopt;
+    HostTensor out(out_dtype, out_shape);
+    std::vector<std::vector<int64_t>> maps;
+    for (const Shape &s : shapes)
+        maps.push_back(broadcast_map(s, out_shape));
+    DType compute = c.input(arity == 3 ? 1 : 0).dtype(); // Where computes on X/Y
+    bool use_float = dtype_is_float(compute) || !fi;
+    std::vector<double> vf(arity);
+    std::vector<int64_t> vi(arity);
+    for (int64_t o = 0; o < out.numel(); o++) {
+        if (use_float) {
+            for (size_t i = 0; i < arity; i++)
+                vf[i] = c.input(i).get_f64(maps[i][o]);
+            out.set_f64(o, ff(vf));
+        } else {
+            for (size_t i = 0; i < arity; i++)
+                vi[i] = c.input(i).get_i64(maps[i][o]);
+            out.set_i64(o, fi(vi));
+        }
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs binary_arith(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    DType t = c.input(0).dtype();
+    auto ff = [&](const std::vector<double> &v) -> double {
+        double a = v[0], b = v[1];
+        if (op == "Add")
+            return a + b;
+        if (op == "Sub")
+            return a - b;
+        if (op == "Mul")
+            return a * b;
+        if (op == "Div")
+            return a / b;
+        if (op == "Pow")
+            return std::pow(a, b);
+        if (op == "Max")
+            return std::max(a, b);
+        if (op == "Min")
+            return std::min(a, b);
+        if (op == "Mod")
+            return std::fmod(a, b);
+        nhc_assert(false, "unhandled binary op " << op);
+    };
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        int64_t a = v[0], b = v[1];
+        if ((op == "Div" || op == "Mod") && b == 0)
+            c.fail("integer division by zero");
+        if (op == "Add")
+            return a + b;
+        if (op == "Sub")
+            return a - b;
+        if (op == "Mul")
+            return a * b;
+        if (op == "Div")
+            return a / b;
+        if (op == "Pow")
+            return static_cast<int64_t>(std::pow(double(a), double(b)));
+        if (op == "Max")
+            return std::max(a, b);
+        if (op == "Min")
+            return std::min(a, b);
+        if (op == "Mod") {
+            if (c.attr_int("fmod", 0))
+                return a % b;
+            int64_t r = a % b; // Python semantics: the sign of the divisor
+            return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+        }
+        nhc_assert(false, "unhandled binary op " << op);
+    };
+    if (op != "Pow" && c.input(1).dtype() != t)
+        c.fail("operand types differ");
+    return elementwise(c, 2, t, ff, fi);
+}
+
+Outputs compare(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    auto ff = [&](const std::vector<double> &v) -> double {
+        double a = v[0], b = v[1];
+        if (op == "Equal")
+            return a == b;
+        if (op == "Less")
+            return a < b;
+        if (op == "Greater")
+            return a > b;
+        if (op == "LessOrEqual")
+            return a <= b;
+        if (op == "GreaterOrEqual")
+            return a >= b;
+        if (op == "And")
+            return (a != 0) && (b != 0);
+        if (op == "Or")
+            return (a != 0) || (b != 0);
+        if (op == "Xor")
+            return (a != 0) != (b != 0);
+        nhc_assert(false, "unhandled comparison " << op);
+    };
+    // Exact integer comparison matters for int64 (doubles lose precision past 2^53).
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        int64_t a = v[0], b = v[1];
+        if (op == "Equal")
+            return a == b;
+        if (op == "Less")
+            return a < b;
+        if (op == "Greater")
+            return a > b;
+        if (op == "LessOrEqual")
+            return a <= b;
+        if (op == "GreaterOrEqual")
+            return a >= b;
+        if (op == "And")
+            return (a != 0) && (b != 0);
+        if (op == "Or")
+            return (a != 0) || (b != 0);
+        if (op == "Xor")
+            return (a != 0) != (b != 0);
+        nhc_assert(false, "unhandled comparison " << op);
+    };
+    return elementwise(c, 2, DType::Bool, ff, fi);
+}
+
+Outputs unary(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    DType t = op == "Not" ? DType::Bool : c.input(0).dtype();
+    auto ff = [&](const std::vector<double> &v) -> double {
+        double a = v[0];
+        if (op == "Neg")
+            return -a;
+        if (op == "Abs")
+            return std::fabs(a);
+        if (op == "Sqrt")
+            return std::sqrt(a);
+        if (op == "Reciprocal")
+            return 1.0 / a;
+        if (op == "Floor")
+            return std::floor(a);
+        if (op == "Ceil")
+            return std::ceil(a);
+        if (op == "Not")
+            return a == 0;
+        if (op == "Identity")
+            return a;
+        nhc_assert(false, "unhandled unary op " << op);
+    };
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        int64_t a = v[0];
+        if (op == "Neg")
+            return -a;
+        if (op == "Abs")
+            return a < 0 ? -a : a;
+        if (op == "Not")
+            return a == 0;
+        if (op == "Identity" || op == "Floor" || op == "Ceil")
+            return a;
+        return static_cast<int64_t>(ff({double(a)}));
+    };
+    if (op == "Identity") {
+        return std::vector<HostTensor>{c.input(0)};
+    }
+    return elementwise(c, 1, t, ff, fi);
+}
+
+Outputs where(const Ctx &c) {
+    auto ff = [](const std::vector<double> &v) { return v[0] != 0 ? v[1] : v[2]; };
+    auto fi = [](const std::vector<int64_t> &v) { return v[0] != 0 ? v[1] : v[2]; };
+    // Condition is bool; X and Y share the output dtype. Integer X/Y use the exact path.
+    if (dtype_is_float(c.input(1).dtype()))
+        return elementwise(c, 3, c.input(1).dtype(), ff, nullptr);
+    return elementwise(c, 3, c.input(1).dtype(), ff, fi);
+}
+
+Outputs cast(const Ctx &c) {
+    const auto *to = c.attr("to");
+    if (!to)
+        c.fail("attribute 'to' is missing");
+    std::optional<DType> t = dtype_from_onnx(static_cast<int>(to->i()));
+    if (!t)
+        return std::nullopt;
+    const HostTensor &x = c.input(0);
+    HostTensor out(*t, x.shape());
+    for (int64_t i = 0; i < x.numel(); i++) {
+        if (dtype_is_float(x.dtype()) && !dtype_is_float(*t) && *t != DType::Bool)
+            out.set_i64(i, x.get_i64(i));
+        else if (dtype_is_float(x.dtype()) || dtype_is_float(*t))
+            out.set_f64(i, x.get_f64(i));
+        else
+            out.set_i64(i, x.get_i64(i));
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+// Copies the elements of x selected by a gather along `axis` into a new shape.
+HostTensor gather_along(const HostTensor &x, int64_t axis, const std::vector<int64_t> &picks,
+                        const Shape &picks_shape) {
+    Shape out_shape(x.shape().begin(), x.shape().begin() + axis);
+    out_shape.insert(out_shape.end(), picks_shape.begin(), picks_shape.end());
+    out_shape.insert(out_shape.end(), x.shape().begin() + axis + 1, x.shape().end());
+    HostTensor out(x.dtype(), out_shape);
+    int64_t outer = shape_numel(Shape(x.shape().begin(), x.shape().begin() + axis));
+    int64_t inner = shape_numel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
+    int64_t esize = dtype_size(x.dtype()), dim = x.shape()[axis];
+    int64_t o = 0;
+    for (int64_t a = 0; a < outer; a++)
+        for (int64_t p : picks) {
+            std::copy_n(x.bytes().begin() + ((a * dim + p) * inner) * esize, inner * esize,
+                        out.bytes().begin() + o * esize);
+            o += inner;
+        }
+    return out;
+}
+
+HostTensor with_shape(const HostTensor &x, const Shape &s) {
+    HostTensor out(x.dtype(), s);
+    out.bytes() = x.bytes();
+    return out;
+}
+
+Outputs shape_of(const Ctx &c) {
+    return std::vector<HostTensor>{evaluate_shape_query(c.node, c.input(0).shape())};
+}
+
+Outputs gather(const Ctx &c) {
+    const HostTensor &x = c.input(0), &idx = c.input(1);
+    if (x.rank() == 0)
+        c.fail("data must have rank >= 1");
+    int64_t axis = c.norm_axis(c.attr_int("axis", 0), x.rank());
+    int64_t dim = x.shape()[axis];
+    std::vector<int64_t> picks = idx.to_i64_vector();
+    for (int64_t &p : picks) {
+        if (p < -dim || p >= dim)
+            c.fail("index " + std::to_string(p) + " is out of range for dimension " +
+                   std::to_string(dim));
+        if (p < 0)
+            p += dim;
+    }
+    return std::vector<HostTensor>{gather_along(x, axis, picks, idx.shape())};
+}
+
+Outputs slice(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.opset < 10) {
+        starts = c.attr_ints("starts").value_or(std::vector<int64_t>{});
+        ends = c.attr_ints("ends").value_or(std::vector<int64_t>{});
+        axes = c.attr_ints("axes").value_or(std::vector<int64_t>{});
+    } else {
+        starts = c.input(1).to_i64_vector();
+        ends = c.input(2).to_i64_vector();
+        if (c.has_input(3))
+            axes = c.input(3).to_i64_vector();
+        if (c.has_input(4))
+            steps = c.input(4).to_i64_vector();
+    }
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); i++)
+            axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+        c.fail("starts, ends, axes and steps have different lengths");
+    HostTensor cur = x;
+    for (size_t i = 0; i < starts.size(); i++) {
+        int64_t axis = c.norm_axis(axes[i], x.rank()), dim = x.shape()[axis], step = steps[i];
+        if (step == 0)
+            c.fail("a step is zero");
+        int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+        int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        if (ends[i] <= -(int64_t(1) << 62))
+            e = -1; // INT64_MIN sentinel: slice through the start of the axis
+        std::vector<int64_t> picks;
+        if (step > 0) {
+            s = std::clamp(s, int64_t(0), dim);
+            e = std::clamp(e, int64_t(0), dim);
+            for (int64_t k = s; k < e; k += step)
+                picks.push_back(k);
+        } else {
+            s = std::clamp(s, int64_t(0), dim - 1);
+            e = std::clamp(e, int64_t(-1), dim - 1);
+            for (int64_t k = s; k > e; k += step)
+                picks.push_back(k);
+        }
+        cur = gather_along(cur, axis, picks, {static_cast<int64_t>(picks.size())});
+    }
+    return std::vector<HostTensor>{cur};
+}
+
+Outputs concat(const Ctx &c) {
+    if (c.in.empty())
+        c.fail("no inputs");
+    const HostTensor &first = c.input(0);
+    int64_t axis = c.norm_axis(c.attr_int("axis", 0), first.rank());
+    Shape out_shape = first.shape();
+    out_shape[axis] = 0;
+    for (size_t i = 0; i < c.in.size(); i++) {
+        const HostTensor &t = c.input(i);
+        if (t.rank() != first.rank() || t.dtype() != first.dtype())
+            c.fail("inputs have different ranks or types");
+        for (int d = 0; d < t.rank(); d++)
+            if (d != axis && t.shape()[d] != first.shape()[d])
+                c.fail("input shapes " + shape_str(first.shape()) + " and " + shape_str(t.shape()) +
+                       " differ outside the axis");
+        out_shape[axis] += t.shape()[axis];
+    }
+    HostTensor out(first.dtype(), out_shape);
+    int64_t outer = shape_numel(Shape(out_shape.begin(), out_shape.begin() + axis));
+    int64_t inner = shape_numel(Shape(out_shape.begin() + axis + 1, out_shape.end()));
+    int64_t esize = dtype_size(first.dtype()), o = 0;
+    for (int64_t a = 0; a < outer; a++)
+        for (size_t i = 0; i < c.in.size(); i++) {
+            int64_t n = c.input(i).shape()[axis] * inner * esize;
+            std::copy_n(c.input(i).bytes().begin() + a * n, n, out.bytes().begin() + o);
+            o += n;
+        }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+std::vector<int64_t> axes_of(const Ctx &c) {
+    if (c.opset >= 13)
+        return c.has_input(1) ? c.input(1).to_i64_vector() : std::vector<int64_t>{};
+    return c.attr_ints("axes").value_or(std::vector<int64_t>{});
+}
+
+Outputs unsqueeze(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    std::vector<int64_t> axes = axes_of(c);
+    int64_t r = x.rank() + static_cast<int64_t>(axes.size());
+    std::vector<bool> inserted(r, false);
+    for (int64_t a : axes) {
+        int64_t n = c.norm_axis(a, r);
+        if (inserted[n])
+            c.fail("axis " + std::to_string(a) + " is repeated");
+        inserted[n] = true;
+    }
+    Shape s;
+    size_t k = 0;
+    for (int64_t i = 0; i < r; i++)
+        s.push_back(inserted[i] ? 1 : x.shape()[k++]);
+    return std::vector<HostTensor>{with_shape(x, s)};
+}
+
+Outputs squeeze(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    std::vector<int64_t> axes = axes_of(c);
+    std::vector<bool> drop(x.rank(), axes.empty());
+    if (axes.empty())
+        for (int i = 0; i < x.rank(); i++)
+            drop[i] = x.shape()[i] == 1;
+    for (int64_t a : axes) {
+        int64_t n = c.norm_axis(a, x.rank());
+        if (x.shape()[n] != 1)
+            c.fail("axis " + std::to_string(a) + " has size " + std::to_string(x.shape()[n]));
+        drop[n] = true;
+    }
+    Shape s;
+    for (int i = 0; i < x.rank(); i++)
+        if (!drop[i])
+            s.push_back(x.shape()[i]);
+    return std::vector<HostTensor>{with_shape(x, s)};
+}
+
+Outputs reshape(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    std::vector<int64_t> target = c.opset < 5
+                                      ? c.attr_ints("shape").value_or(std::vector<int64_t>{})
+                                      : c.input(1).to_i64_vector();
+    bool allowzero = c.attr_int("allowzero", 0) != 0;
+    int infer = -1;
+    int64_t known = 1;
+    for (size_t i = 0; i < target.size(); i++) {
+        if (target[i] == 0 && !allowzero) {
+            if (i >= x.shape().size())
+                c.fail("a 0 in the target shape has no input dimension to copy");
+            target[i] = x.shape()[i];
+        }
+        if (target[i] == -1) {
+            if (infer >= 0)
+                c.fail("more than one -1 in the target shape");
+            infer = static_cast<int>(i);
+        } else if (target[i] < 0) {
+            c.fail("negative dimension in the target shape");
+        } else {
+            known *= target[i];
+        }
+    }
+    if (infer >= 0) {
+        if (known == 0 || x.numel() % known != 0)
+            c.fail("cannot infer the -1 dimension");
+        target[infer] = x.numel() / known;
+    }
+    if (shape_numel(target) != x.numel())
+        c.fail("cannot reshape " + shape_str(x.shape()) + " to " + shape_str(target));
+    return std::vector<HostTensor>{with_shape(x, target)};
+}
+
+Outputs flatten(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    int64_t axis = c.attr_int("axis", 1);
+    if (axis < 0)
+        axis += x.rank();
+    if (axis < 0 || axis > x.rank())
+        c.fail("axis out of range");
+    int64_t outer = shape_numel(Shape(x.shape().begin(), x.shape().begin() + axis));
+    return std::vector<HostTensor>{with_shape(x, {outer, x.numel() / std::max<int64_t>(outer, 1)})};
+}
+
+Outputs transpose(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    std::vector<int64_t> perm = c.attr_ints("perm").value_or(std::vector<int64_t>{});
+    if (perm.empty())
+        for (int i = x.rank() - 1; i >= 0; i--)
+            perm.push_back(i);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); i++)
+        if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != x.shape().size())
+            c.fail("perm is not a permutation of the axes");
+    Shape out_shape;
+    for (int64_t p : perm)
+        out_shape.push_back(x.shape()[p]);
+    HostTensor out(x.dtype(), out_shape);
+    std::vector<int64_t> in_st = row_major_strides(x.shape()), idx(perm.size(), 0);
+    int64_t esize = dtype_size(x.dtype());
+    for (int64_t o = 0; o < out.numel(); o++) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < perm.size(); d++)
+            flat += idx[d] * in_st[perm[d]];
+        std::copy_n(x.bytes().begin() + flat * esize, esize, out.bytes().begin() + o * esize);
+        for (int d = static_cast<int>(perm.size()) - 1; d >= 0; d--) {
+            if (++idx[d] < out_shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs constant_of_shape(const Ctx &c) {
+    Shape s = c.input(0).to_i64_vector();
+    check_size(c, s);
+    if (too_big(s))
+        return std::nullopt;
+    HostTensor fill(DType::Float32, {1});
+    if (const auto *v = c.attr("value"))
+        fill = HostTensor::from_onnx(v->t(), c.node.name() + ".value");
+    if (fill.numel() != 1)
+        c.fail("attribute 'value' must hold one element");
+    HostTensor out(fill.dtype(), s);
+    int64_t esize = dtype_size(fill.dtype());
+    for (int64_t i = 0; i < out.numel(); i++)
+        std::copy_n(fill.bytes().begin(), esize, out.bytes().begin() + i * esize);
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs range(const Ctx &c) {
+    const HostTensor &start = c.input(0), &limit = c.input(1), &delta = c.input(2);
+    double s = start.get_f64(0), l = limit.get_f64(0), d = delta.get_f64(0);
+    if (d == 0)
+        c.fail("delta is zero");
+    double n = std::max(std::ceil((l - s) / d), 0.0);
+    if (n > static_cast<double>(kMaxFoldedElements))
+        return std::nullopt;
+    HostTensor out(start.dtype(), {static_cast<int64_t>(n)});
+    for (int64_t i = 0; i < out.numel(); i++) {
+        if (dtype_is_float(start.dtype()))
+            out.set_f64(i, s + static_cast<double>(i) * d);
+        else
+            out.set_i64(i, start.get_i64(0) + i * delta.get_i64(0));
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs expand(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    Shape target = c.input(1).to_i64_vector();
+    Shape out_shape = broadcast_shapes(c, {x.shape(), target});
+    if (too_big(out_shape))
+        return std::nullopt;
+    HostTensor out(x.dtype(), out_shape);
+    std::vector<int64_t> map = broadcast_map(x.shape(), out_shape);
+    int64_t esize = dtype_size(x.dtype());
+    for (int64_t o = 0; o < out.numel(); o++)
+        std::copy_n(x.bytes().begin() + map[o] * esize, esize, out.bytes().begin() + o * esize);
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs constant(const Ctx &c) {
+    for (const auto &a : c.node.attribute()) {
+        const std::string &n = a.name();
+        if (n == "value")
+            return std::vector<HostTensor>{HostTensor::from_onnx(a.t(), c.node.output(0))};
+        if (n == "value_float") {
+            HostTensor t(DType::Float32, {});
+            t.set_f64(0, a.f());
+            return std::vector<HostTensor>{t};
+        }
+        if (n == "value_int")
+            return std::vector<HostTensor>{HostTensor::scalar_i64(a.i())};
+        if (n == "value_ints")
+            return std::vector<HostTensor>{
+                HostTensor::from_i64(std::vector<int64_t>(a.ints().begin(), a.ints().end()))};
+        if (n == "value_floats") {
+            HostTensor t(DType::Float32, {a.floats_size()});
+            for (int i = 0; i < a.floats_size(); i++)
+                t.set_f64(i, a.floats(i));
+            return std::vector<HostTensor>{t};
+        }
+    }
+    return std::nullopt; // sparse_value, value_string(s): left for the importer to reject
+}
+
+using Evaluator = Outputs (*)(const Ctx &);
+
+const std::map<std::string, Evaluator> &evaluators() {
+    static const std::map<std::string, Evaluator> table = {
+        {"Abs", unary},           {"Add", binary_arith},
+        {"And", compare},         {"Cast", cast},
+        {"Ceil", unary},          {"Concat", concat},
+        {"Constant", constant},   {"ConstantOfShape", constant_of_shape},
+        {"Div", binary_arith},    {"Equal", compare},
+        {"Expand", expand},       {"Flatten", flatten},
+        {"Floor", unary},         {"Gather", gather},
+        {"Greater", compare},     {"GreaterOrEqual", compare},
+        {"Identity", unary},      {"Less", compare},
+        {"LessOrEqual", compare}, {"Max", binary_arith},
+        {"Min", binary_arith},    {"Mod", binary_arith},
+        {"Mul", binary_arith},    {"Neg", unary},
+        {"Not", unary},           {"Or", compare},
+        {"Pow", binary_arith},    {"Range", range},
+        {"Reciprocal", unary},    {"Reshape", reshape},
+        {"Shape", shape_of},      {"Slice", slice},
+        {"Size", shape_of},       {"Sqrt", unary},
+        {"Squeeze", squeeze},     {"Sub", binary_arith},
+        {"Transpose", transpose}, {"Unsqueeze", unsqueeze},
+        {"Where", where},         {"Xor", compare},
+    };
+    return table;
+}
+
+} // namespace
+
+HostTensor evaluate_shape_query(const onnx::NodeProto &node, const Shape &shape) {
+    if (node.op_type() == "Size")
+        return HostTensor::scalar_i64(shape_numel(shape));
+    // Shape-15 takes an optional [start, end) window of the dims, clamped like Slice.
+    int64_t r = static_cast<int64_t>(shape.size()), start = 0, end = r;
+    for (const auto &a : node.attribute()) {
+        if (a.name() == "start")
+            start = a.i();
+        if (a.name() == "end")
+            end = a.i();
+    }
+    start = std::clamp(start < 0 ? start + r : start, int64_t(0), r);
+    end = std::clamp(end < 0 ? end + r : end, int64_t(0), r);
+    return HostTensor::from_i64(
+        std::vector<int64_t>(shape.begin() + start, shape.begin() + std::max(start, end)));
+}
+
+bool can_evaluate(const std::string &op_type) {
+    return evaluators().count(op_type) != 0;
+}
+
+std::optional<std::vector<HostTensor>> evaluate_node(const onnx::NodeProto &node,
+                                                     const std::vector<const HostTensor *> &inputs,
+                                                     int opset) {
+    auto it = evaluators().find(node.op_type());
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+        return std::nullopt;
+    if (it == evaluators().end())
+        return std::nullopt;
+    // Variadic Min/Max with other than two inputs are left to the graph.
+    if ((node.op_type() == "Min" || node.op_type() == "Max") && inputs.size() != 2)
+        return std::nullopt;
+    Ctx c{node, inputs, opset};
+    return it->second(c);
+}
+
+} // namespace nhc

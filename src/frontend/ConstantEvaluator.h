@@ -1,0 +1,42 @@
+#ifndef NHC_FRONTEND_CONSTANTEVALUATOR_H
+#define NHC_FRONTEND_CONSTANTEVALUATOR_H
+
+/** \file
+ * Host evaluation of the ONNX operators that PyTorch exports leave in constant subgraphs (shape
+ * arithmetic, masks, scalar powers): Constant, Shape, Size, Gather, Slice, Concat, Unsqueeze,
+ * Squeeze, Reshape, Flatten, Transpose, Identity, ConstantOfShape, Cast, Range, Expand, Where,
+ * Add/Sub/Mul/Div/Pow/Mod/Min/Max, Equal/Less/Greater/And/Or/Not,
+ * Neg/Abs/Sqrt/Reciprocal/Floor/Ceil. Float arithmetic is done in double and rounded once into the
+ * output dtype (exact for +,-,*,/,sqrt of float32 operands). Used by FoldConstants; knows nothing
+ * about graphs.
+ */
+
+#include "graph/HostTensor.h"
+
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <vector>
+
+namespace nhc {
+
+/** True if `op_type` (default domain) has a host evaluator. */
+bool can_evaluate(const std::string &op_type);
+
+/** Evaluates `node` on constant inputs (nullptr for an omitted optional input). Returns nullopt
+ *  when the node cannot be folded (an attribute form not handled, or an output larger than the
+ *  folding limit); throws NHC_EFLD001 when the inputs are invalid for the operator. */
+std::optional<std::vector<HostTensor>> evaluate_node(const onnx::NodeProto &node,
+                                                     const std::vector<const HostTensor *> &inputs,
+                                                     int opset);
+
+/** Shape and Size: they need only their input's shape, which the folder may know from shape
+ *  inference when the input itself is not constant. */
+HostTensor evaluate_shape_query(const onnx::NodeProto &node, const Shape &input_shape);
+
+/** Outputs larger than this many elements are not folded (they stay as nodes): folding must not
+ *  turn a small model file into gigabytes of constants. */
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
+
+} // namespace nhc
+
+#endif

@@ -1,0 +1,22 @@
+#ifndef NHC_FRONTEND_IMPORTGRAPH_H
+#define NHC_FRONTEND_IMPORTGRAPH_H
+
+/** \file
+ * Builds the Graph IR from a checked, shape-inferred and folded ONNX model. This is where the
+ * static-shape promise is enforced: a value whose type or shape is still unknown or symbolic is
+ * NHC_EMOD025 (like neuronx-cc's NCC_EMOD025), naming the tensor and, for a symbolic graph input,
+ * the `--input-shape` option that fixes it. Control flow (graph-valued attributes) is NHC_EUOC003,
+ * tensors the IR cannot hold are NHC_EDTY001.
+ */
+
+#include "graph/Graph.h"
+
+#include <onnx/onnx_pb.h>
+
+namespace nhc {
+
+Graph import_graph(const onnx::ModelProto &model, int opset, int original_opset);
+
+} // namespace nhc
+
+#endif

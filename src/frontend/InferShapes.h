@@ -1,0 +1,35 @@
+#ifndef NHC_FRONTEND_INFERSHAPES_H
+#define NHC_FRONTEND_INFERSHAPES_H
+
+/** \file
+ * Runs ONNX shape inference with data propagation (so that Shape -> Gather -> Concat -> Reshape
+ * chains resolve, as in torch exports of GroupNorm) and collects what is known about every value:
+ * element type and shape, with -1 for a dimension that is unknown or symbolic.
+ */
+
+#include "graph/HostTensor.h"
+
+#include <map>
+#include <onnx/onnx_pb.h>
+#include <string>
+
+namespace nhc {
+
+struct ValueType {
+    int elem_type = 0; ///< ONNX TensorProto::DataType; 0 when unknown
+    bool has_shape = false;
+    Shape shape;                         ///< -1 marks an unknown dim
+    std::string symbol_of_first_unknown; ///< dim_param of the first symbolic dim, if any
+    bool is_tensor = true;               ///< false for sequence/map/optional types
+    bool is_static() const;
+};
+
+/** Infers shapes in place (value_info is rewritten); NHC_EONX004 if ONNX reports a conflict. */
+void infer_shapes(onnx::ModelProto &model);
+
+/** Types of graph inputs, outputs, value_info and initializers, by name. */
+std::map<std::string, ValueType> collect_value_types(const onnx::GraphProto &g);
+
+} // namespace nhc
+
+#endif

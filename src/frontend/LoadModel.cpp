@@ -1,0 +1,107 @@
+#include "frontend/LoadModel.h"
+
+#include "support/Error.h"
+#include "support/Log.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace nhc {
+
+namespace {
+
+std::string read_file_bytes(const std::string &path, const char *what) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        user_error("NHC_EIO001", what, " '", path, "' does not exist");
+    if (std::filesystem::is_directory(path, ec))
+        user_error("NHC_EIO001", what, " '", path, "' is a directory; expected a file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        user_error("NHC_EIO001", what, " '", path, "' cannot be opened for reading");
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Resolves one tensor stored outside the model file into raw_data.
+void inline_tensor(onnx::TensorProto &t, const std::filesystem::path &dir) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &kv : t.external_data()) {
+        try {
+            if (kv.key() == "location")
+                location = kv.value();
+            else if (kv.key() == "offset")
+                offset = std::stoll(kv.value());
+            else if (kv.key() == "length")
+                length = std::stoll(kv.value());
+        } catch (const std::exception &) {
+            user_error("NHC_EONX005", "external data of tensor '", t.name(), "' has key '",
+                       kv.key(), "' with value '", kv.value(), "'; expected an integer");
+        }
+    }
+    if (location.empty())
+        user_error("NHC_EONX005", "tensor '", t.name(),
+                   "' is stored externally but has no 'location' key");
+    std::filesystem::path file = dir / location;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        user_error("NHC_EONX005", "external data file '", file.string(), "' of tensor '", t.name(),
+                   "' does not exist; keep it beside the model file");
+    int64_t size = static_cast<int64_t>(std::filesystem::file_size(file, ec));
+    if (length < 0)
+        length = size - offset;
+    if (offset < 0 || length < 0 || offset + length > size)
+        user_error("NHC_EONX005", "external data of tensor '", t.name(), "' asks for bytes [",
+                   offset, ", ", offset + length, ") of '", file.string(), "', which has ", size,
+                   " bytes");
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes(static_cast<size_t>(length), '\0');
+    in.seekg(offset);
+    in.read(bytes.data(), length);
+    if (!in)
+        user_error("NHC_EIO001", "cannot read external data file '", file.string(), "'");
+    t.set_raw_data(std::move(bytes));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+}
+
+void inline_graph(onnx::GraphProto &g, const std::filesystem::path &dir) {
+    for (onnx::TensorProto &t : *g.mutable_initializer())
+        if (t.data_location() == onnx::TensorProto::EXTERNAL)
+            inline_tensor(t, dir);
+    for (onnx::NodeProto &n : *g.mutable_node())
+        for (onnx::AttributeProto &a : *n.mutable_attribute()) {
+            if (a.has_t() && a.t().data_location() == onnx::TensorProto::EXTERNAL)
+                inline_tensor(*a.mutable_t(), dir);
+            if (a.has_g())
+                inline_graph(*a.mutable_g(), dir);
+            for (onnx::GraphProto &sub : *a.mutable_graphs())
+                inline_graph(sub, dir);
+        }
+}
+
+} // namespace
+
+void inline_external_data(onnx::ModelProto &model, const std::string &model_dir) {
+    inline_graph(*model.mutable_graph(), model_dir);
+}
+
+onnx::ModelProto load_model_file(const std::string &path) {
+    std::string bytes = read_file_bytes(path, "model file");
+    onnx::ModelProto model;
+    if (bytes.empty())
+        user_error("NHC_EONX001", "model file '", path, "' is empty; expected an ONNX model");
+    if (!model.ParseFromString(bytes))
+        user_error("NHC_EONX001", "model file '", path, "' (", bytes.size(),
+                   " bytes) is not a valid ONNX protobuf; it may be truncated or corrupted");
+    if (!model.has_graph())
+        user_error("NHC_EONX001", "model file '", path,
+                   "' parses as protobuf but holds no graph; expected an ONNX ModelProto");
+    log_debug("read ", bytes.size(), " bytes from ", path);
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    inline_external_data(model, dir.empty() ? "." : dir.string());
+    return model;
+}
+
+} // namespace nhc

@@ -1,0 +1,47 @@
+#ifndef NHC_GRAPH_DTYPE_H
+#define NHC_GRAPH_DTYPE_H
+
+/** \file
+ * Element types of the Graph IR. The set mirrors the ONNX tensor element types that a model can
+ * carry; which of them the code generator accepts is decided later, per operator.
+ */
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nhc {
+
+enum class DType {
+    Float32,
+    Float16,
+    BFloat16,
+    Float64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Bool,
+};
+
+/** Bytes per element. */
+int dtype_size(DType t);
+/** Short lower-case name used in dumps and messages: f32, f16, bf16, f64, i8 ... u64, bool. */
+const char *dtype_name(DType t);
+bool dtype_is_float(DType t);
+bool dtype_is_signed_int(DType t);
+
+/** Maps an ONNX TensorProto::DataType number; nullopt for types the Graph IR cannot hold
+ *  (string, complex, undefined). */
+std::optional<DType> dtype_from_onnx(int onnx_elem_type);
+int dtype_to_onnx(DType t);
+/** The ONNX spelling (FLOAT, INT64, ...) of an ONNX element type number, for messages. */
+std::string onnx_elem_type_name(int onnx_elem_type);
+
+} // namespace nhc
+
+#endif

@@ -1,0 +1,329 @@
+#include "graph/HostTensor.h"
+
+#include "support/Error.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <onnx/onnx_pb.h>
+
+namespace nhc {
+
+int64_t shape_numel(const Shape &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+        n *= d;
+    return n;
+}
+
+std::string shape_str(const Shape &shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); i++)
+        s += (i ? "," : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+HostTensor::HostTensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+    for (int64_t d : shape_)
+        nhc_assert(d >= 0, "negative dimension in host tensor shape " << shape_str(shape_));
+    bytes_.assign(static_cast<size_t>(numel()) * dtype_size(dtype_), 0);
+}
+
+float half_to_float(uint16_t h) {
+    uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else if (exp == 0) {
+        if (mant == 0)
+            bits = sign;
+        else { // subnormal half: value = mant * 2^-24, exact in float
+            float f = std::ldexp(static_cast<float>(mant), -24);
+            return sign ? -f : f;
+        }
+    } else {
+        bits = sign | ((exp + 112) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t float_to_half(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx > 0x7f800000u) // NaN: keep it quiet
+        return sign | 0x7e00u;
+    if (absx >= 0x477ff000u) // rounds to >= 65520: overflow to infinity
+        return sign | 0x7c00u;
+    if (absx < 0x38800000u) { // below the smallest normal half (2^-14): subnormal or zero
+        float a;
+        std::memcpy(&a, &absx, 4);
+        // Scale so that one half-subnormal ulp is 1.0; nearbyint rounds to nearest even.
+        return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+    }
+    uint32_t mant_rounded = absx + 0xfffu + ((absx >> 13) & 1u); // RNE on the 13 dropped bits
+    return sign | static_cast<uint16_t>((mant_rounded - 0x38000000u) >> 13);
+}
+
+float bf16_to_float(uint16_t b) {
+    uint32_t bits = static_cast<uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return static_cast<uint16_t>((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return static_cast<uint16_t>(x >> 16);
+}
+
+template <typename T>
+static T load(const uint8_t *p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+
+template <typename T>
+static void store(uint8_t *p, T v) {
+    std::memcpy(p, &v, sizeof(T));
+}
+
+double HostTensor::get_f64(int64_t i) const {
+    nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
+    const uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    switch (dtype_) {
+    case DType::Float32:
+        return load<float>(p);
+    case DType::Float16:
+        return half_to_float(load<uint16_t>(p));
+    case DType::BFloat16:
+        return bf16_to_float(load<uint16_t>(p));
+    case DType::Float64:
+        return load<double>(p);
+    case DType::Int8:
+        return load<int8_t>(p);
+    case DType::Int16:
+        return load<int16_t>(p);
+    case DType::Int32:
+        return load<int32_t>(p);
+    case DType::Int64:
+        return static_cast<double>(load<int64_t>(p));
+    case DType::UInt8:
+        return load<uint8_t>(p);
+    case DType::UInt16:
+        return load<uint16_t>(p);
+    case DType::UInt32:
+        return load<uint32_t>(p);
+    case DType::UInt64:
+        return static_cast<double>(load<uint64_t>(p));
+    case DType::Bool:
+        return load<uint8_t>(p) ? 1.0 : 0.0;
+    }
+    nhc_assert(false, "unknown dtype");
+}
+
+int64_t HostTensor::get_i64(int64_t i) const {
+    nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
+    const uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    switch (dtype_) {
+    case DType::Int8:
+        return load<int8_t>(p);
+    case DType::Int16:
+        return load<int16_t>(p);
+    case DType::Int32:
+        return load<int32_t>(p);
+    case DType::Int64:
+        return load<int64_t>(p);
+    case DType::UInt8:
+        return load<uint8_t>(p);
+    case DType::UInt16:
+        return load<uint16_t>(p);
+    case DType::UInt32:
+        return load<uint32_t>(p);
+    case DType::UInt64:
+        return static_cast<int64_t>(load<uint64_t>(p));
+    case DType::Bool:
+        return load<uint8_t>(p) ? 1 : 0;
+    default: {
+        double v = get_f64(i);
+        // Float -> integer follows C truncation; out-of-range and NaN clamp instead of UB.
+        if (std::isnan(v))
+            return 0;
+        if (v >= 9.2233720368547758e18)
+            return std::numeric_limits<int64_t>::max();
+        if (v <= -9.2233720368547758e18)
+            return std::numeric_limits<int64_t>::min();
+        return static_cast<int64_t>(v);
+    }
+    }
+}
+
+void HostTensor::set_f64(int64_t i, double v) {
+    nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
+    uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    switch (dtype_) {
+    case DType::Float32:
+        store<float>(p, static_cast<float>(v));
+        return;
+    case DType::Float16:
+        store<uint16_t>(p, float_to_half(static_cast<float>(v)));
+        return;
+    case DType::BFloat16:
+        store<uint16_t>(p, float_to_bf16(static_cast<float>(v)));
+        return;
+    case DType::Float64:
+        store<double>(p, v);
+        return;
+    case DType::Bool:
+        store<uint8_t>(p, v != 0.0);
+        return;
+    default: {
+        // Mirrors get_i64's clamping for float -> integer.
+        int64_t iv = std::isnan(v)                 ? 0
+                     : v >= 9.2233720368547758e18  ? std::numeric_limits<int64_t>::max()
+                     : v <= -9.2233720368547758e18 ? std::numeric_limits<int64_t>::min()
+                                                   : static_cast<int64_t>(v);
+        set_i64(i, iv);
+    }
+    }
+}
+
+void HostTensor::set_i64(int64_t i, int64_t v) {
+    nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
+    uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    switch (dtype_) {
+    case DType::Int8:
+        store<int8_t>(p, static_cast<int8_t>(v));
+        return;
+    case DType::Int16:
+        store<int16_t>(p, static_cast<int16_t>(v));
+        return;
+    case DType::Int32:
+        store<int32_t>(p, static_cast<int32_t>(v));
+        return;
+    case DType::Int64:
+        store<int64_t>(p, v);
+        return;
+    case DType::UInt8:
+        store<uint8_t>(p, static_cast<uint8_t>(v));
+        return;
+    case DType::UInt16:
+        store<uint16_t>(p, static_cast<uint16_t>(v));
+        return;
+    case DType::UInt32:
+        store<uint32_t>(p, static_cast<uint32_t>(v));
+        return;
+    case DType::UInt64:
+        store<uint64_t>(p, static_cast<uint64_t>(v));
+        return;
+    case DType::Bool:
+        store<uint8_t>(p, v != 0);
+        return;
+    default:
+        set_f64(i, static_cast<double>(v));
+    }
+}
+
+std::vector<int64_t> HostTensor::to_i64_vector() const {
+    std::vector<int64_t> out(static_cast<size_t>(numel()));
+    for (int64_t i = 0; i < numel(); i++)
+        out[i] = get_i64(i);
+    return out;
+}
+
+HostTensor HostTensor::from_i64(const std::vector<int64_t> &values, DType dtype) {
+    HostTensor t(dtype, {static_cast<int64_t>(values.size())});
+    for (size_t i = 0; i < values.size(); i++)
+        t.set_i64(static_cast<int64_t>(i), values[i]);
+    return t;
+}
+
+HostTensor HostTensor::scalar_i64(int64_t v, DType dtype) {
+    HostTensor t(dtype, {});
+    t.set_i64(0, v);
+    return t;
+}
+
+namespace {
+
+// Copies the typed repeated field of a TensorProto into the tensor, element by element.
+template <typename Field, typename Setter>
+void copy_typed(const Field &field, HostTensor &t, const std::string &what, Setter set) {
+    if (field.size() != t.numel())
+        user_error("NHC_EONX007", "tensor '", what, "' has ", field.size(),
+                   " stored elements but its shape ", shape_str(t.shape()), " needs ", t.numel());
+    for (int64_t i = 0; i < t.numel(); i++)
+        set(i, field.Get(static_cast<int>(i)));
+}
+
+} // namespace
+
+HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::string &what) {
+    std::optional<DType> dt = dtype_from_onnx(proto.data_type());
+    if (!dt)
+        user_error("NHC_EDTY001", "tensor '", what, "' has element type ",
+                   onnx_elem_type_name(proto.data_type()),
+                   "; expected a numeric or bool type (string and complex are not supported)");
+    Shape shape(proto.dims().begin(), proto.dims().end());
+    for (int64_t d : shape)
+        if (d < 0)
+            user_error("NHC_EONX007", "tensor '", what, "' has a negative dimension in ",
+                       shape_str(shape));
+    nhc_assert(proto.data_location() != onnx::TensorProto::EXTERNAL,
+               "external data of '" << what << "' must be resolved before decoding");
+    HostTensor t(*dt, shape);
+    if (proto.has_raw_data()) {
+        const std::string &raw = proto.raw_data();
+        if (raw.size() != t.bytes_.size())
+            user_error("NHC_EONX007", "tensor '", what, "' has ", raw.size(),
+                       " bytes of raw data but its shape ", shape_str(shape), " and type ",
+                       dtype_name(*dt), " need ", t.bytes_.size());
+        std::memcpy(t.bytes_.data(), raw.data(), raw.size());
+        return t;
+    }
+    auto set_i = [&](int64_t i, int64_t v) { t.set_i64(i, v); };
+    auto set_bits16 = [&](int64_t i, int32_t v) { store<uint16_t>(t.bytes_.data() + 2 * i, v); };
+    switch (*dt) {
+    case DType::Float32:
+        copy_typed(proto.float_data(), t, what, [&](int64_t i, float v) { t.set_f64(i, v); });
+        break;
+    case DType::Float64:
+        copy_typed(proto.double_data(), t, what, [&](int64_t i, double v) { t.set_f64(i, v); });
+        break;
+    case DType::Float16:
+    case DType::BFloat16:
+        copy_typed(proto.int32_data(), t, what, set_bits16);
+        break;
+    case DType::Int64:
+        copy_typed(proto.int64_data(), t, what, set_i);
+        break;
+    case DType::UInt32:
+    case DType::UInt64:
+        copy_typed(proto.uint64_data(), t, what,
+                   [&](int64_t i, uint64_t v) { t.set_i64(i, static_cast<int64_t>(v)); });
+        break;
+    default:
+        copy_typed(proto.int32_data(), t, what, set_i);
+        break;
+    }
+    return t;
+}
+
+void HostTensor::to_onnx(onnx::TensorProto *proto, const std::string &name) const {
+    proto->Clear();
+    proto->set_name(name);
+    proto->set_data_type(dtype_to_onnx(dtype_));
+    for (int64_t d : shape_)
+        proto->add_dims(d);
+    proto->set_raw_data(std::string(bytes_.begin(), bytes_.end()));
+}
+
+} // namespace nhc

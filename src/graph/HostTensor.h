@@ -1,0 +1,74 @@
+#ifndef NHC_GRAPH_HOSTTENSOR_H
+#define NHC_GRAPH_HOSTTENSOR_H
+
+/** \file
+ * A dense, row-major tensor held on the host: the constants of the Graph IR (weights, folded
+ * values) and the values the constant folder computes with. Elements are stored in their own
+ * dtype (little-endian bytes, as in an ONNX raw_data field); element access converts through
+ * double or int64.
+ */
+
+#include "graph/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace nhc {
+
+using Shape = std::vector<int64_t>;
+
+int64_t shape_numel(const Shape &shape);
+/** "[1,64,256]" */
+std::string shape_str(const Shape &shape);
+
+class HostTensor {
+public:
+    HostTensor() = default;
+    HostTensor(DType dtype, Shape shape);
+
+    DType dtype() const { return dtype_; }
+    const Shape &shape() const { return shape_; }
+    int64_t numel() const { return shape_numel(shape_); }
+    int rank() const { return static_cast<int>(shape_.size()); }
+    const std::vector<uint8_t> &bytes() const { return bytes_; }
+    std::vector<uint8_t> &bytes() { return bytes_; }
+
+    /** Element i (flat index) as a double / int64, converting from the stored dtype. */
+    double get_f64(int64_t i) const;
+    int64_t get_i64(int64_t i) const;
+    /** Sets element i, converting (and rounding to nearest even for f16/bf16) into the dtype. */
+    void set_f64(int64_t i, double v);
+    void set_i64(int64_t i, int64_t v);
+    /** All elements as int64 (for shape-like tensors). */
+    std::vector<int64_t> to_i64_vector() const;
+
+    static HostTensor from_i64(const std::vector<int64_t> &values, DType dtype = DType::Int64);
+    static HostTensor scalar_i64(int64_t v, DType dtype = DType::Int64);
+
+    /** Decodes an ONNX TensorProto whose data is inline (raw_data or the typed fields).
+     *  `what` names the tensor in error messages. Throws NHC_EONX007 on a size mismatch and
+     *  NHC_EDTY001 for element types the Graph IR cannot hold. */
+    static HostTensor from_onnx(const onnx::TensorProto &proto, const std::string &what);
+    /** Encodes as raw_data with the given name. */
+    void to_onnx(onnx::TensorProto *proto, const std::string &name) const;
+
+private:
+    DType dtype_ = DType::Float32;
+    Shape shape_;
+    std::vector<uint8_t> bytes_;
+};
+
+/** IEEE half / bfloat16 conversions (round to nearest even), for folding and weight decoding. */
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bf16_to_float(uint16_t b);
+uint16_t float_to_bf16(float f);
+
+} // namespace nhc
+
+#endif

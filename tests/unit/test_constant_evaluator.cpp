@@ -1,0 +1,136 @@
+#include "frontend/ConstantEvaluator.h"
+#include "support/Error.h"
+
+#include <doctest/doctest.h>
+
+using namespace nhc;
+
+namespace {
+
+onnx::NodeProto node(const std::string &op, int outputs = 1) {
+    onnx::NodeProto n;
+    n.set_op_type(op);
+    n.set_name("n_" + op);
+    for (int i = 0; i < outputs; i++)
+        n.add_output("out" + std::to_string(i));
+    return n;
+}
+
+void set_int(onnx::NodeProto &n, const std::string &name, int64_t v) {
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+}
+
+void set_ints(onnx::NodeProto &n, const std::string &name, std::vector<int64_t> v) {
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v)
+        a->add_ints(x);
+}
+
+HostTensor iota(DType t, Shape s) {
+    HostTensor x(t, s);
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_i64(i, i);
+    return x;
+}
+
+HostTensor eval1(const onnx::NodeProto &n, std::vector<const HostTensor *> in, int opset = 17) {
+    auto out = evaluate_node(n, in, opset);
+    REQUIRE(out.has_value());
+    return (*out)[0];
+}
+
+} // namespace
+
+TEST_CASE("Slice clamps, counts negative indices from the end and walks negative steps") {
+    HostTensor x = iota(DType::Int64, {6});
+    HostTensor starts = HostTensor::from_i64({-2}), ends = HostTensor::from_i64({INT64_MAX});
+    CHECK(eval1(node("Slice"), {&x, &starts, &ends}).to_i64_vector() == std::vector<int64_t>{4, 5});
+    HostTensor s2 = HostTensor::from_i64({-1}), e2 = HostTensor::from_i64({INT64_MIN}),
+               axes = HostTensor::from_i64({0}), steps = HostTensor::from_i64({-2});
+    CHECK(eval1(node("Slice"), {&x, &s2, &e2, &axes, &steps}).to_i64_vector() ==
+          std::vector<int64_t>{5, 3, 1});
+}
+
+TEST_CASE("Gather accepts negative indices and keeps the index shape") {
+    HostTensor x = iota(DType::Float32, {3, 2});
+    HostTensor idx = HostTensor::from_i64({-1, 0});
+    HostTensor out = eval1(node("Gather"), {&x, &idx});
+    CHECK(out.shape() == Shape{2, 2});
+    CHECK(out.get_f64(0) == 4.0);
+    CHECK(out.get_f64(3) == 1.0);
+    HostTensor bad = HostTensor::from_i64({3});
+    CHECK_THROWS_WITH_AS(evaluate_node(node("Gather"), {&x, &bad}, 17),
+                         doctest::Contains("out of range"), UserError);
+}
+
+TEST_CASE("Unsqueeze and Squeeze take axes from attributes before opset 13, inputs after") {
+    HostTensor x = iota(DType::Int64, {2, 3});
+    onnx::NodeProto old = node("Unsqueeze");
+    set_ints(old, "axes", {0, -1});
+    CHECK(eval1(old, {&x}, 11).shape() == Shape{1, 2, 3, 1});
+    HostTensor axes = HostTensor::from_i64({1});
+    CHECK(eval1(node("Unsqueeze"), {&x, &axes}).shape() == Shape{2, 1, 3});
+    HostTensor y = iota(DType::Int64, {1, 3, 1});
+    CHECK(eval1(node("Squeeze"), {&y}).shape() == Shape{3});
+    HostTensor a2 = HostTensor::from_i64({1});
+    CHECK_THROWS_AS(evaluate_node(node("Squeeze"), {&y, &a2}, 17), UserError);
+}
+
+TEST_CASE("Transpose permutes data") {
+    HostTensor x = iota(DType::Int32, {2, 3});
+    HostTensor t = eval1(node("Transpose"), {&x});
+    CHECK(t.shape() == Shape{3, 2});
+    CHECK(t.to_i64_vector() == std::vector<int64_t>{0, 3, 1, 4, 2, 5});
+}
+
+TEST_CASE("integer arithmetic is exact and follows ONNX rounding") {
+    HostTensor a = HostTensor::from_i64({7, -7, (int64_t(1) << 60) + 1});
+    HostTensor b = HostTensor::from_i64({2, 2, 1});
+    CHECK(eval1(node("Div"), {&a, &b}).to_i64_vector() ==
+          std::vector<int64_t>{3, -3, (int64_t(1) << 60) + 1});
+    // Mod without fmod takes the divisor's sign (Python semantics).
+    CHECK(eval1(node("Mod"), {&a, &b}).get_i64(1) == 1);
+    HostTensor c = HostTensor::from_i64({(int64_t(1) << 60), 2, 0});
+    // 2^60 + 1 and 2^60 are equal as doubles but not as integers.
+    CHECK(eval1(node("Equal"), {&a, &c}).to_i64_vector() == std::vector<int64_t>{0, 0, 0});
+    HostTensor zero = HostTensor::from_i64({0, 1, 1});
+    CHECK_THROWS_WITH_AS(evaluate_node(node("Div"), {&a, &zero}, 17),
+                         doctest::Contains("division by zero"), UserError);
+}
+
+TEST_CASE("Where broadcasts its three operands") {
+    HostTensor cond(DType::Bool, {1, 2});
+    cond.set_i64(0, 1);
+    HostTensor x = iota(DType::Float32, {2, 2});
+    HostTensor y(DType::Float32, {});
+    y.set_f64(0, -1.0);
+    HostTensor out = eval1(node("Where"), {&cond, &x, &y});
+    CHECK(out.shape() == Shape{2, 2});
+    CHECK(out.get_f64(0) == 0.0);
+    CHECK(out.get_f64(1) == -1.0);
+    CHECK(out.get_f64(2) == 2.0);
+}
+
+TEST_CASE("Reshape resolves 0 and -1") {
+    HostTensor x = iota(DType::Float32, {2, 3, 4});
+    HostTensor target = HostTensor::from_i64({0, -1});
+    CHECK(eval1(node("Reshape"), {&x, &target}).shape() == Shape{2, 12});
+}
+
+TEST_CASE("Shape honours start and end; Size counts elements") {
+    onnx::NodeProto n = node("Shape");
+    set_int(n, "start", 1);
+    set_int(n, "end", -1);
+    CHECK(evaluate_shape_query(n, {2, 3, 4, 5}).to_i64_vector() == std::vector<int64_t>{3, 4});
+    CHECK(evaluate_shape_query(node("Size"), {2, 3, 4}).get_i64(0) == 24);
+}
+
+TEST_CASE("outputs over the folding limit are left unfolded") {
+    HostTensor shape = HostTensor::from_i64({1 << 13, 1 << 13});
+    CHECK_FALSE(evaluate_node(node("ConstantOfShape"), {&shape}, 17).has_value());
+}

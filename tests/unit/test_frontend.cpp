@@ -1,0 +1,267 @@
+// Front-end tests: loading, checking, opset conversion, --input-shape, folding and import.
+
+#include "TestModels.h"
+#include "frontend/Frontend.h"
+#include "frontend/LoadModel.h"
+#include "graph/OperatorSupport.h"
+#include "support/Error.h"
+
+#include <doctest/doctest.h>
+
+using namespace nhc;
+using nhc::test::TempDir;
+
+namespace {
+
+Graph load_text(const std::string &text, const std::vector<InputShapeOverride> &shapes = {}) {
+    TempDir dir;
+    std::string path = test::write_model(test::parse_model(text), dir.file("m.onnx"));
+    return run_frontend(path, FrontendOptions{shapes});
+}
+
+std::string error_of(const std::string &text, const std::vector<InputShapeOverride> &shapes = {}) {
+    try {
+        load_text(text, shapes);
+    } catch (const UserError &e) {
+        return e.code() + ": " + e.what();
+    }
+    return "no error";
+}
+
+// The GroupNorm pattern torch exports: Shape -> Gather -> Concat -> Reshape on a dynamic batch.
+const char *kSymbolicReshape = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[batch, 4, 6] X, float[batch, 2] M) => (float[batch, 24] Y, float[batch, 2] Z) {
+  s = Shape(X)
+  i0 = Constant <value = int64[1] {0}> ()
+  n = Gather <axis = 0> (s, i0)
+  last = Constant <value = int64[1] {-1}> ()
+  target = Concat <axis = 0> (n, last)
+  Y = Reshape(X, target)
+  Z = Relu(M)
+}
+)";
+
+} // namespace
+
+TEST_CASE("a symbolic dimension without --input-shape is NHC_EMOD025 naming the tensor") {
+    std::string e = error_of(kSymbolicReshape);
+    CHECK(e.rfind("NHC_EMOD025", 0) == 0);
+    CHECK(e.find("'X'") != std::string::npos);
+    CHECK(e.find("batch") != std::string::npos);
+    CHECK(e.find("--input-shape") != std::string::npos);
+}
+
+TEST_CASE("--input-shape makes shape chains static, folds them, and binds the symbol everywhere") {
+    Graph g = load_text(kSymbolicReshape, {{"X", {3, 4, 6}}});
+    CHECK(g.value("X").shape == Shape{3, 4, 6});
+    CHECK(g.value("M").shape == Shape{3, 2}); // 'batch' was bound by the override of X
+    CHECK(g.value("Y").shape == Shape{3, 24});
+    // Shape, Gather, Concat and the Constants are folded: Reshape reads a constant target.
+    REQUIRE(g.nodes.size() == 2);
+    CHECK(g.nodes[0].op_type == "Reshape");
+    const Value &target = g.value(g.nodes[0].inputs[1]);
+    REQUIRE(target.is_constant());
+    CHECK(target.constant->to_i64_vector() == std::vector<int64_t>{3, -1});
+    g.verify();
+}
+
+TEST_CASE("--input-shape errors name the input and what was expected") {
+    std::string unknown = error_of(kSymbolicReshape, {{"Q", {1}}});
+    CHECK(unknown.rfind("NHC_EARG012", 0) == 0);
+    CHECK(unknown.find("'X'") != std::string::npos); // lists the real inputs
+    CHECK(error_of(kSymbolicReshape, {{"X", {3, 4}}}).rfind("NHC_EARG013", 0) == 0);
+    std::string fixed = error_of(kSymbolicReshape, {{"X", {3, 5, 6}}});
+    CHECK(fixed.rfind("NHC_EARG013", 0) == 0);
+    CHECK(fixed.find("fixes it to 4") != std::string::npos);
+}
+
+TEST_CASE("constant subgraphs of every folded kind evaluate to the right values") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3] X) => (float[2, 3] Y, int64[4] R, float[2, 3] E, int32[3] C, float[1] P) {
+  two = Constant <value = float[1] {2.0}> ()
+  three = Constant <value = float[1] {3.0}> ()
+  p = Pow(two, three)
+  half = Constant <value = float[1] {0.5}> ()
+  q = Mul(p, half)
+  P = Sub(q, half)
+  shp = Constant <value = int64[2] {2, 3}> ()
+  ones = ConstantOfShape <value = float[1] {1.5}> (shp)
+  Y = Add(X, ones)
+  a = Constant <value = int64[0] {}> ()
+  st = Constant <value = int64 {1}> ()
+  lim = Constant <value = int64 {9}> ()
+  dl = Constant <value = int64 {2}> ()
+  R = Range(st, lim, dl)
+  row = Constant <value = float[3] {1.0, 2.0, 3.0}> ()
+  E = Expand(row, shp)
+  f = Constant <value = float[3] {-1.7, 2.5, 7.9}> ()
+  C = Cast <to = 6> (f)
+}
+)");
+    // P = 2^3 * 0.5 - 0.5 = 3.5
+    CHECK(g.value("P").constant->get_f64(0) == doctest::Approx(3.5));
+    CHECK(g.value("R").constant->to_i64_vector() == std::vector<int64_t>{1, 3, 5, 7});
+    const HostTensor &e = *g.value("E").constant;
+    CHECK(e.shape() == Shape{2, 3});
+    CHECK(e.get_f64(3) == 1.0);
+    CHECK(e.get_f64(5) == 3.0);
+    CHECK(g.value("C").constant->to_i64_vector() == std::vector<int64_t>{-1, 2, 7});
+    // Y = X + ConstantOfShape(...): only the Add is left, reading a folded constant of 1.5.
+    REQUIRE(g.nodes.size() == 1);
+    CHECK(g.nodes[0].op_type == "Add");
+    CHECK(g.value(g.nodes[0].inputs[1]).constant->get_f64(5) == 1.5);
+}
+
+TEST_CASE("an older opset is converted to the canonical one") {
+    Graph g = load_text(R"(
+<ir_version: 6, opset_import: ["" : 11]>
+g (float[2, 3] X) => (float[2, 3] Y) {
+  Y = Softmax <axis = 1> (X)
+}
+)");
+    CHECK(g.original_opset == 11);
+    CHECK(g.opset == 17);
+}
+
+TEST_CASE("unsupported operators are reported all at once, grouped by type") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3] X) => (float[2, 3] Y) {
+  a = Relu(X)
+  b = Sigmoid(a)
+  Y = Relu(b)
+}
+)");
+    try {
+        check_operator_support(g);
+        FAIL("no error");
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_EUOC002");
+        std::string m = e.what();
+        CHECK(m.find("Relu (2)") != std::string::npos);
+        CHECK(m.find("Sigmoid (1)") != std::string::npos);
+    }
+    register_operator({"Relu", "test"});
+    register_operator({"Sigmoid", "test"});
+    CHECK_NOTHROW(check_operator_support(g));
+}
+
+TEST_CASE("model-level rejections carry their codes") {
+    // Control flow.
+    CHECK(error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] X) => (float[2] Y) {
+  Y = If (c) <then_branch = t () => (float[2] a) { a = Identity(X) },
+              else_branch = e () => (float[2] b) { b = Neg(X) }>
+}
+)")
+              .rfind("NHC_EUOC003", 0) == 0);
+    // A string constant cannot be folded or held.
+    CHECK(error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (string[1] S) {
+  S = Constant <value = string[1] {"a"}> ()
+}
+)")
+              .rfind("NHC_EDTY001", 0) == 0);
+    // An invalid constant computation is reported against its node.
+    std::string fold = error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[5] Y) {
+  c = Constant <value = float[6] {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}> ()
+  s = Constant <value = int64[1] {5}> ()
+  Y = Reshape(c, s)
+}
+)");
+    CHECK(fold.rfind("NHC_EFLD001", 0) == 0);
+    // Opset newer than the bundled ONNX knows.
+    CHECK(error_of(R"(
+<ir_version: 8, opset_import: ["" : 99]>
+g (float[2] X) => (float[2] Y) { Y = Relu(X) }
+)")
+              .rfind("NHC_EONX003", 0) == 0);
+    // The checker rejects a node reading an undefined value.
+    CHECK(error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) { Y = Relu(Q) }
+)")
+              .rfind("NHC_EONX002", 0) == 0);
+    // Declared output shape contradicts inference.
+    CHECK(error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3] X) => (float[7, 7] Y) { Y = Transpose(X) }
+)")
+              .rfind("NHC_EONX004", 0) == 0);
+}
+
+TEST_CASE("external data is read from beside the model, and its absence is reported") {
+    onnx::ModelProto m = test::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
+)");
+    onnx::TensorProto *w = m.mutable_graph()->add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(2);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto *loc = w->add_external_data();
+    loc->set_key("location");
+    loc->set_value("weights.bin");
+    auto *off = w->add_external_data();
+    off->set_key("offset");
+    off->set_value("4");
+    TempDir dir;
+    std::string path = test::write_model(m, dir.file("m.onnx"));
+    try {
+        run_frontend(path, {});
+        FAIL("missing external data was accepted");
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_EONX005");
+        CHECK(std::string(e.what()).find("weights.bin") != std::string::npos);
+    }
+    float data[3] = {9.0f, 1.5f, -2.0f};
+    std::ofstream(dir.file("weights.bin"), std::ios::binary)
+        .write(reinterpret_cast<const char *>(data), sizeof data);
+    Graph g = run_frontend(path, {});
+    CHECK(g.value("W").constant->get_f64(0) == 1.5);
+    CHECK(g.value("W").constant->get_f64(1) == -2.0);
+}
+
+TEST_CASE("files that are not ONNX models are rejected with codes") {
+    TempDir dir;
+    CHECK_THROWS_WITH_AS(run_frontend(dir.file("missing.onnx"), {}),
+                         doctest::Contains("does not exist"), UserError);
+    std::ofstream(dir.file("junk.onnx")) << "this is not a protobuf \x01\x02\xff";
+    try {
+        run_frontend(dir.file("junk.onnx"), {});
+        FAIL("junk accepted");
+    } catch (const UserError &e) {
+        CHECK((e.code() == "NHC_EONX001" || e.code() == "NHC_EONX002"));
+    }
+}
+
+TEST_CASE("a raw_data size that disagrees with the shape is NHC_EONX007") {
+    onnx::TensorProto t;
+    t.set_name("w");
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(4);
+    t.set_raw_data(std::string(12, '\0'));
+    CHECK_THROWS_WITH_AS(HostTensor::from_onnx(t, "w"), doctest::Contains("need 16"), UserError);
+}
+
+TEST_CASE("asking an attribute for the wrong type is NHC_EONX008") {
+    Node n;
+    n.name = "r";
+    n.op_type = "Reshape";
+    n.attrs["allowzero"] = std::string("yes");
+    try {
+        n.attr_int("allowzero", 0);
+        FAIL("no error");
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_EONX008");
+        CHECK(std::string(e.what()).find("Reshape 'r'") != std::string::npos);
+    }
+    CHECK(n.attr_int("missing", 7) == 7);
+}

@@ -1,0 +1,42 @@
+#include "graph/HostTensor.h"
+
+#include <cmath>
+#include <doctest/doctest.h>
+
+using namespace nhc;
+
+TEST_CASE("half conversion rounds to nearest even and saturates to infinity") {
+    CHECK(float_to_half(1.0f) == 0x3c00);
+    CHECK(half_to_float(0x3c00) == 1.0f);
+    // 1 + 2^-11 is exactly halfway between 1 and the next half (1 + 2^-10): ties go to even (1).
+    CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);
+    // 1 + 3*2^-11 is halfway between 1+2^-10 (odd) and 1+2^-9 (even): rounds up.
+    CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);
+    CHECK(float_to_half(65504.0f) == 0x7bff);
+    CHECK(float_to_half(65520.0f) == 0x7c00); // rounds past the largest finite half
+    CHECK(float_to_half(-1e9f) == 0xfc00);
+    CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001); // smallest subnormal
+    CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));
+    CHECK(std::isnan(half_to_float(float_to_half(NAN))));
+}
+
+TEST_CASE("bfloat16 conversion rounds to nearest even") {
+    CHECK(float_to_bf16(1.0f) == 0x3f80);
+    CHECK(bf16_to_float(0x3f80) == 1.0f);
+    // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+    CHECK(float_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);
+    CHECK(float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);
+    CHECK(std::isnan(bf16_to_float(float_to_bf16(NAN))));
+}
+
+TEST_CASE("host tensor element access converts between dtypes") {
+    HostTensor t(DType::Int32, {2, 3});
+    CHECK(t.numel() == 6);
+    CHECK(t.bytes().size() == 24);
+    t.set_f64(4, -7.9);
+    CHECK(t.get_i64(4) == -7); // float -> int truncates toward zero, as ONNX Cast does
+    HostTensor b(DType::Bool, {1});
+    b.set_i64(0, 42);
+    CHECK(b.get_i64(0) == 1);
+    CHECK(shape_str({1, 64, 256}) == "[1,64,256]");
+}
