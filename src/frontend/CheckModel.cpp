@@ -29,6 +29,14 @@ int check_model(const onnx::ModelProto &model) {
         user_error("NHC_EONX003", "model '", model.graph().name(), "' uses opset ", opset,
                    "; this compiler's ONNX library knows opsets up to ", newest_known_opset(),
                    ". Export the model with opset <= ", newest_known_opset());
+    // Before opset conversion: ONNX's IR (which the converter goes through) holds only tensor
+    // types and would silently turn a sequence or optional input into an untyped tensor.
+    for (const auto *list : {&model.graph().input(), &model.graph().output()})
+        for (const auto &vi : *list)
+            if (vi.type().value_case() != onnx::TypeProto::kTensorType)
+                user_error("NHC_EDTY001", "graph input or output '", vi.name(),
+                           "' is not a tensor; sequence, map, optional and sparse types are not "
+                           "supported");
     try {
         onnx::checker::check_model(model);
     } catch (const std::exception &e) {

@@ -3,7 +3,8 @@
 
 /** \file
  * Runs ONNX's own model checker (onnx::checker::check_model) on a loaded, self-contained model and
- * turns its complaint into NHC_EONX002; also rejects opsets newer than this compiler's ONNX
+ * turns its complaint into NHC_EONX002; rejects graph inputs/outputs that are not tensors
+ * (NHC_EDTY001) and opsets newer than this compiler's ONNX
  * library knows (NHC_EONX003). Returns the default-domain opset the model declares.
  */
 

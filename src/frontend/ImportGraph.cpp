@@ -49,7 +49,7 @@ std::string symbolic_input_hint(const onnx::GraphProto &g,
                 (i ? "," : "") + (t.shape[i] < 0 ? std::string("?") : std::to_string(t.shape[i]));
         hint += " '" + vi.name() + "' [" + dims + "]";
     }
-    return hint;
+    return hint.empty() ? " none (the dynamic dimension is computed inside the graph)" : hint;
 }
 
 class Importer {
@@ -108,9 +108,9 @@ private:
         auto it = types_.find(name);
         if (it == types_.end() || it->second.elem_type == 0 || !it->second.has_shape) {
             if (it != types_.end() && !it->second.is_tensor)
-                user_error("NHC_EDTY001", role, " '", name,
-                           "' is not a tensor (sequence, map or optional types are not supported)");
-            user_error("NHC_EMOD025", role, " '", name,
+                user_error("NHC_EDTY001", "tensor '", name, "' (", role,
+                           ") is not a tensor (sequence, map or optional types are not supported)");
+            user_error("NHC_EMOD025", "tensor '", name, "' (", role, ")",
                        "' has an unknown type or shape after shape inference; only static shapes "
                        "are supported. Inputs with dynamic dims:",
                        symbolic_input_hint(g_, types_, initializers_),
@@ -119,14 +119,14 @@ private:
         const ValueType &t = it->second;
         std::optional<DType> dt = dtype_from_onnx(t.elem_type);
         if (!dt)
-            user_error("NHC_EDTY001", role, " '", name, "' has element type ",
+            user_error("NHC_EDTY001", "tensor '", name, "' (", role, ") has element type ",
                        onnx_elem_type_name(t.elem_type),
                        "; expected a numeric or bool type (string and complex are not supported)");
         if (!t.is_static()) {
             std::string sym = t.symbol_of_first_unknown.empty()
                                   ? std::string("an unknown dimension")
                                   : "symbolic dimension '" + t.symbol_of_first_unknown + "'";
-            user_error("NHC_EMOD025", role, " '", name, "' has ", sym, " in shape ",
+            user_error("NHC_EMOD025", "tensor '", name, "' (", role, ") has ", sym, " in shape ",
                        shape_str(t.shape),
                        "; only static shapes are supported. Inputs with "
                        "dynamic dims:",

@@ -67,6 +67,8 @@ void Logger::log(LogLevel level, const std::string &message) {
 }
 
 void Logger::progress(const std::string &text) {
+    if (console_level_ > static_cast<int>(LogLevel::Warning))
+        return; // --verbose error/critical: quiet
     std::cout << text << std::flush;
     progress_open_ = true;
 }

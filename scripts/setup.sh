@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what neuron-halide-cc needs from Debian, if anything is missing. Idempotent and quiet
+# when everything is there. Needs root (or sudo) only when it has something to install.
+set -euo pipefail
+
+packages=(
+  g++ meson ninja-build pkg-config cmake            # build (meson finds Halide through cmake)
+  libhalide14-0-dev llvm-14-dev                     # Halide 14 and LLVM 14 (Support: cl, json, SHA256)
+  libonnx-dev libprotobuf-dev                       # ONNX 1.12: protos, checker, shape inference
+  libeigen3-dev libarchive-dev doctest-dev          # simulator matmuls, NEFF tar, unit tests
+  libonnx-testdata                                  # the ONNX backend test suite (sweep, conformance)
+  python3-onnx python3-numpy                        # example and test model generators
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

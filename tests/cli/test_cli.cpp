@@ -1,0 +1,191 @@
+// Runs the neuron-halide-cc binary (path in $NHC_CLI) on good and bad inputs and checks the exit
+// status, the error code and that the message names what was wrong. Every case must end with a
+// clean exit status: 0, or 1 for a user error; 70 (internal error) or a signal fails the test.
+
+#include "../unit/TestModels.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <doctest/doctest.h>
+#include <fstream>
+#include <sys/wait.h>
+
+using nhc::test::TempDir;
+
+namespace {
+
+struct Run {
+    int status;      // exit status, or 128 + signal
+    std::string out; // stdout and stderr together
+    bool has(const std::string &s) const { return out.find(s) != std::string::npos; }
+};
+
+std::string cli() {
+    const char *p = std::getenv("NHC_CLI");
+    REQUIRE_MESSAGE(p != nullptr, "set NHC_CLI to the neuron-halide-cc binary");
+    return p;
+}
+
+Run run(const std::string &args, const std::string &cwd = "") {
+    std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + cli() + " " + args + " 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    Run r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        r.out.append(buf, n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+void expect_user_error(const Run &r, const std::string &code) {
+    INFO(r.out);
+    CHECK(r.status == 1);
+    CHECK(r.has("[" + code + "]"));
+}
+
+std::string model_file(const TempDir &dir, const std::string &name, const std::string &text) {
+    return nhc::test::write_model(nhc::test::parse_model(text), dir.file(name));
+}
+
+const char *kSymbolic = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[batch, 4] x) => (float[batch, 4] y) { y = Relu(x) }
+)";
+
+const char *kConstantOutput = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y) {
+  a = Constant <value = float[2] {1.0, 2.0}> ()
+  b = Constant <value = float[2] {3.0, 4.0}> ()
+  y = Add(a, b)
+}
+)";
+
+std::string example_model() {
+    return std::string(NHC_SOURCE_DIR) + "/examples/mlp/model.onnx";
+}
+
+} // namespace
+
+TEST_CASE("--version and --help") {
+    Run v = run("--version");
+    CHECK(v.status == 0);
+    CHECK(v.has("neuron-halide-cc version"));
+    CHECK(v.has("Halide version 14"));
+    CHECK(v.has("ONNX version 1.12"));
+    Run h = run("--help");
+    CHECK(h.status == 0);
+    CHECK(h.has("compile"));
+    CHECK(h.has("list-operators"));
+    Run ch = run("compile --help");
+    CHECK(ch.status == 0);
+    for (const char *opt : {"--target", "--auto-cast-type", "--input-shape", "--logical-nc-config",
+                            "--enable-fast-loading-neuron-binaries", "--dump-graph"})
+        CHECK_MESSAGE(ch.has(opt), opt);
+    CHECK_FALSE(ch.has("--print-after-all")); // LLVM's own options stay hidden
+}
+
+TEST_CASE("list-operators succeeds") {
+    Run r = run("list-operators");
+    CHECK(r.status == 0);
+}
+
+TEST_CASE("bad command lines are coded errors naming the option") {
+    expect_user_error(run(""), "NHC_EARG010");
+    Run unknown = run(example_model() + " --bogus-flag");
+    expect_user_error(unknown, "NHC_EARG003");
+    CHECK(unknown.has("--bogus-flag"));
+    Run bad = run(example_model() + " --auto-cast-type int4");
+    expect_user_error(bad, "NHC_EARG002");
+    CHECK(bad.has("bf16|fp16|tf32|fp8_e4m3"));
+    expect_user_error(run(example_model() + " --lnc 2"), "NHC_EARG001");
+    expect_user_error(run(example_model() + " --input-shape x=1,a"), "NHC_EARG011");
+}
+
+TEST_CASE("missing, truncated and corrupted model files are coded errors, never crashes") {
+    TempDir dir;
+    Run missing = run(dir.file("nope.onnx"));
+    expect_user_error(missing, "NHC_EIO001");
+    CHECK(missing.has("nope.onnx"));
+    CHECK(missing.has("Compiler status ERROR"));
+
+    std::ifstream in(example_model(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(bytes.size() > 1000);
+    std::ofstream(dir.file("truncated.onnx"), std::ios::binary)
+        << bytes.substr(0, bytes.size() / 2);
+    expect_user_error(run(dir.file("truncated.onnx")), "NHC_EONX001");
+
+    // Corruptions at many offsets: each must end in a coded rejection (or, if the damage hits
+    // only weight bytes, get as far as the operator check), with exit status 1.
+    for (size_t off = 7; off < bytes.size(); off += bytes.size() / 23) {
+        std::string broken = bytes;
+        for (size_t i = off; i < std::min(off + 16, broken.size()); i++)
+            broken[i] = static_cast<char>(broken[i] ^ 0x5a);
+        std::ofstream(dir.file("corrupt.onnx"), std::ios::binary) << broken;
+        Run r = run(dir.file("corrupt.onnx"));
+        INFO("offset " << off << ": " << r.out);
+        CHECK(r.status == 1);
+        CHECK(r.has("[NHC_E"));
+    }
+}
+
+TEST_CASE("a symbolic dimension needs --input-shape") {
+    TempDir dir;
+    std::string m = model_file(dir, "sym.onnx", kSymbolic);
+    Run without = run(m, dir.path.string());
+    expect_user_error(without, "NHC_EMOD025");
+    CHECK(without.has("'x'"));
+    CHECK(without.has("--input-shape"));
+    Run with = run(m + " --input-shape x=3,4 --dump-graph", dir.path.string());
+    INFO(with.out);
+    CHECK(with.has("input  %x : f32[3,4]"));
+    CHECK(with.has("%y:f32[3,4] = Relu(%x)"));
+    CHECK_FALSE(with.has("NHC_EMOD025"));
+    Run wrong = run(m + " --input-shape y=3,4", dir.path.string());
+    expect_user_error(wrong, "NHC_EARG012");
+    expect_user_error(run(m + " --input-shape x=3,5", dir.path.string()), "NHC_EARG013");
+}
+
+TEST_CASE("progress, log file and the final status line") {
+    TempDir dir;
+    Run r = run(example_model() + " --verbose info --logfile " + dir.file("compile.log"));
+    INFO(r.out);
+    CHECK(r.has("frontend: load model"));
+    CHECK(r.has(" ms"));
+    CHECK(r.has("Compiler status ERROR"));
+    std::ifstream log(dir.file("compile.log"));
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK(text.find("INFO") != std::string::npos);
+    CHECK(text.find("[neuron-halide-cc]: ") != std::string::npos);
+    CHECK(text.find("frontend: import graph") != std::string::npos);
+    // The default log file goes to the working directory.
+    run(example_model(), dir.path.string());
+    CHECK(std::filesystem::exists(dir.path / "log-neuron-cc.txt"));
+}
+
+TEST_CASE("unwritable log file and missing schedule file are coded errors") {
+    TempDir dir;
+    expect_user_error(run(example_model() + " --logfile " + dir.file("no/such/dir/x.log")),
+                      "NHC_EIO002");
+    expect_user_error(
+        run(example_model() + " --schedule " + dir.file("none.sched"), dir.path.string()),
+        "NHC_EIO001");
+}
+
+TEST_CASE("the pipeline says where it stops") {
+    TempDir dir;
+    // The example model reaches the operator check: no operator has an algorithm yet.
+    Run mlp = run(example_model(), dir.path.string());
+    expect_user_error(mlp, "NHC_EUOC002");
+    CHECK(mlp.has("Gemm (2): 'fc1' 'fc2'"));
+    CHECK(mlp.has("Relu (1): 'relu1'"));
+    // A model that folds to constants passes every existing step and stops at code generation.
+    Run folded = run(model_file(dir, "const.onnx", kConstantOutput), dir.path.string());
+    expect_user_error(folded, "NHC_ENYI001");
+    CHECK(folded.has("graph passes and code generation"));
+    CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
+}
