@@ -3,6 +3,7 @@
 #include "support/Error.h"
 #include "support/Log.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -93,8 +94,15 @@ void bind_symbols(onnx::ValueInfoProto &vi, const std::map<std::string, int64_t>
 void apply_input_shapes(onnx::ModelProto &model, const std::vector<InputShapeOverride> &overrides) {
     onnx::GraphProto &g = *model.mutable_graph();
     std::vector<std::string> inputs = runtime_input_names(g);
-    std::map<std::string, int64_t> bindings;
+    // Right-most wins: a repeated --input-shape for the same input replaces the earlier one.
+    std::vector<InputShapeOverride> last;
     for (const InputShapeOverride &o : overrides) {
+        auto same = [&](const InputShapeOverride &x) { return x.name == o.name; };
+        last.erase(std::remove_if(last.begin(), last.end(), same), last.end());
+        last.push_back(o);
+    }
+    std::map<std::string, int64_t> bindings;
+    for (const InputShapeOverride &o : last) {
         onnx::ValueInfoProto *target = nullptr;
         for (auto &vi : *g.mutable_input())
             if (vi.name() == o.name &&

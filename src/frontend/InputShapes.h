@@ -25,7 +25,7 @@ struct InputShapeOverride {
 /** Parses "name=d0,d1,..." (dims positive integers); NHC_EARG011 when malformed. */
 InputShapeOverride parse_input_shape(const std::string &spec);
 
-/** Applies overrides in order (a later one for the same input wins). Errors: NHC_EARG012 for a
+/** Applies overrides (the right-most one for an input wins). Errors: NHC_EARG012 for a
  *  name that is not a graph input, NHC_EARG013 for a rank or fixed-dim mismatch. */
 void apply_input_shapes(onnx::ModelProto &model, const std::vector<InputShapeOverride> &overrides);
 

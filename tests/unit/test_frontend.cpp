@@ -66,6 +66,12 @@ TEST_CASE("--input-shape makes shape chains static, folds them, and binds the sy
     g.verify();
 }
 
+TEST_CASE("a repeated --input-shape for one input takes the right-most value") {
+    Graph g = load_text(kSymbolicReshape, {{"X", {3, 4, 6}}, {"X", {5, 4, 6}}});
+    CHECK(g.value("X").shape == Shape{5, 4, 6});
+    CHECK(g.value("M").shape == Shape{5, 2});
+}
+
 TEST_CASE("--input-shape errors name the input and what was expected") {
     std::string unknown = error_of(kSymbolicReshape, {{"Q", {1}}});
     CHECK(unknown.rfind("NHC_EARG012", 0) == 0);
