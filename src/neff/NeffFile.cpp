@@ -1,0 +1,237 @@
+#include "neff/NeffFile.h"
+
+#include "neff/Archive.h"
+#include "neff/DefJson.h"
+#include "neff/Encoding.h"
+#include "support/Error.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/SHA256.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#ifndef NHC_VERSION
+#define NHC_VERSION "0.0.0"
+#endif
+
+namespace nhc::neff {
+
+namespace {
+
+// Field offsets of the header (neuron-compiler.md §4.1 table).
+constexpr size_t kOffPkgVersion = 0, kOffHeaderSize = 8, kOffDataSize = 16, kOffMajor = 24,
+                 kOffMinor = 32, kOffBuild = 40, kOffNumTpb = 168, kOffHash = 172, kOffUuid = 204,
+                 kOffName = 220, kOffRequestedTpb = 476, kOffTpbPerNode = 480,
+                 kOffFeatureBits = 544, kOffLncSize = 552;
+constexpr size_t kBuildLen = 128, kNameLen = 256;
+
+template <typename T>
+void put(uint8_t *b, size_t off, T v) {
+    std::memcpy(b + off, &v, sizeof v); // little-endian host, as KLR reads it
+}
+template <typename T>
+T get(const uint8_t *b, size_t off) {
+    T v;
+    std::memcpy(&v, b + off, sizeof v);
+    return v;
+}
+
+void put_str(uint8_t *b, size_t off, size_t len, const std::string &s) {
+    std::memcpy(b + off, s.data(), std::min(len - 1, s.size())); // NUL-terminated
+}
+std::string get_str(const uint8_t *b, size_t off, size_t len) {
+    const char *c = reinterpret_cast<const char *>(b + off);
+    return std::string(c, strnlen(c, len));
+}
+
+std::array<uint8_t, 32> sha256(const uint8_t *data, size_t n) {
+    llvm::SHA256 h;
+    h.update(llvm::ArrayRef<uint8_t>(data, n));
+    auto r = h.final();
+    std::array<uint8_t, 32> out{};
+    std::memcpy(out.data(), r.data(), 32);
+    return out;
+}
+
+void load_streams(const ArchiveMembers &m, const std::vector<std::string> &files, Program &p) {
+    for (int e = 0; e < kNumEngines; e++) {
+        auto it = m.find(files[e]);
+        if (files[e].empty() || it == m.end()) {
+            user_error("NHC_ENEFF005", "NEFF has no instruction stream for engine ",
+                       target::engine_name(Engine(e)), " ('", files[e], "')");
+        }
+        p.streams[e] = decode_stream(it->second, Engine(e), files[e]);
+    }
+}
+
+void load_weights(const ArchiveMembers &m, Program &p) {
+    for (size_t i = 0; i < p.vars.size(); i++) {
+        Variable &v = p.vars[i];
+        if (v.kind != VarKind::Weight) {
+            continue;
+        }
+        auto it = m.find(weight_member(int(i)));
+        if (it == m.end()) {
+            user_error("NHC_ENEFF011", "weight '", v.name, "' has no file ", weight_member(int(i)));
+        }
+        if (int64_t(it->second.size()) != v.size_bytes()) {
+            user_error("NHC_ENEFF011", "weight '", v.name, "' file has ", it->second.size(),
+                       " bytes, expected ", v.size_bytes());
+        }
+        v.data = it->second;
+    }
+}
+
+} // namespace
+
+std::string hex(const uint8_t *b, size_t n) {
+    static const char *d = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < n; i++) {
+        s += d[b[i] >> 4];
+        s += d[b[i] & 15];
+    }
+    return s;
+}
+
+std::array<uint8_t, kHeaderSize> encode_header(const NeffHeader &h) {
+    std::array<uint8_t, kHeaderSize> b{};
+    put<uint64_t>(b.data(), kOffPkgVersion, h.pkg_version);
+    put<uint64_t>(b.data(), kOffHeaderSize, h.header_size);
+    put<uint64_t>(b.data(), kOffDataSize, h.data_size);
+    put<uint64_t>(b.data(), kOffMajor, h.neff_version_major);
+    put<uint64_t>(b.data(), kOffMinor, h.neff_version_minor);
+    put_str(b.data(), kOffBuild, kBuildLen, h.build_version);
+    put<uint32_t>(b.data(), kOffNumTpb, h.num_tpb);
+    std::memcpy(b.data() + kOffHash, h.hash.data(), 32);
+    std::memcpy(b.data() + kOffUuid, h.uuid.data(), 16);
+    put_str(b.data(), kOffName, kNameLen, h.name);
+    put<uint32_t>(b.data(), kOffRequestedTpb, h.requested_tpb_count);
+    std::memcpy(b.data() + kOffTpbPerNode, h.tpb_per_node.data(), 64);
+    put<uint64_t>(b.data(), kOffFeatureBits, h.feature_bits);
+    put<uint32_t>(b.data(), kOffLncSize, h.lnc_size);
+    return b;
+}
+
+NeffHeader decode_header(const uint8_t *b) {
+    NeffHeader h;
+    h.pkg_version = get<uint64_t>(b, kOffPkgVersion);
+    h.header_size = get<uint64_t>(b, kOffHeaderSize);
+    h.data_size = get<uint64_t>(b, kOffDataSize);
+    h.neff_version_major = get<uint64_t>(b, kOffMajor);
+    h.neff_version_minor = get<uint64_t>(b, kOffMinor);
+    h.build_version = get_str(b, kOffBuild, kBuildLen);
+    h.num_tpb = get<uint32_t>(b, kOffNumTpb);
+    std::memcpy(h.hash.data(), b + kOffHash, 32);
+    std::memcpy(h.uuid.data(), b + kOffUuid, 16);
+    h.name = get_str(b, kOffName, kNameLen);
+    h.requested_tpb_count = get<uint32_t>(b, kOffRequestedTpb);
+    std::memcpy(h.tpb_per_node.data(), b + kOffTpbPerNode, 64);
+    h.feature_bits = get<uint64_t>(b, kOffFeatureBits);
+    h.lnc_size = get<uint32_t>(b, kOffLncSize);
+    return h;
+}
+
+std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt) {
+    ArchiveMembers m;
+    m["info.json"] = {};
+    std::string info = make_info_json(p), def = make_def_json(p);
+    m["info.json"].assign(info.begin(), info.end());
+    m["sg00/def.json"].assign(def.begin(), def.end());
+    for (int e = 0; e < kNumEngines; e++) {
+        m[stream_member(Engine(e))] = encode_stream(Engine(e), p.streams[e]);
+    }
+    for (size_t i = 0; i < p.vars.size(); i++) {
+        const Variable &v = p.vars[i];
+        if (v.kind == VarKind::Weight) {
+            nhc_assert(int64_t(v.data.size()) == v.size_bytes(),
+                       "weight '" << v.name << "' has " << v.data.size() << " bytes, expected "
+                                  << v.size_bytes());
+            m[weight_member(int(i))] = v.data;
+        }
+    }
+    std::vector<uint8_t> payload = write_tar(m, opt.compress);
+
+    NeffHeader h;
+    h.data_size = payload.size();
+    h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
+    h.hash = sha256(payload.data(), payload.size());
+    // uuid from the content hash (RFC 9562 version 8 = custom), never random.
+    std::memcpy(h.uuid.data(), h.hash.data(), 16);
+    h.uuid[6] = uint8_t((h.uuid[6] & 0x0f) | 0x80);
+    h.uuid[8] = uint8_t((h.uuid[8] & 0x3f) | 0x80);
+    h.name = p.name;
+    h.tpb_per_node[0] = 1;
+    auto hb = encode_header(h);
+    std::vector<uint8_t> out(kHeaderSize + payload.size());
+    std::memcpy(out.data(), hb.data(), kHeaderSize);
+    std::memcpy(out.data() + kHeaderSize, payload.data(), payload.size());
+    return out;
+}
+
+NeffContents read_neff(const std::vector<uint8_t> &bytes) {
+    if (bytes.size() < kHeaderSize) {
+        user_error("NHC_ENEFF004", "NEFF is truncated: ", bytes.size(), " bytes, shorter than the ",
+                   kHeaderSize, "-byte header");
+    }
+    NeffContents c;
+    c.header = decode_header(bytes.data());
+    const NeffHeader &h = c.header;
+    if (h.header_size != kHeaderSize || h.pkg_version != kPkgVersion) {
+        user_error("NHC_ENEFF001", "not a NEFF: header_size ", h.header_size, " (expected ",
+                   kHeaderSize, "), pkg_version ", h.pkg_version, " (expected ", kPkgVersion, ")");
+    }
+    if (h.neff_version_major != kNeffVersionMajor || h.neff_version_minor > kNeffVersionMinor) {
+        user_error("NHC_ENEFF002", "NEFF version mismatch supported: ", kNeffVersionMajor, ".",
+                   kNeffVersionMinor, " received: ", h.neff_version_major, ".",
+                   h.neff_version_minor);
+    }
+    uint64_t payload_size = bytes.size() - kHeaderSize;
+    if (h.data_size != payload_size) {
+        user_error("NHC_ENEFF004", "NEFF is ",
+                   h.data_size > payload_size ? "truncated" : "too long", ": header data_size is ",
+                   h.data_size, " bytes, file holds ", payload_size);
+    }
+    const uint8_t *payload = bytes.data() + kHeaderSize;
+    auto digest = sha256(payload, payload_size);
+    if (digest != h.hash) {
+        user_error("NHC_ENEFF003", "NEFF hash mismatch: header sha256 ", hex(h.hash.data(), 32),
+                   ", payload sha256 ", hex(digest.data(), 32));
+    }
+    c.compressed = payload_size >= 2 && payload[0] == 0x1f && payload[1] == 0x8b;
+    ArchiveMembers m = read_tar(payload, payload_size);
+    for (const char *need : {"info.json", "sg00/def.json"}) {
+        if (!m.count(need)) {
+            user_error("NHC_ENEFF005", "NEFF archive has no ", need);
+        }
+    }
+    c.info_json.assign(m["info.json"].begin(), m["info.json"].end());
+    parse_info_json(c.info_json, c.program);
+    const auto &def = m["sg00/def.json"];
+    auto files = parse_def_json(std::string(def.begin(), def.end()), c.program);
+    load_streams(m, files, c.program);
+    load_weights(m, c.program);
+    validate_program(c.program);
+    return c;
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+        user_error("NHC_ENEFF010", "cannot open '", path, "' for reading");
+    }
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes) {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+    if (!f) {
+        user_error("NHC_ENEFF010", "cannot write '", path, "'");
+    }
+}
+
+} // namespace nhc::neff

@@ -1,0 +1,117 @@
+#include "runtime/Exec.h"
+
+#include "support/Error.h"
+
+#include <cstdlib>
+
+namespace nhc::rt {
+
+using neff::AccessPattern;
+using neff::Engine;
+using neff::MemSpace;
+using neff::Opcode;
+
+ExecInfo execute_instr(Machine &m, const neff::Instr &i, const Where &w) {
+    switch (i.op) {
+    case Opcode::Nop:
+        return ExecInfo{};
+    case Opcode::Dma:
+        return exec_dma(m, i, w);
+    case Opcode::Matmul:
+        return exec_matmul(m, i, w);
+    case Opcode::Transpose:
+        return exec_transpose(m, i, w);
+    case Opcode::Activation:
+        return exec_activation(m, i, w);
+    case Opcode::TensorTensor:
+        return exec_tensor_tensor(m, i, w);
+    case Opcode::TensorScalar:
+        return exec_tensor_scalar(m, i, w);
+    case Opcode::TensorReduce:
+        return exec_tensor_reduce(m, i, w);
+    case Opcode::TensorCopy:
+        return exec_tensor_copy(m, i, w);
+    case Opcode::Memset:
+        return exec_memset(m, i, w);
+    case Opcode::Iota:
+        return exec_iota(m, i, w);
+    case Opcode::AffineSelect:
+        return exec_affine_select(m, i, w);
+    case Opcode::Select:
+        return exec_select(m, i, w);
+    case Opcode::PartitionReduce:
+        return exec_partition_reduce(m, i, w);
+    }
+    nhc_assert(false, "unknown opcode " << int(i.op));
+    return ExecInfo{};
+}
+
+void require_space(const AccessPattern &ap, std::initializer_list<MemSpace> allowed, const Where &w,
+                   const char *field) {
+    std::string names;
+    for (MemSpace s : allowed) {
+        if (ap.space == s) {
+            return;
+        }
+        names += (names.empty() ? "" : " or ") + std::string(neff::mem_space_name(s));
+    }
+    user_error("NHC_ERT009", w.str(), " operand ", field, " is in ", neff::mem_space_name(ap.space),
+               ": expected ", names);
+}
+
+void require_same_shape(const AccessPattern &a, const AccessPattern &b, const Where &w,
+                        const char *fa, const char *fb) {
+    if (a.num_partitions != b.num_partitions || a.free_count() != b.free_count()) {
+        user_error("NHC_ERT008", w.str(), " operands ", fa, " [", a.num_partitions, " x ",
+                   a.free_count(), "] and ", fb, " [", b.num_partitions, " x ", b.free_count(),
+                   "] differ in shape");
+    }
+}
+
+void check_compute_operand(const Machine &m, const AccessPattern &ap, const Where &w,
+                           const char *field) {
+    if (w.engine == Engine::POOL) {
+        // nc.md:L184: GpSimd cannot access PSUM.
+        require_space(ap, {MemSpace::SBUF}, w, field);
+    } else {
+        require_space(ap, {MemSpace::SBUF, MemSpace::PSUM}, w, field);
+    }
+    m.check(ap, w, field, /*compute=*/true);
+}
+
+std::vector<float> scalar_values(const Machine &m, const neff::Scalar &s, int partitions,
+                                 const Where &w, const char *field) {
+    if (!s.is_ap) {
+        return std::vector<float>(size_t(partitions), s.imm);
+    }
+    check_compute_operand(m, s.ap, w, field);
+    if (s.ap.num_partitions != partitions || s.ap.free_count() != 1) {
+        user_error("NHC_ERT008", w.str(), " operand ", field, " is [", s.ap.num_partitions, " x ",
+                   s.ap.free_count(), "]: expected [", partitions, " x 1]");
+    }
+    return m.read(s.ap).v;
+}
+
+target::CostQuery base_cost(const Machine &m, const neff::Instr &i, const Where &w,
+                            target::CostQuery::Kind kind, int64_t n) {
+    target::CostQuery q;
+    q.kind = kind;
+    q.engine = w.engine;
+    q.n = n;
+    q.partitions = i.dst.num_partitions;
+    q.all_16bit_sbuf = true;
+    for (const AccessPattern *ap : {&i.dst, &i.src, &i.src1, &i.pred}) {
+        if (!ap->present()) {
+            continue;
+        }
+        q.psum_operand |= ap->space == MemSpace::PSUM;
+        q.all_16bit_sbuf &= ap->space == MemSpace::SBUF && neff::dtype_is_16bit_float(ap->dtype);
+        int64_t inner = ap->dims.empty() ? 1 : ap->dims.back().step;
+        q.contiguous &= inner == 1 || ap->free_count() == 1;
+        q.wide_stride |=
+            std::abs(inner) * neff::dtype_size(ap->dtype) > m.target().fast_stride_bytes;
+    }
+    return q;
+}
+
+} // namespace nhc::rt

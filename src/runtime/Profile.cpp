@@ -1,0 +1,114 @@
+#include "runtime/Profile.h"
+
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/JSON.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace nhc::rt {
+
+namespace json = llvm::json;
+
+std::string summary_json(const Summary &s, const target::TargetInfo &t) {
+    json::Object engines;
+    for (int e = 0; e < neff::kNumEngines; e++) {
+        neff::Engine en = neff::Engine(e);
+        engines[target::engine_name(en)] = json::Object{{"busy_us", s.busy_ns[e] / 1000.0},
+                                                        {"busy_fraction", s.busy_fraction(en)},
+                                                        {"instructions", s.instructions[e]}};
+    }
+    json::Object root{
+        {"target", t.name},
+        {"total_time_us", s.total_ns / 1000.0},
+        {"mfu", s.mfu()},
+        {"flops", s.flops},
+        {"dma_bytes", s.dma_bytes},
+        {"engines", std::move(engines)},
+        {"dma", json::Object{{"transfers", s.dma_transfers},
+                             {"engines", int64_t(s.dma_engines)},
+                             {"busy_fraction", s.dma_busy_fraction()}}},
+    };
+    return llvm::formatv("{0:2}", json::Value(std::move(root))).str() + "\n";
+}
+
+std::string summary_text(const Summary &s, const target::TargetInfo &t) {
+    char buf[256];
+    std::string out;
+    std::snprintf(buf, sizeof buf, "latency: %.3f us on %s (simulated)\n", s.total_ns / 1000.0,
+                  t.name.c_str());
+    out += buf;
+    std::snprintf(buf, sizeof buf, "flops: %.6g  mfu: %.2f%%  dma: %lld bytes in %lld transfers\n",
+                  s.flops, 100.0 * s.mfu(), (long long)s.dma_bytes, (long long)s.dma_transfers);
+    out += buf;
+    out += "utilisation:";
+    for (int e = 0; e < neff::kNumEngines; e++) {
+        std::snprintf(buf, sizeof buf, " %s %.1f%%", target::engine_name(neff::Engine(e)),
+                      100.0 * s.busy_fraction(neff::Engine(e)));
+        out += buf;
+    }
+    std::snprintf(buf, sizeof buf, " dma %.1f%%\n", 100.0 * s.dma_busy_fraction());
+    return out + buf;
+}
+
+std::string trace_json(const std::vector<TraceEvent> &events, const std::string &model_name) {
+    // Thread ids: engines first in their fixed order, then DMA queues in numeric order.
+    std::map<std::string, int> tids;
+    for (int e = 0; e < neff::kNumEngines; e++) {
+        tids[target::engine_name(neff::Engine(e))] = e;
+    }
+    std::map<int, std::string> queues;
+    for (const auto &ev : events) {
+        if (ev.track.rfind("dma q", 0) == 0) {
+            queues[std::stoi(ev.track.substr(5))] = ev.track;
+        }
+    }
+    int next = neff::kNumEngines;
+    for (const auto &[q, name] : queues) {
+        tids[name] = next++;
+    }
+    std::vector<const TraceEvent *> sorted;
+    for (const auto &ev : events) {
+        sorted.push_back(&ev);
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [&](const TraceEvent *a, const TraceEvent *b) {
+        int ta = tids[a->track], tb = tids[b->track];
+        return ta != tb ? ta < tb : a->start_ns < b->start_ns;
+    });
+    json::Array out;
+    out.push_back(json::Object{{"name", "process_name"},
+                               {"ph", "M"},
+                               {"pid", 0},
+                               {"tid", 0},
+                               {"args", json::Object{{"name", model_name}}}});
+    for (const auto &[name, tid] : tids) {
+        out.push_back(json::Object{{"name", "thread_name"},
+                                   {"ph", "M"},
+                                   {"pid", 0},
+                                   {"tid", tid},
+                                   {"args", json::Object{{"name", name}}}});
+        out.push_back(json::Object{{"name", "thread_sort_index"},
+                                   {"ph", "M"},
+                                   {"pid", 0},
+                                   {"tid", tid},
+                                   {"args", json::Object{{"sort_index", tid}}}});
+    }
+    for (const TraceEvent *ev : sorted) {
+        json::Object args{{"index", int64_t(ev->index)}};
+        if (ev->bytes) {
+            args["bytes"] = ev->bytes;
+        }
+        out.push_back(json::Object{{"name", ev->name},
+                                   {"ph", "X"},
+                                   {"pid", 0},
+                                   {"tid", tids[ev->track]},
+                                   {"ts", ev->start_ns / 1000.0},
+                                   {"dur", (ev->end_ns - ev->start_ns) / 1000.0},
+                                   {"args", std::move(args)}});
+    }
+    json::Object root{{"traceEvents", std::move(out)}, {"displayTimeUnit", "ns"}};
+    return llvm::formatv("{0}", json::Value(std::move(root))).str() + "\n";
+}
+
+} // namespace nhc::rt

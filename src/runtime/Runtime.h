@@ -1,0 +1,91 @@
+#ifndef NHC_RUNTIME_RUNTIME_H
+#define NHC_RUNTIME_RUNTIME_H
+
+/** \file
+ * A small runtime in the spirit of libnrt (neuron-compiler.md §4.3): load a NEFF, ask for tensor
+ * info by name, execute with named inputs and get named outputs, unload. Execution runs on the
+ * simulator (Simulator.h) of the NEFF's target.
+ *
+ * Two styles: Model's methods throw nhc::UserError (codes NHC_ENEFF* at load, NHC_ERT* at
+ * execute); the nrt_* functions catch them and return a Result with the NRT-like status
+ * (Status.h) next to the code and message.
+ */
+
+#include "neff/NeffFile.h"
+#include "runtime/Simulator.h"
+#include "runtime/Status.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nhc::rt {
+
+struct TensorInfo {
+    std::string name;
+    bool is_input = true;
+    neff::DType dtype = neff::DType::F32;
+    std::vector<int64_t> shape;
+    int64_t size = 0; ///< bytes
+};
+
+/** A host tensor: dtype, shape and little-endian bytes. */
+struct Tensor {
+    neff::DType dtype = neff::DType::F32;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> data;
+};
+
+struct LoadOptions {
+    std::string target; ///< the device's target; empty = accept the NEFF's own
+};
+
+struct ExecOptions {
+    bool trace = false;
+};
+
+struct ExecResult {
+    std::map<std::string, Tensor> outputs;
+    Summary summary;
+    std::vector<TraceEvent> trace;
+};
+
+class Model {
+public:
+    /** Loads NEFF bytes (read_neff plus the target check, NHC_ENEFF009). */
+    static std::unique_ptr<Model> load(const std::vector<uint8_t> &neff,
+                                       const LoadOptions &opt = {});
+    /** Loads a program directly (tests and neff-as), with the same checks as a NEFF. */
+    static std::unique_ptr<Model> load_program(neff::Program p, const LoadOptions &opt = {});
+
+    const std::vector<TensorInfo> &tensors() const { return tensors_; }
+    /** NHC_ERT014 if no input or output has this name. */
+    const TensorInfo &tensor_info(const std::string &name) const;
+    /** Runs once; inputs by name (NHC_ERT001/002/003 when missing, unknown or misshapen). */
+    ExecResult execute(const std::map<std::string, Tensor> &inputs,
+                       const ExecOptions &opt = {}) const;
+
+    const neff::Program &program() const { return program_; }
+    const neff::NeffHeader &header() const { return header_; }
+    const target::TargetInfo &target() const { return *target_; }
+
+private:
+    neff::Program program_;
+    neff::NeffHeader header_;
+    const target::TargetInfo *target_ = nullptr;
+    std::vector<TensorInfo> tensors_;
+};
+
+Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,
+                std::unique_ptr<Model> &out);
+Result nrt_get_tensor_info(const Model &m, const std::string &name, TensorInfo &out);
+Result nrt_execute(const Model &m, const std::map<std::string, Tensor> &inputs,
+                   const ExecOptions &opt, ExecResult &out);
+void nrt_unload(std::unique_ptr<Model> &m);
+
+std::string shape_str(const std::vector<int64_t> &shape);
+
+} // namespace nhc::rt
+
+#endif

@@ -1,0 +1,32 @@
+#ifndef NHC_SUPPORT_NPY_H
+#define NHC_SUPPORT_NPY_H
+
+/** \file
+ * A small reader and writer of NumPy's .npy format (versions 1.0-3.0, C order, little-endian
+ * or byte-order-free dtypes): enough for tensors going in and out of neuron-halide-run. Errors are
+ * user errors NHC_ERT013 naming the file and what was wrong.
+ */
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nhc {
+
+/** A host tensor. `dtype` uses NumPy's names: float32, float16, float64, bfloat16, int8, uint8,
+ *  int16, uint16, int32, uint32, int64, uint64, bool. */
+struct HostTensor {
+    std::string dtype = "float32";
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> data; ///< little-endian, C order
+};
+
+/** Bytes per element of a dtype name, or 0 if unknown. */
+int host_dtype_size(const std::string &dtype);
+
+HostTensor parse_npy(const std::vector<uint8_t> &bytes, const std::string &what);
+std::vector<uint8_t> make_npy(const HostTensor &t);
+
+} // namespace nhc
+
+#endif

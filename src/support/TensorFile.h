@@ -1,0 +1,21 @@
+#ifndef NHC_SUPPORT_TENSORFILE_H
+#define NHC_SUPPORT_TENSORFILE_H
+
+/** \file
+ * Tensor files by extension: `.npy` (Npy.h) and `.pb` (a serialized onnx::TensorProto, the format
+ * of the ONNX backend test data). Errors are NHC_ERT013 naming the file.
+ */
+
+#include "support/Npy.h"
+
+#include <string>
+
+namespace nhc {
+
+HostTensor read_tensor_file(const std::string &path);
+/** Writes a .npy file (NHC_ERT013 if it cannot be written). */
+void write_npy_file(const std::string &path, const HostTensor &t);
+
+} // namespace nhc
+
+#endif

@@ -1,0 +1,207 @@
+// The NEFF container: header layout, write/read round trip, determinism, and the loader's
+// rejections (neuron-compiler.md §4.1).
+
+#include "BackendTest.h"
+
+#include "neff/Archive.h"
+#include "neff/DefJson.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/SHA256.h>
+
+using namespace nhc;
+
+namespace {
+
+neff::Program sample_program() {
+    neff::Program p = neff::parse_program(R"(.target trn1
+.name sample
+.option optlevel="2"
+.var x input f32 [128,64]
+.var w weight bf16 [128,64]
+.var y output f32 [128,64]
+.engine sp
+  dma queue=0 dst=sbuf.f32[0:128,0][[1,64]] src=hbm.f32[x,0][[256,128],[4,64]] signal=s0
+  dma queue=1 dst=sbuf.bf16[0:128,256][[1,64]] src=hbm.bf16[w,0][[128,128],[2,64]] signal=s0
+  dma queue=0 dst=hbm.f32[y,0][[256,128],[4,64]] src=sbuf.f32[0:128,512][[1,64]] wait=s1>=1
+.engine dve
+  tensor_tensor dst=sbuf.f32[0:128,512][[1,64]] src=sbuf.f32[0:128,0][[1,64]] src1=sbuf.bf16[0:128,256][[1,64]] op=add wait=s0>=2 signal=s1
+)");
+    p.vars[1].data = test::bytes_of(neff::DType::BF16, test::random_floats(128 * 64, 7));
+    return p;
+}
+
+uint64_t u64_at(const std::vector<uint8_t> &b, size_t off) {
+    uint64_t v;
+    std::memcpy(&v, b.data() + off, 8);
+    return v;
+}
+
+/** Re-seals a modified payload with a correct data_size and hash, so that a later check fires. */
+std::vector<uint8_t> reseal(std::vector<uint8_t> payload, const std::vector<uint8_t> &orig) {
+    neff::NeffHeader h = neff::decode_header(orig.data());
+    h.data_size = payload.size();
+    llvm::SHA256 s;
+    s.update(llvm::ArrayRef<uint8_t>(payload.data(), payload.size()));
+    auto d = s.final();
+    std::memcpy(h.hash.data(), d.data(), 32);
+    auto hb = neff::encode_header(h);
+    std::vector<uint8_t> out(hb.size() + payload.size());
+    std::memcpy(out.data(), hb.data(), hb.size());
+    std::memcpy(out.data() + hb.size(), payload.data(), payload.size());
+    return out;
+}
+
+std::vector<uint8_t> with_member(const std::vector<uint8_t> &neff, const std::string &name,
+                                 const std::string &text) {
+    auto m = neff::read_tar(neff.data() + 1024, neff.size() - 1024);
+    m[name].assign(text.begin(), text.end());
+    return reseal(neff::write_tar(m, true), neff);
+}
+
+} // namespace
+
+TEST_CASE("the header uses the public field layout") {
+    std::vector<uint8_t> b = neff::write_neff(sample_program());
+    CHECK(u64_at(b, 0) == 1);                // pkg_version: tgz + sha256
+    CHECK(u64_at(b, 8) == 1024);             // header_size
+    CHECK(u64_at(b, 16) == b.size() - 1024); // data_size
+    CHECK(u64_at(b, 24) == neff::kNeffVersionMajor);
+    CHECK(std::string(reinterpret_cast<const char *>(b.data() + 40)).rfind("neuron-halide-cc", 0) ==
+          0);
+    CHECK(std::string(reinterpret_cast<const char *>(b.data() + 220)) == "sample");
+    llvm::SHA256 s;
+    s.update(llvm::ArrayRef<uint8_t>(b.data() + 1024, b.size() - 1024));
+    auto d = s.final();
+    CHECK(std::memcmp(b.data() + 172, d.data(), 32) == 0); // sha256 of the payload
+    CHECK(b[1024] == 0x1f);                                // gzip by default
+    CHECK(b[1025] == 0x8b);
+    CHECK(b[1024 + 4] == 0); // gzip MTIME field is zero (deterministic)
+    CHECK(b[1024 + 7] == 0);
+    uint32_t lnc;
+    std::memcpy(&lnc, b.data() + 552, 4);
+    CHECK(lnc == 1);
+}
+
+TEST_CASE("NEFF write/read round trip, deterministic bytes, plain tar for fast loading") {
+    neff::Program p = sample_program();
+    std::vector<uint8_t> a = neff::write_neff(p), b = neff::write_neff(p);
+    CHECK(a == b);
+    neff::NeffContents c = neff::read_neff(a);
+    CHECK(c.compressed);
+    CHECK(c.program.name == "sample");
+    CHECK(c.program.target == "trn1");
+    CHECK(c.program.options.at("optlevel") == "2");
+    REQUIRE(c.program.vars.size() == 3);
+    for (size_t i = 0; i < 3; i++) {
+        CHECK(c.program.vars[i].name == p.vars[i].name);
+        CHECK(c.program.vars[i].kind == p.vars[i].kind);
+        CHECK(c.program.vars[i].shape == p.vars[i].shape);
+        CHECK(c.program.vars[i].hbm_offset == p.vars[i].hbm_offset);
+    }
+    CHECK(c.program.vars[1].data == p.vars[1].data);
+    for (int e = 0; e < neff::kNumEngines; e++) {
+        CHECK(c.program.streams[e] == p.streams[e]);
+    }
+    CHECK(neff::write_neff(c.program) == a); // read -> write gives the same bytes
+
+    neff::WriteOptions fast;
+    fast.compress = false;
+    std::vector<uint8_t> plain = neff::write_neff(p, fast);
+    CHECK(std::memcmp(plain.data() + 1024 + 257, "ustar", 5) == 0); // a tar a person can list
+    neff::NeffContents pc = neff::read_neff(plain);
+    CHECK(!pc.compressed);
+    CHECK(pc.program.streams == c.program.streams);
+
+    auto members = neff::read_tar(a.data() + 1024, a.size() - 1024);
+    for (const char *name :
+         {"info.json", "sg00/def.json", "sg00/pe.bin", "sg00/act.bin", "sg00/dve.bin",
+          "sg00/pool.bin", "sg00/sp.bin", "sg00/weights/1.bin"}) {
+        CHECK_MESSAGE(members.count(name) == 1, name);
+    }
+    std::string def(members["sg00/def.json"].begin(), members["sg00/def.json"].end());
+    CHECK(def.find("\"type\": \"file\"") != std::string::npos); // weights are NEFF file vars
+    CHECK(def.find("\"hbm_offset\"") != std::string::npos);
+}
+
+TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {
+    std::vector<uint8_t> good = neff::write_neff(sample_program());
+    std::unique_ptr<rt::Model> m;
+
+    auto status = [&](const std::vector<uint8_t> &b, const char *code) {
+        rt::Result r = rt::nrt_load(b, {}, m);
+        CHECK(r.code == code);
+        CHECK(m == nullptr);
+        return r.status;
+    };
+    CHECK(rt::nrt_load(good, {}, m).ok());
+    CHECK(m != nullptr);
+
+    auto magic = good;
+    magic[9] = 0; // header_size 1024 -> 0
+    CHECK(status(magic, "NHC_ENEFF001") == rt::NRT_INVALID);
+    auto pkg = good;
+    pkg[0] = 7;
+    CHECK(status(pkg, "NHC_ENEFF001") == rt::NRT_INVALID);
+
+    auto version = good;
+    version[24] = 9; // neff_version_major
+    CHECK(status(version, "NHC_ENEFF002") == rt::NRT_UNSUPPORTED_NEFF_VERSION);
+
+    auto hash = good;
+    hash[good.size() - 5] ^= 0x40; // flip one payload bit
+    CHECK(status(hash, "NHC_ENEFF003") == rt::NRT_INVALID);
+
+    std::vector<uint8_t> truncated(good.begin(), good.end() - 100);
+    CHECK(status(truncated, "NHC_ENEFF004") == rt::NRT_INVALID);
+    std::vector<uint8_t> tiny(good.begin(), good.begin() + 500);
+    CHECK(status(tiny, "NHC_ENEFF004") == rt::NRT_INVALID);
+
+    std::vector<uint8_t> junk(good.begin() + 1024, good.end());
+    for (auto &x : junk) {
+        x = uint8_t(x * 7 + 1);
+    }
+    CHECK(status(reseal(junk, good), "NHC_ENEFF005") == rt::NRT_INVALID);
+
+    CHECK(status(with_member(good, "sg00/def.json", "{\"var\": 3}"), "NHC_ENEFF006") ==
+          rt::NRT_INVALID);
+    CHECK(status(with_member(good, "info.json", "not json"), "NHC_ENEFF006") == rt::NRT_INVALID);
+
+    CHECK(status(with_member(good, "sg00/pe.bin", "NHCI"), "NHC_ENEFF007") == rt::NRT_INVALID);
+
+    CHECK(status(with_member(good, "sg00/weights/1.bin", "short"), "NHC_ENEFF011") ==
+          rt::NRT_INVALID);
+}
+
+TEST_CASE("the loader rejects a stream that reads out of bounds, the wrong engine or target") {
+    neff::Program p = sample_program();
+    // Row step of 257 floats: the last row ends past the end of x.
+    p.stream(neff::Engine::SP)[0].src.partition_step = 260;
+    std::unique_ptr<rt::Model> m;
+    rt::Result r = rt::nrt_load(neff::write_neff(p), {}, m);
+    CHECK(r.code == "NHC_ENEFF008");
+    CHECK(r.status == rt::NRT_INVALID);
+    CHECK(r.message.find("sp instruction 0 (dma) operand src") != std::string::npos);
+
+    neff::Program q = sample_program();
+    q.stream(neff::Engine::SP)[2].dst.offset = -4;
+    CHECK(rt::nrt_load(neff::write_neff(q), {}, m).code == "NHC_ENEFF008");
+
+    neff::Program e = sample_program();
+    e.stream(neff::Engine::PE).push_back(e.stream(neff::Engine::DVE)[0]); // DVE op on the PE
+    CHECK(rt::nrt_load(neff::write_neff(e), {}, m).code == "NHC_ENEFF012");
+
+    rt::LoadOptions trn2;
+    trn2.target = "trn2";
+    r = rt::nrt_load(neff::write_neff(sample_program()), trn2, m);
+    CHECK(r.code == "NHC_ENEFF009");
+    neff::Program alien = sample_program();
+    alien.target = "inf1";
+    CHECK(rt::nrt_load(neff::write_neff(alien), {}, m).code == "NHC_ENEFF009");
+}
+
+TEST_CASE("file helpers report unreadable paths") {
+    CHECK_CODE(neff::read_file_bytes("/nonexistent/dir/model.neff"), "NHC_ENEFF010");
+    CHECK_CODE(neff::write_file_bytes("/nonexistent/dir/model.neff", {1, 2}), "NHC_ENEFF010");
+}

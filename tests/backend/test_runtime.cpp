@@ -1,0 +1,140 @@
+// The libnrt-like API: tensor info, named inputs/outputs, status codes, input errors,
+// semaphore deadlock, HBM capacity, and determinism of results.
+
+#include "BackendTest.h"
+
+#include "runtime/Profile.h"
+#include "target/Target.h"
+
+using namespace nhc;
+using namespace nhc::test;
+using neff::DType;
+
+namespace {
+
+const char *kAddOne = R"(.target trn1
+.name add_one
+.var x input f32 [128,16]
+.var y output f32 [128,16]
+.engine sp
+  dma queue=0 dst=sbuf.f32[0:128,0][[1,16]] src=hbm.f32[x,0][[64,128],[4,16]] signal=s0
+  dma queue=0 dst=hbm.f32[y,0][[64,128],[4,16]] src=sbuf.f32[0:128,64][[1,16]] wait=s1>=1
+.engine dve
+  tensor_scalar dst=sbuf.f32[0:128,64][[1,16]] src=sbuf.f32[0:128,0][[1,16]] op0=add s0=1 wait=s0>=1 signal=s1 name="node/Add"
+)";
+
+std::unique_ptr<rt::Model> load(const std::string &text) {
+    std::unique_ptr<rt::Model> m;
+    rt::Result r = rt::nrt_load(neff::write_neff(neff::parse_program(text)), {}, m);
+    REQUIRE(r.ok());
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("load, tensor info by name, execute with named tensors, unload") {
+    auto m = load(kAddOne);
+    REQUIRE(m->tensors().size() == 2);
+    rt::TensorInfo info;
+    REQUIRE(rt::nrt_get_tensor_info(*m, "x", info).ok());
+    CHECK(info.is_input);
+    CHECK(info.dtype == DType::F32);
+    CHECK(info.shape == std::vector<int64_t>{128, 16});
+    CHECK(info.size == 128 * 16 * 4);
+    REQUIRE(rt::nrt_get_tensor_info(*m, "y", info).ok());
+    CHECK(!info.is_input);
+    rt::Result r = rt::nrt_get_tensor_info(*m, "z", info);
+    CHECK(r.code == "NHC_ERT014");
+    CHECK(r.status == rt::NRT_INVALID);
+
+    auto x = random_floats(128 * 16, 30);
+    rt::ExecResult out;
+    REQUIRE(rt::nrt_execute(*m, {{"x", make_tensor(DType::F32, {128, 16}, x)}}, {}, out).ok());
+    auto y = values(out.outputs.at("y"));
+    for (size_t i = 0; i < y.size(); i++) {
+        REQUIRE(y[i] == x[i] + 1.0f);
+    }
+    // A second run on the same model gives the same outputs and the same time.
+    rt::ExecResult again;
+    REQUIRE(rt::nrt_execute(*m, {{"x", make_tensor(DType::F32, {128, 16}, x)}}, {}, again).ok());
+    CHECK(again.outputs.at("y").data == out.outputs.at("y").data);
+    CHECK(again.summary.total_ns == out.summary.total_ns);
+    rt::nrt_unload(m);
+    CHECK(m == nullptr);
+}
+
+TEST_CASE("missing, unknown and misshapen inputs are NRT_EXEC_BAD_INPUT") {
+    auto m = load(kAddOne);
+    rt::ExecResult out;
+    auto good = make_tensor(DType::F32, {128, 16}, std::vector<float>(2048, 0.0f));
+    rt::Result r = rt::nrt_execute(*m, {}, {}, out);
+    CHECK(r.code == "NHC_ERT001");
+    CHECK(r.status == rt::NRT_EXEC_BAD_INPUT);
+    r = rt::nrt_execute(*m, {{"x", good}, {"q", good}}, {}, out);
+    CHECK(r.code == "NHC_ERT002");
+    CHECK(r.status == rt::NRT_EXEC_BAD_INPUT);
+    r = rt::nrt_execute(*m, {{"y", good}}, {}, out); // an output is not an input
+    CHECK(r.code == "NHC_ERT002");
+    r = rt::nrt_execute(*m, {{"x", make_tensor(DType::F32, {16, 128}, std::vector<float>(2048))}},
+                        {}, out);
+    CHECK(r.code == "NHC_ERT003");
+    CHECK(r.status == rt::NRT_EXEC_BAD_INPUT);
+    r = rt::nrt_execute(*m, {{"x", make_tensor(DType::F16, {128, 16}, std::vector<float>(2048))}},
+                        {}, out);
+    CHECK(r.code == "NHC_ERT003");
+}
+
+TEST_CASE("a semaphore deadlock is reported, never a hang") {
+    const char *text = R"(.target trn1
+.engine pe
+  nop wait=s1>=1 signal=s0
+.engine act
+  nop wait=s0>=1 signal=s1
+.engine dve
+  nop signal=s2
+  nop wait=s2>=2
+)";
+    rt::ExecResult out;
+    auto m = rt::Model::load_program(neff::parse_program(text));
+    rt::Result r = rt::nrt_execute(*m, {}, {}, out);
+    CHECK(r.code == "NHC_ERT007");
+    CHECK(r.status == rt::NRT_TIMEOUT);
+    CHECK(r.message.find("pe instruction 0 (nop) waits for s1>=1 (is 0)") != std::string::npos);
+    CHECK(r.message.find("dve instruction 1 (nop) waits for s2>=2 (is 1)") != std::string::npos);
+}
+
+TEST_CASE("capacity and target checks") {
+    neff::Program big = neff::parse_program(".target inf2\n.var h scratch f32 [4294967296,2]\n");
+    CHECK_CODE(rt::Model::load_program(big)->execute({}), "NHC_ERT017");
+    CHECK(rt::status_for_code("NHC_ERT017") == rt::NRT_RESOURCE);
+    CHECK_CODE(target::target_by_name("trn9"), "NHC_ERT016");
+}
+
+TEST_CASE("instructions run in semaphore order whatever the stream order") {
+    // DVE writes b = a * 2 only after ACT wrote a = x + 1; then POOL reads b.
+    const char *text = R"(.target trn1
+.var x input f32 [128,8]
+.var y output f32 [128,8]
+.engine sp
+  dma queue=0 dst=sbuf.f32[0:128,0][[1,8]] src=hbm.f32[x,0][[32,128],[4,8]] signal=s0
+  dma queue=0 dst=hbm.f32[y,0][[32,128],[4,8]] src=sbuf.f32[0:128,64][[1,8]] wait=s3>=1
+.engine pool
+  tensor_scalar dst=sbuf.f32[0:128,64][[1,8]] src=sbuf.f32[0:128,32][[1,8]] op0=add s0=3 wait=s2>=1 signal=s3
+.engine dve
+  tensor_scalar dst=sbuf.f32[0:128,32][[1,8]] src=sbuf.f32[0:128,0][[1,8]] op0=mult s0=2 wait=s1>=1 signal=s2
+.engine act
+  tensor_scalar dst=sbuf.f32[0:128,0][[1,8]] src=sbuf.f32[0:128,0][[1,8]] op0=add s0=1 wait=s0>=1 signal=s1
+)";
+    auto x = random_floats(128 * 8, 31);
+    auto y = values(run_text(text, {{"x", make_tensor(DType::F32, {128, 8}, x)}}).outputs.at("y"));
+    for (size_t i = 0; i < y.size(); i++) {
+        REQUIRE(y[i] == (x[i] + 1.0f) * 2.0f + 3.0f);
+    }
+}
+
+TEST_CASE("status names") {
+    CHECK(std::string(rt::nrt_status_name(rt::NRT_UNSUPPORTED_NEFF_VERSION)) ==
+          "NRT_UNSUPPORTED_NEFF_VERSION");
+    CHECK(rt::status_for_code("NHC_ENEFF002") == rt::NRT_UNSUPPORTED_NEFF_VERSION);
+    CHECK(rt::status_for_code("NHC_ERT012") == rt::NRT_FAILURE);
+}

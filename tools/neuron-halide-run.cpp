@@ -1,0 +1,151 @@
+// neuron-halide-run: load a NEFF and run it once on the NeuronCore simulator.
+//   neuron-halide-run model.neff --input name=file.npy|.pb ... [--output-dir DIR]
+//                     [--profile trace.json] [--summary-json FILE] [--target T]
+// Prints a summary of the outputs, the simulated latency and the engine utilisation; writes each
+// output as DIR/<output name>.npy (bf16, tf32 and fp8 outputs are widened to float32, which NumPy
+// reads). Exit status: 0 on success, 1 on a user error (a coded message and the NRT-like status on
+// stderr), 70 on an internal error.
+
+#include "neff/NeffFile.h"
+#include "runtime/Numerics.h"
+#include "runtime/Profile.h"
+#include "runtime/Runtime.h"
+#include "support/Error.h"
+#include "support/TensorFile.h"
+
+#include <llvm/Support/CommandLine.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+namespace cl = llvm::cl;
+using namespace nhc;
+
+namespace {
+
+cl::opt<std::string> neff_path(cl::Positional, cl::desc("<model.neff>"), cl::Required);
+cl::list<std::string> inputs("input", cl::desc("bind an input: name=file (.npy or .pb)"),
+                             cl::value_desc("name=file"));
+cl::opt<std::string> output_dir("output-dir", cl::desc("write each output as DIR/<name>.npy"),
+                                cl::value_desc("DIR"));
+cl::opt<std::string> profile("profile", cl::desc("write a Chrome/Perfetto trace JSON"),
+                             cl::value_desc("trace.json"));
+cl::opt<std::string> summary("summary-json", cl::desc("write the run summary as JSON"),
+                             cl::value_desc("FILE"));
+cl::opt<std::string> device("target", cl::desc("device target (default: the NEFF's own)"),
+                            cl::value_desc("trn1|trn1n|inf2|trn2"));
+
+constexpr int kExitUserError = 1;
+constexpr int kExitInternalError = 70;
+
+rt::Tensor to_runtime(const HostTensor &h, const std::string &name) {
+    rt::Tensor t;
+    if (!neff::parse_dtype_numpy_name(h.dtype, t.dtype)) {
+        user_error("NHC_ERT003", "input '", name, "' is ", h.dtype,
+                   ", which no NEFF input can have");
+    }
+    t.shape = h.shape;
+    t.data = h.data;
+    return t;
+}
+
+HostTensor to_host(const rt::Tensor &t) {
+    HostTensor h;
+    h.shape = t.shape;
+    const char *np = neff::dtype_numpy_name(t.dtype);
+    if (host_dtype_size(np) == neff::dtype_size(t.dtype) && t.dtype != neff::DType::BF16) {
+        h.dtype = np;
+        h.data = t.data;
+        return h;
+    }
+    h.dtype = "float32";
+    size_t n = t.data.size() / size_t(neff::dtype_size(t.dtype));
+    h.data.resize(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        float v = rt::load_elem(t.dtype, t.data.data() + i * size_t(neff::dtype_size(t.dtype)));
+        std::memcpy(h.data.data() + i * 4, &v, 4);
+    }
+    return h;
+}
+
+std::string describe(const std::string &name, const rt::Tensor &t) {
+    size_t es = size_t(neff::dtype_size(t.dtype)), n = t.data.size() / es;
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    size_t nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = rt::load_elem(t.dtype, t.data.data() + i * es);
+        if (std::isnan(v)) {
+            nan++;
+            continue;
+        }
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        sum += v;
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "output %s: %s %s min %.6g max %.6g mean %.6g%s", name.c_str(),
+                  neff::dtype_name(t.dtype), rt::shape_str(t.shape).c_str(), lo, hi,
+                  n ? sum / double(n) : 0.0, nan ? (" nan " + std::to_string(nan)).c_str() : "");
+    return buf;
+}
+
+void write_text(const std::string &path, const std::string &text) {
+    neff::write_file_bytes(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+int run() {
+    std::unique_ptr<rt::Model> model;
+    rt::LoadOptions lo;
+    lo.target = device;
+    rt::Result r = rt::nrt_load(neff::read_file_bytes(neff_path), lo, model);
+    if (!r.ok()) {
+        throw UserError(r.code, r.message + " (" + rt::nrt_status_name(r.status) + ")");
+    }
+    std::map<std::string, rt::Tensor> bound;
+    for (const std::string &arg : inputs) {
+        size_t eq = arg.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) {
+            user_error("NHC_ERT015", "--input '", arg, "' is not of the form name=file");
+        }
+        std::string name = arg.substr(0, eq);
+        bound[name] = to_runtime(read_tensor_file(arg.substr(eq + 1)), name);
+    }
+    rt::ExecOptions eo;
+    eo.trace = !profile.empty();
+    rt::ExecResult res;
+    r = rt::nrt_execute(*model, bound, eo, res);
+    if (!r.ok()) {
+        throw UserError(r.code, r.message + " (" + rt::nrt_status_name(r.status) + ")");
+    }
+    for (const auto &[name, t] : res.outputs) {
+        std::cout << describe(name, t) << "\n";
+        if (!output_dir.empty()) {
+            write_npy_file(output_dir + "/" + name + ".npy", to_host(t));
+        }
+    }
+    std::cout << rt::summary_text(res.summary, model->target());
+    if (!summary.empty()) {
+        write_text(summary, rt::summary_json(res.summary, model->target()));
+    }
+    if (!profile.empty()) {
+        write_text(profile, rt::trace_json(res.trace, model->program().name));
+    }
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    cl::ParseCommandLineOptions(argc, argv, "run a NEFF on the NeuronCore simulator\n");
+    try {
+        return run();
+    } catch (const UserError &e) {
+        std::cerr << "error: " << e.formatted() << "\n";
+        return kExitUserError;
+    } catch (const std::exception &e) {
+        std::cerr << "internal error (this is a bug in neuron-halide-run): " << e.what() << "\n";
+        return kExitInternalError;
+    }
+}
