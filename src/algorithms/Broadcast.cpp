@@ -1,0 +1,48 @@
+#include "algorithms/Broadcast.h"
+
+#include "algorithms/Families.h"
+
+namespace nhc::alg {
+
+Shape broadcast_shape(const Node &node, const std::vector<Shape> &shapes) {
+    size_t rank = 0;
+    for (const Shape &s : shapes)
+        rank = std::max(rank, s.size());
+    Shape out(rank, 1);
+    for (const Shape &s : shapes)
+        for (size_t i = 0; i < s.size(); i++) {
+            int64_t &o = out[rank - s.size() + i];
+            if (s[i] == o || s[i] == 1)
+                continue;
+            if (o != 1)
+                unsupported_form(node, "operand shapes " + shape_str(shapes[0]) + " and " +
+                                           shape_str(s) + " do not broadcast");
+            o = s[i];
+        }
+    return out;
+}
+
+std::vector<Halide::Expr> broadcast_index(const Shape &in, const Shape &out,
+                                          const std::vector<Halide::Expr> &out_index) {
+    std::vector<Halide::Expr> idx;
+    size_t off = out.size() - in.size();
+    for (size_t i = 0; i < in.size(); i++)
+        idx.push_back(in[i] == 1 && out[off + i] != 1 ? Halide::Expr(0) : out_index[off + i]);
+    return idx;
+}
+
+std::vector<Halide::Expr> onnx_index(const std::vector<Halide::Var> &halide_vars) {
+    return std::vector<Halide::Expr>(halide_vars.rbegin(), halide_vars.rend());
+}
+
+Tensor broadcast_to(Builder &b, const Tensor &t, const Shape &out, const std::string &role) {
+    if (t.shape == out)
+        return t;
+    std::vector<Halide::Var> v = Builder::vars(static_cast<int>(out.size()));
+    Halide::Func f = b.func(role);
+    Halide::Expr e = t.at(broadcast_index(t.shape, out, onnx_index(v)));
+    define(f, v, e);
+    return Tensor{f, out, t.dtype};
+}
+
+} // namespace nhc::alg

@@ -1,0 +1,158 @@
+// Elementwise operators: unary functions, binary arithmetic with ONNX broadcasting, Where, Cast.
+// Each is one output stage computed in fp32 (for floating types) from explicit broadcast stages.
+
+#include "algorithms/Broadcast.h"
+#include "algorithms/Families.h"
+#include "support/Error.h"
+
+namespace nhc::alg {
+
+namespace {
+
+using Halide::Expr;
+
+// erf has no Halide intrinsic that survives lowering as one call; a pure extern call keeps it one
+// node in the IR (the code generator maps it to ACT's erf, the host JIT links libm's erff).
+Expr erf_call(const Expr &x) {
+    return Halide::Internal::Call::make(Halide::Float(32), "erff", {x},
+                                        Halide::Internal::Call::PureExtern);
+}
+
+Expr unary_expr(const Node &node, const Expr &x) {
+    const std::string &op = node.op_type;
+    if (op == "Abs")
+        return Halide::abs(x);
+    if (op == "Neg")
+        return -x;
+    if (op == "Relu")
+        return Halide::max(x, Halide::Internal::make_zero(x.type()));
+    if (op == "Exp")
+        return Halide::exp(x);
+    if (op == "Log")
+        return Halide::log(x);
+    if (op == "Sqrt")
+        return Halide::sqrt(x);
+    if (op == "Tanh")
+        return Halide::tanh(x);
+    if (op == "Erf")
+        return erf_call(x);
+    if (op == "Reciprocal")
+        return 1.0f / x;
+    if (op == "Sigmoid")
+        return 1.0f / (1.0f + Halide::exp(-x));
+    unsupported_form(node, "no elementwise form");
+}
+
+// A constant scalar exponent becomes multiplications or a square root (as torch exports of
+// LayerNorm and tanh-GELU use x^2 and x^3).
+Expr pow_expr(const OpContext &ctx, const Expr &a, const Expr &b) {
+    const HostTensor *c = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+    if (c && c->numel() == 1) {
+        double e = c->get_f64(0);
+        if (e == 1.0)
+            return a;
+        if (e == 2.0)
+            return a * a;
+        if (e == 3.0)
+            return a * a * a;
+        if (e == 0.5)
+            return Halide::sqrt(a);
+        if (e == -1.0)
+            return 1.0f / a;
+    }
+    return Halide::pow(a, b);
+}
+
+Expr binary_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
+    const std::string &op = ctx.node.op_type;
+    if (op == "Add")
+        return a + b;
+    if (op == "Sub")
+        return a - b;
+    if (op == "Mul")
+        return a * b;
+    if (op == "Div")
+        return dtype_is_float(t) ? a / b : Halide::div_round_to_zero(a, b);
+    if (op == "Max")
+        return Halide::max(a, b);
+    if (op == "Min")
+        return Halide::min(a, b);
+    if (op == "Pow")
+        return pow_expr(ctx, a, b);
+    unsupported_form(ctx.node, "no binary form");
+}
+
+} // namespace
+
+OpResult build_unary(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    if (!dtype_is_float(x.dtype) && ctx.node.op_type != "Abs" && ctx.node.op_type != "Neg" &&
+        ctx.node.op_type != "Relu")
+        unsupported_form(ctx.node, std::string("input type ") + dtype_name(x.dtype) +
+                                       " is not floating point");
+    std::vector<Halide::Var> v = Builder::vars(x.rank());
+    Halide::Func out = b.func("out");
+    Expr e = unary_expr(ctx.node, to_compute(x.at(onnx_index(v)), x.dtype));
+    define(out, v, from_compute(e, x.dtype));
+    return b.result({Tensor{out, x.shape, x.dtype}});
+}
+
+// Binary arithmetic; Max and Min also take one or more inputs (folded left to right).
+OpResult build_binary(const OpContext &ctx) {
+    Builder b(ctx);
+    bool variadic = ctx.node.op_type == "Max" || ctx.node.op_type == "Min";
+    if (ctx.inputs.empty() || (!variadic && ctx.inputs.size() != 2))
+        unsupported_form(ctx.node, "expected 2 inputs, found " + std::to_string(ctx.inputs.size()));
+    const Tensor &x = input(ctx, 0);
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < ctx.inputs.size(); i++)
+        shapes.push_back(input(ctx, i).shape);
+    Shape shape = broadcast_shape(ctx.node, shapes);
+    std::vector<Halide::Var> v = Builder::vars(static_cast<int>(shape.size()));
+    std::vector<Expr> idx = onnx_index(v);
+    Expr e;
+    for (size_t i = 0; i < ctx.inputs.size(); i++) {
+        const Tensor &t = ctx.inputs[i];
+        // A scalar exponent of Pow stays a scalar (x^2, x^0.5 become multiplications or sqrt).
+        bool scalar_exp = ctx.node.op_type == "Pow" && i == 1 && t.shape.empty();
+        Tensor tb = scalar_exp ? t : broadcast_to(b, t, shape, "bcast" + std::to_string(i));
+        Expr ti = to_compute(scalar_exp ? tb.at({}) : tb.at(idx), t.dtype);
+        e = i == 0 ? ti : binary_expr(ctx, e, ti, x.dtype);
+    }
+    Halide::Func out = b.func("out");
+    define(out, v, from_compute(e, x.dtype));
+    return b.result({Tensor{out, shape, x.dtype}});
+}
+
+OpResult build_where(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &c = input(ctx, 0), &x = input(ctx, 1), &y = input(ctx, 2);
+    Shape shape = broadcast_shape(ctx.node, {c.shape, x.shape, y.shape});
+    Tensor cb = broadcast_to(b, c, shape, "bcast_cond");
+    Tensor xb = broadcast_to(b, x, shape, "bcast_x");
+    Tensor yb = broadcast_to(b, y, shape, "bcast_y");
+    std::vector<Halide::Var> v = Builder::vars(static_cast<int>(shape.size()));
+    std::vector<Expr> idx = onnx_index(v);
+    Halide::Func out = b.func("out");
+    define(out, v, Halide::select(cb.at(idx) != 0, xb.at(idx), yb.at(idx)));
+    return b.result({Tensor{out, shape, x.dtype}});
+}
+
+OpResult build_cast(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    std::optional<DType> to = dtype_from_onnx(static_cast<int>(ctx.node.attr_int("to", 0)));
+    if (!to)
+        unsupported_form(ctx.node, "attribute 'to' names a type the compiler cannot hold");
+    std::vector<Halide::Var> v = Builder::vars(x.rank());
+    // Through the compute type (fp32 for floats), so that bf16 converts with RNE both ways.
+    Expr e = x.at(onnx_index(v));
+    e = dtype_is_float(*to) || dtype_is_float(x.dtype) ? from_compute(to_compute(e, x.dtype), *to)
+                                                       : from_compute(e, *to);
+    Halide::Func out = b.func("out");
+    define(out, v, e);
+    return b.result({Tensor{out, x.shape, *to}});
+}
+
+} // namespace nhc::alg

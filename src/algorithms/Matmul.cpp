@@ -1,0 +1,134 @@
+// MatMul (batched, numpy broadcasting of the batch axes, 1-D operands) and Gemm (transposed
+// operands, alpha, beta, bias C). The contraction runs over an RDom `k` in an fp32 accumulator
+// stage `acc`; the operands are staged as explicit Funcs with K as their outer (partition) axis:
+// `lhs_t(m, k)` (the stationary operand, transposed from ONNX's [M, K]) and `rhs(n, k)` (the
+// moving operand), following ../shared/reference/isel-prototype.md §5.
+
+#include "algorithms/Broadcast.h"
+#include "algorithms/Families.h"
+
+namespace nhc::alg {
+
+namespace {
+
+using Halide::Expr;
+
+struct Contraction {
+    Halide::Func acc;
+    Shape out_shape; // ONNX order, before removing 1-D operand axes
+};
+
+// acc(n, m, batch...) = sum_k lhs(k at m) * rhs(n at k), over the batch shape `batch`.
+// lhs_at(m, k, batch) and rhs_at(n, k, batch) read the ONNX operands.
+template <typename LhsAt, typename RhsAt>
+Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size, const Shape &batch,
+                     LhsAt lhs_at, RhsAt rhs_at) {
+    int nb = static_cast<int>(batch.size());
+    std::vector<Halide::Var> bv = Builder::vars(nb + 2); // v0 = n (or m), v1 = k (or m), rest batch
+    Halide::Var x = bv[0], y = bv[1];
+    std::vector<Halide::Var> batch_vars(bv.begin() + 2, bv.end());
+    std::vector<Expr> batch_idx = onnx_index(batch_vars);
+    auto args = [&](Expr a, Expr c) {
+        std::vector<Expr> r = {a, c};
+        r.insert(r.end(), batch_vars.begin(), batch_vars.end());
+        return r;
+    };
+    Halide::Func lhs_t = b.func("lhs_t"), rhs = b.func("rhs"), acc = b.func("acc");
+    lhs_t(args(x, y)) = Halide::cast(Halide::Float(32), lhs_at(x, y, batch_idx)); // (m, k)
+    rhs(args(x, y)) = Halide::cast(Halide::Float(32), rhs_at(x, y, batch_idx));   // (n, k)
+    Halide::RDom k(0, static_cast<int>(k_size), "k");
+    acc(args(x, y)) = 0.0f; // (n, m)
+    acc(args(x, y)) += lhs_t(args(y, k)) * rhs(args(x, k));
+    Shape out = batch;
+    out.push_back(m_size);
+    out.push_back(n_size);
+    return {acc, out};
+}
+
+} // namespace
+
+OpResult build_matmul(const OpContext &ctx) {
+    Builder b(ctx);
+    Tensor a = input(ctx, 0), c = input(ctx, 1);
+    if (a.rank() == 0 || c.rank() == 0)
+        unsupported_form(ctx.node, "scalar operands are not valid for MatMul");
+    // 1-D operands: A[K] acts as [1, K], B[K] as [K, 1]; the added axes leave the result.
+    Shape as = a.rank() == 1 ? Shape{1, a.shape[0]} : a.shape;
+    Shape bs = c.rank() == 1 ? Shape{c.shape[0], 1} : c.shape;
+    int64_t m = as[as.size() - 2], k = as.back(), k2 = bs[bs.size() - 2], n = bs.back();
+    if (k != k2)
+        unsupported_form(ctx.node, "contraction sizes differ: " + shape_str(a.shape) + " @ " +
+                                       shape_str(c.shape));
+    Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+    Shape batch = broadcast_shape(ctx.node, {a_batch, b_batch});
+    auto read = [](const Tensor &t, const Shape &padded, const Shape &tb, Expr row, Expr col,
+                   const std::vector<Expr> &batch_idx, const Shape &batch) {
+        std::vector<Expr> idx = broadcast_index(tb, batch, batch_idx);
+        if (t.rank() == 1) // the padded axis of a 1-D operand is not in the tensor
+            return t.at({padded[0] == 1 ? col : row});
+        idx.push_back(row);
+        idx.push_back(col);
+        return t.at(idx);
+    };
+    Contraction con = contract(
+        b, m, n, k, batch,
+        [&](Expr mi, Expr ki, const std::vector<Expr> &bi) {
+            return read(a, as, a_batch, mi, ki, bi, batch);
+        },
+        [&](Expr ni, Expr ki, const std::vector<Expr> &bi) {
+            return read(c, bs, b_batch, ki, ni, bi, batch);
+        });
+    Shape out_shape = batch;
+    if (a.rank() > 1)
+        out_shape.push_back(m);
+    if (c.rank() > 1)
+        out_shape.push_back(n);
+    std::vector<Halide::Var> v = Builder::vars(static_cast<int>(out_shape.size()));
+    std::vector<Expr> oi = onnx_index(v);
+    std::vector<Expr> acc_idx(oi.begin(), oi.begin() + batch.size()); // ONNX order
+    acc_idx.push_back(a.rank() > 1 ? oi[batch.size()] : Expr(0));
+    acc_idx.push_back(c.rank() > 1 ? oi.back() : Expr(0));
+    Halide::Func out = b.func("out");
+    std::vector<Expr> hidx(acc_idx.rbegin(), acc_idx.rend());
+    define(out, v, from_compute(con.acc(hidx), a.dtype));
+    return b.result({Tensor{out, out_shape, a.dtype}});
+}
+
+OpResult build_gemm(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &a = input(ctx, 0), &c = input(ctx, 1);
+    if (a.rank() != 2 || c.rank() != 2)
+        unsupported_form(ctx.node, "Gemm needs 2-D A and B, found " + shape_str(a.shape) + " and " +
+                                       shape_str(c.shape));
+    bool ta = ctx.node.attr_int("transA", 0) != 0, tb = ctx.node.attr_int("transB", 0) != 0;
+    float alpha = static_cast<float>(ctx.node.attr_float("alpha", 1.0));
+    float beta = static_cast<float>(ctx.node.attr_float("beta", 1.0));
+    int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
+    int64_t n = tb ? c.shape[0] : c.shape[1], k2 = tb ? c.shape[1] : c.shape[0];
+    if (k != k2)
+        unsupported_form(ctx.node, "contraction sizes differ: A " + shape_str(a.shape) + ", B " +
+                                       shape_str(c.shape));
+    Contraction con = contract(
+        b, m, n, k, {},
+        [&](Expr mi, Expr ki, const std::vector<Expr> &) {
+            return ta ? a.at({ki, mi}) : a.at({mi, ki});
+        },
+        [&](Expr ni, Expr ki, const std::vector<Expr> &) {
+            return tb ? c.at({ni, ki}) : c.at({ki, ni});
+        });
+    Shape out_shape = {m, n};
+    std::vector<Halide::Var> v = Builder::vars(2);
+    Expr y = con.acc(v[0], v[1]);
+    if (alpha != 1.0f)
+        y = y * alpha;
+    if (ctx.inputs.size() > 2 && ctx.inputs[2].func.defined() && beta != 0.0f) {
+        Tensor bias = broadcast_to(b, ctx.inputs[2], out_shape, "bias");
+        Expr be = to_compute(bias.at(onnx_index(v)), bias.dtype);
+        y = y + (beta == 1.0f ? be : be * beta);
+    }
+    Halide::Func out = b.func("out");
+    define(out, v, from_compute(y, a.dtype));
+    return b.result({Tensor{out, out_shape, a.dtype}});
+}
+
+} // namespace nhc::alg

@@ -1,0 +1,84 @@
+#include "algorithms/Reference.h"
+
+#include "algorithms/Algorithm.h"
+#include "support/Error.h"
+
+#include <cstring>
+
+namespace nhc::alg {
+
+namespace {
+
+Halide::Buffer<> to_buffer(const HostTensor &t) {
+    std::vector<int> sizes(t.shape().rbegin(), t.shape().rend());
+    Halide::Buffer<> buf(halide_type(t.dtype()), sizes);
+    std::memcpy(buf.data(), t.bytes().data(), t.bytes().size()); // dense, dim 0 innermost
+    return buf;
+}
+
+HostTensor from_buffer(const Halide::Buffer<> &buf, DType dtype, const Shape &shape) {
+    HostTensor t(dtype, shape);
+    std::memcpy(t.bytes().data(), buf.data(), t.bytes().size());
+    return t;
+}
+
+Tensor wrap(const Halide::Buffer<> &buf, const Value &v) {
+    // A Func whose definition calls the buffer directly (the buffer is embedded in the pipeline).
+    Halide::Func f(Namer(v.name)("buffer"));
+    std::vector<Halide::Var> vars = Builder::vars(static_cast<int>(v.shape.size()));
+    std::vector<Halide::Expr> args(vars.begin(), vars.end());
+    Halide::Expr call = Halide::Internal::Call::make(buf, args);
+    define(f, vars, call);
+    return Tensor{f, v.shape, v.dtype};
+}
+
+} // namespace
+
+std::map<std::string, HostTensor> run_reference(const Graph &g,
+                                                const std::map<std::string, HostTensor> &inputs) {
+    std::map<std::string, Halide::Buffer<>> buffers;
+    for (const std::string &in : g.inputs) {
+        auto it = inputs.find(in);
+        nhc_assert(it != inputs.end(), "no value for graph input '" << in << "'");
+        buffers[in] = to_buffer(it->second);
+    }
+    for (const auto &[name, v] : g.values)
+        if (v.is_constant())
+            buffers[name] = to_buffer(*v.constant);
+    // An explicit portable target: the host target here enables AVX-512/AMX features that not
+    // every machine running the tests has (../shared/reference/halide14.md §1).
+    Halide::Target target("x86-64-linux-avx2-fma-f16c-sse41");
+    for (const Node &node : g.nodes) {
+        OpContext ctx{node, {}, {}, {}, g.opset};
+        for (const std::string &in : node.inputs) {
+            if (in.empty()) {
+                ctx.inputs.emplace_back();
+                ctx.constants.push_back(nullptr);
+                continue;
+            }
+            const Value &v = g.value(in);
+            ctx.inputs.push_back(wrap(buffers.at(in), v));
+            ctx.constants.push_back(v.constant.get());
+        }
+        for (const std::string &out : node.outputs)
+            ctx.outputs.push_back(out.empty() ? nullptr : &g.value(out));
+        OpResult r = build_algorithm(ctx);
+        for (size_t o = 0; o < r.outputs.size(); o++) {
+            if (node.outputs[o].empty())
+                continue;
+            const Value &v = g.value(node.outputs[o]);
+            std::vector<int> sizes(v.shape.rbegin(), v.shape.rend());
+            Halide::Buffer<> buf(halide_type(v.dtype), sizes);
+            r.outputs[o].func.realize(buf, target);
+            buffers[v.name] = buf;
+        }
+    }
+    std::map<std::string, HostTensor> outs;
+    for (const std::string &o : g.outputs) {
+        const Value &v = g.value(o);
+        outs[o] = from_buffer(buffers.at(o), v.dtype, v.shape);
+    }
+    return outs;
+}
+
+} // namespace nhc::alg

@@ -1,0 +1,40 @@
+// Softmax: max, exp(x - max), sum, reciprocal, scale, as ../shared/reference/isel-prototype.md §4.
+// Opset >= 13 normalises along one axis (default -1); older opsets over all axes from `axis`
+// (default 1) on, as if the input were flattened to 2-D there.
+
+#include "algorithms/Broadcast.h"
+#include "algorithms/Families.h"
+#include "algorithms/Reduction.h"
+
+namespace nhc::alg {
+
+OpResult build_softmax(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    int rank = x.rank();
+    if (rank == 0)
+        unsupported_form(ctx.node, "a scalar input has no axis to normalise");
+    int axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", ctx.opset >= 13 ? -1 : 1), rank);
+    std::set<int> axes;
+    for (int a = axis; a < (ctx.opset >= 13 ? axis + 1 : rank); a++)
+        axes.insert(a);
+    ReductionAxes r = make_reduction(x.shape, axes, "r");
+
+    std::vector<Halide::Var> v = Builder::vars(rank);
+    std::vector<Halide::Expr> idx = onnx_index(v);
+    std::vector<Halide::Var> kv = Builder::vars(static_cast<int>(r.kept.size()));
+    std::vector<Halide::Expr> kidx = onnx_index(kv), ridx = full_index(r, rank, kidx);
+
+    Halide::Func mx = b.func("max"), ex = b.func("exp"), sm = b.func("sum"), rs = b.func("rcp"),
+                 out = b.func("out");
+    define(mx, kv, Halide::Float(32).min());
+    define(mx, kv, Halide::max(call_onnx(mx, kidx), to_compute(x.at(ridx), x.dtype)));
+    define(ex, v, Halide::exp(to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx))));
+    define(sm, kv, 0.0f);
+    define(sm, kv, call_onnx(sm, kidx) + call_onnx(ex, ridx));
+    define(rs, kv, 1.0f / call_onnx(sm, kidx));
+    define(out, v, from_compute(call_onnx(ex, idx) * call_onnx(rs, kept_part(r, idx)), x.dtype));
+    return b.result({Tensor{out, x.shape, x.dtype}});
+}
+
+} // namespace nhc::alg

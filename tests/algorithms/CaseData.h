@@ -1,0 +1,87 @@
+#ifndef NHC_TESTS_CASEDATA_H
+#define NHC_TESTS_CASEDATA_H
+
+// Reading ONNX backend-test case folders (model.onnx + test_data_set_N/{input,output}_i.pb) and
+// comparing tensors, for the tests that check computed outputs against stored references.
+
+#include "graph/Graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <onnx/onnx_pb.h>
+#include <string>
+
+namespace nhc::test {
+
+inline HostTensor read_pb(const std::filesystem::path &file, std::string *name = nullptr) {
+    onnx::TensorProto t;
+    std::ifstream in(file, std::ios::binary);
+    if (!t.ParseFromIstream(&in))
+        throw std::runtime_error("cannot parse " + file.string());
+    if (name)
+        *name = t.name();
+    return HostTensor::from_onnx(t, file.string());
+}
+
+/** Inputs of test_data_set_0 bound to the graph's inputs (by the stored name, else by position). */
+inline std::map<std::string, HostTensor> read_inputs(const Graph &g,
+                                                     const std::filesystem::path &set) {
+    std::map<std::string, HostTensor> inputs;
+    for (size_t i = 0; i < g.inputs.size(); i++) {
+        std::string stored;
+        HostTensor t = read_pb(set / ("input_" + std::to_string(i) + ".pb"), &stored);
+        bool named = !stored.empty() && g.has_value(stored) &&
+                     std::find(g.inputs.begin(), g.inputs.end(), stored) != g.inputs.end();
+        inputs[named ? stored : g.inputs[i]] = t;
+    }
+    return inputs;
+}
+
+struct Comparison {
+    bool ok = true;
+    double max_abs_err = 0, rel_l2 = 0;
+    std::string why;
+};
+
+/** allclose(rtol, atol) elementwise, plus the relative L2 error ||a-b|| / ||b||. */
+inline Comparison compare(const HostTensor &got_in, const HostTensor &want, double rtol,
+                          double atol) {
+    Comparison c;
+    HostTensor got = got_in;
+    // ONNX's test data stores expected bfloat16 outputs as their uint16 bits.
+    if (got.dtype() == DType::BFloat16 && want.dtype() == DType::UInt16) {
+        got = HostTensor(DType::UInt16, got_in.shape());
+        got.bytes() = got_in.bytes();
+    }
+    if (got.shape() != want.shape()) {
+        c.ok = false;
+        c.why = "shape " + shape_str(got.shape()) + " != " + shape_str(want.shape());
+        return c;
+    }
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < got.numel(); i++) {
+        double a = got.get_f64(i), b = want.get_f64(i);
+        if (std::isnan(a) && std::isnan(b))
+            continue;
+        double d = std::fabs(a - b);
+        if (std::isinf(a) && a == b)
+            d = 0;
+        num += d * d;
+        den += b * b;
+        c.max_abs_err = std::max(c.max_abs_err, d);
+        if (!(d <= atol + rtol * std::fabs(b)) && c.ok) {
+            c.ok = false;
+            c.why = "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
+                    std::to_string(b);
+        }
+    }
+    c.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    return c;
+}
+
+} // namespace nhc::test
+
+#endif
