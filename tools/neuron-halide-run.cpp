@@ -1,10 +1,12 @@
 // neuron-halide-run: load a NEFF and run it once on the NeuronCore simulator.
 //   neuron-halide-run model.neff --input name=file.npy|.pb ... [--output-dir DIR]
-//                     [--profile trace.json] [--summary-json FILE] [--target T]
+//                     [--profile trace.json] [--summary-json FILE] [--target T] [--timing-only]
 // Prints a summary of the outputs, the simulated latency and the engine utilisation; writes each
 // output as DIR/<output name>.npy (bf16, tf32 and fp8 outputs are widened to float32, which NumPy
-// reads). Exit status: 0 on success, 1 on a user error (a coded message and the NRT-like status on
-// stderr), 70 on an internal error.
+// reads). --timing-only times every instruction from its operands' shapes without computing any
+// value (inputs optional, no outputs): for large kernels, see docs/timing.md. Exit status: 0 on
+// success, 1 on a user error (a coded message and the NRT-like status on stderr), 70 on an internal
+// error.
 
 #include "neff/NeffFile.h"
 #include "runtime/Numerics.h"
@@ -36,6 +38,9 @@ cl::opt<std::string> summary("summary-json", cl::desc("write the run summary as 
                              cl::value_desc("FILE"));
 cl::opt<std::string> device("target", cl::desc("device target (default: the NEFF's own)"),
                             cl::value_desc("trn1|trn1n|inf2|trn2"));
+
+cl::opt<bool> timing_only("timing-only",
+                          cl::desc("time the NEFF without computing values (no outputs)"));
 
 constexpr int kExitUserError = 1;
 constexpr int kExitInternalError = 70;
@@ -114,6 +119,7 @@ int run() {
     }
     rt::ExecOptions eo;
     eo.trace = !profile.empty();
+    eo.timing_only = timing_only;
     rt::ExecResult res;
     r = rt::nrt_execute(*model, bound, eo, res);
     if (!r.ok()) {
@@ -124,6 +130,9 @@ int run() {
         if (!output_dir.empty()) {
             write_npy_file(output_dir + "/" + name + ".npy", to_host(t));
         }
+    }
+    if (timing_only) {
+        std::cout << "timing only: no values were computed\n";
     }
     std::cout << rt::summary_text(res.summary, model->target());
     if (!summary.empty()) {

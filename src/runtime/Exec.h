@@ -6,7 +6,8 @@
  * Numerics.h: operands are read and widened to fp32, engines compute in fp32, PSUM accumulates in
  * fp32, results are rounded (RNE) to the destination dtype. Each executor also describes the
  * instruction for the timing model (a CostQuery, DMA byte counts, FLOPs), so that the operands are
- * analysed once.
+ * analysed once. On a timing-only Machine an executor runs its checks, fills the ExecInfo and
+ * returns before touching any value.
  *
  * Rule violations are user errors naming the instruction: operand space (NHC_ERT009), shapes
  * (NHC_ERT008), dtypes (NHC_ERT010), PE size limits (NHC_ERT011), forms the target lacks

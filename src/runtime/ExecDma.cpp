@@ -45,7 +45,9 @@ ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
                    i.src.free_count(), "] to dst [", i.dst.num_partitions, " x ",
                    i.dst.free_count(), "]: element counts must match (or src be one row)");
     }
-    if (i.dst.dtype == i.src.dtype) {
+    if (!m.functional()) {
+        // timing only: nothing moves
+    } else if (i.dst.dtype == i.src.dtype) {
         m.copy_bits(i.dst, i.src);
     } else {
         Tile t = m.read(i.src);

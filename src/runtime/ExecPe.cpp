@@ -75,6 +75,16 @@ ExecInfo exec_matmul(Machine &m, const neff::Instr &i, const Where &w) {
         user_error("NHC_ERT008", w.str(), " writes dst [", i.dst.num_partitions, " x ",
                    i.dst.free_count(), "]: expected [", mm, " x ", n, "]");
     }
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, target::CostQuery::Kind::Matmul, n);
+    info.cost.stationary_free = mm;
+    info.cost.fp32_matmul = is_fp32_like(i.src.dtype);
+    info.flops = target::matmul_flops(k, mm, n);
+    bool fp8 = i.src.dtype == DType::FP8E4M3 || i.src.dtype == DType::FP8E5M2;
+    info.peak_flops_per_ns = t.pe_peak_flops_per_ns(info.cost.fp32_matmul, fp8);
+    if (!m.functional()) {
+        return info;
+    }
     Tile s = m.read(i.src), mv = m.read(i.src1);
     Eigen::Map<const RowMajor> S(s.v.data(), k, mm), MV(mv.v.data(), k, n);
     Tile out;
@@ -89,14 +99,6 @@ ExecInfo exec_matmul(Machine &m, const neff::Instr &i, const Where &w) {
         R = O + R;
     }
     m.write(i.dst, out);
-
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, target::CostQuery::Kind::Matmul, n);
-    info.cost.stationary_free = mm;
-    info.cost.fp32_matmul = is_fp32_like(i.src.dtype);
-    info.flops = target::matmul_flops(k, mm, n);
-    bool fp8 = i.src.dtype == DType::FP8E4M3 || i.src.dtype == DType::FP8E5M2;
-    info.peak_flops_per_ns = t.pe_peak_flops_per_ns(info.cost.fp32_matmul, fp8);
     return info;
 }
 
@@ -118,6 +120,13 @@ ExecInfo exec_transpose(Machine &m, const neff::Instr &i, const Where &w) {
         user_error("NHC_ERT010", w.str(), " writes ", neff::dtype_name(i.dst.dtype),
                    ": the PE transpose writes fp32 (or the source dtype on NeuronCore-v3)");
     }
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, target::CostQuery::Kind::Transpose, f);
+    info.cost.partitions = int(p);
+    info.cost.fp32_matmul = is_fp32_like(i.src.dtype);
+    if (!m.functional()) {
+        return info;
+    }
     Tile in = m.read(i.src), out;
     out.partitions = int(f);
     out.free = p;
@@ -135,10 +144,6 @@ ExecInfo exec_transpose(Machine &m, const neff::Instr &i, const Where &w) {
         }
     }
     m.write(i.dst, out);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, target::CostQuery::Kind::Transpose, f);
-    info.cost.partitions = int(p);
-    info.cost.fp32_matmul = is_fp32_like(i.src.dtype);
     return info;
 }
 

@@ -55,7 +55,9 @@ ExecInfo exec_tensor_copy(Machine &m, const neff::Instr &i, const Where &w) {
     // nc.md:L309: bit-exact when dtypes match on DVE/Pool (and ACT on v3, nc.md:L177); ACT on v2
     // casts through fp32.
     bool exact = w.engine != Engine::ACT || m.target().version != target::CoreVersion::V2;
-    if (exact && i.dst.dtype == i.src.dtype) {
+    if (!m.functional()) {
+        // timing only
+    } else if (exact && i.dst.dtype == i.src.dtype) {
         m.copy_bits(i.dst, i.src);
     } else {
         m.write(i.dst, m.read(i.src));
@@ -67,20 +69,29 @@ ExecInfo exec_tensor_copy(Machine &m, const neff::Instr &i, const Where &w) {
 
 ExecInfo exec_memset(Machine &m, const neff::Instr &i, const Where &w) {
     check_compute_operand(m, i.dst, w, "dst");
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::Memset, i.dst.free_count());
+    info.cost.cheap_variant = i.value == 0 && neff::dtype_is_16bit_float(i.dst.dtype);
+    if (!m.functional()) {
+        return info;
+    }
     Tile t;
     t.partitions = i.dst.num_partitions;
     t.free = i.dst.free_count();
     t.v.assign(size_t(t.partitions * t.free), i.value);
     m.write(i.dst, t);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Memset, t.free);
-    info.cost.cheap_variant = i.value == 0 && neff::dtype_is_16bit_float(i.dst.dtype);
     return info;
 }
 
 ExecInfo exec_iota(Machine &m, const neff::Instr &i, const Where &w) {
     require_space(i.dst, {MemSpace::SBUF}, w, "dst"); // nc.md:L312: dst SBUF
     m.check(i.dst, w, "dst", true);
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::Iota, i.dst.free_count());
+    if (!m.functional()) {
+        affine_row(i, i.dst, 0, w); // the pattern check only
+        return info;
+    }
     Tile t;
     t.partitions = i.dst.num_partitions;
     t.free = i.dst.free_count();
@@ -92,8 +103,6 @@ ExecInfo exec_iota(Machine &m, const neff::Instr &i, const Where &w) {
         }
     }
     m.write(i.dst, t);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Iota, t.free);
     return info;
 }
 
@@ -105,6 +114,12 @@ ExecInfo exec_affine_select(Machine &m, const neff::Instr &i, const Where &w) {
         user_error("NHC_ERT018", w.str(), " compares with ", neff::alu_op_name(i.alu0),
                    ": expected is_equal, not_equal, is_gt, is_ge, is_lt or is_le");
     }
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::AffineSelect, i.src.free_count());
+    if (!m.functional()) {
+        affine_row(i, i.src, 0, w); // the pattern check only
+        return info;
+    }
     Tile t = m.read(i.src);
     for (int p = 0; p < t.partitions; p++) {
         std::vector<int64_t> v = affine_row(i, i.src, p, w);
@@ -114,8 +129,6 @@ ExecInfo exec_affine_select(Machine &m, const neff::Instr &i, const Where &w) {
         }
     }
     m.write(i.dst, t);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::AffineSelect, t.free);
     return info;
 }
 
@@ -130,6 +143,12 @@ ExecInfo exec_partition_reduce(Machine &m, const neff::Instr &i, const Where &w)
         user_error("NHC_ERT008", w.str(), " writes dst [", i.dst.num_partitions, " x ",
                    i.dst.free_count(), "]: reducing [", i.src.num_partitions, " x ",
                    i.src.free_count(), "] across partitions gives [1 x ", i.src.free_count(), "]");
+    }
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::PartitionReduce, i.src.free_count());
+    info.cost.partitions = i.src.num_partitions;
+    if (!m.functional()) {
+        return info;
     }
     Tile x = m.read(i.src), out;
     out.partitions = 1;
@@ -146,9 +165,6 @@ ExecInfo exec_partition_reduce(Machine &m, const neff::Instr &i, const Where &w)
         }
     }
     m.write(i.dst, out);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::PartitionReduce, x.free);
-    info.cost.partitions = x.partitions;
     return info;
 }
 

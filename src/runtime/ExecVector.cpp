@@ -50,6 +50,19 @@ ExecInfo exec_activation(Machine &m, const neff::Instr &i, const Where &w) {
     }
     std::vector<float> scale = scalar_values(m, i.s0, P, w, "scale");
     std::vector<float> bias = scalar_values(m, i.s1, P, w, "bias");
+    if (i.accum.present()) {
+        check_compute_operand(m, i.accum, w, "accum");
+        if (i.accum.num_partitions != P || i.accum.free_count() != 1) {
+            user_error("NHC_ERT008", w.str(), " accumulates into [", i.accum.num_partitions, " x ",
+                       i.accum.free_count(), "]: expected [", P, " x 1]");
+        }
+    }
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::Activation, i.src.free_count());
+    info.cost.accumulate = i.accum.present();
+    if (!m.functional()) {
+        return info;
+    }
     Tile x = m.read(i.src);
     Tile acc;
     acc.partitions = P;
@@ -66,16 +79,8 @@ ExecInfo exec_activation(Machine &m, const neff::Instr &i, const Where &w) {
     }
     m.write(i.dst, x);
     if (i.accum.present()) {
-        check_compute_operand(m, i.accum, w, "accum");
-        if (i.accum.num_partitions != P || i.accum.free_count() != 1) {
-            user_error("NHC_ERT008", w.str(), " accumulates into [", i.accum.num_partitions, " x ",
-                       i.accum.free_count(), "]: expected [", P, " x 1]");
-        }
         m.write(i.accum, acc);
     }
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Activation, x.free);
-    info.cost.accumulate = i.accum.present();
     return info;
 }
 
@@ -87,17 +92,20 @@ ExecInfo exec_tensor_tensor(Machine &m, const neff::Instr &i, const Where &w) {
     require_same_shape(i.dst, i.src, w, "dst", "src");
     require_same_shape(i.dst, i.src1, w, "dst", "src1");
     require_alu(i.alu0, w, "op");
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::TensorTensor, i.src.free_count());
+    // nc.md:L301: bf16 add/mult/subtract contiguous in SBUF runs in one pass.
+    bool simple = i.alu0 == AluOp::Add || i.alu0 == AluOp::Mult || i.alu0 == AluOp::Subtract;
+    info.cost.cheap_variant = simple && info.cost.all_16bit_sbuf && info.cost.contiguous &&
+                              i.src.dtype == DType::BF16 && i.src1.dtype == DType::BF16;
+    if (!m.functional()) {
+        return info;
+    }
     Tile a = m.read(i.src), b = m.read(i.src1);
     for (size_t k = 0; k < a.v.size(); k++) {
         a.v[k] = alu(i.alu0, a.v[k], b.v[k]);
     }
     m.write(i.dst, a);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorTensor, a.free);
-    // nc.md:L301: bf16 add/mult/subtract contiguous in SBUF runs in one pass.
-    bool simple = i.alu0 == AluOp::Add || i.alu0 == AluOp::Mult || i.alu0 == AluOp::Subtract;
-    info.cost.cheap_variant = simple && info.cost.all_16bit_sbuf && info.cost.contiguous &&
-                              i.src.dtype == DType::BF16 && i.src1.dtype == DType::BF16;
     return info;
 }
 
@@ -120,6 +128,11 @@ ExecInfo exec_tensor_scalar(Machine &m, const neff::Instr &i, const Where &w) {
     std::vector<float> s0 = scalar_values(m, i.s0, P, w, "s0");
     std::vector<float> s1 = scalar_values(m, i.s1, P, w, "s1");
     bool r0 = i.has(neff::kFlagReverse0), r1 = i.has(neff::kFlagReverse1);
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::TensorScalar, i.src.free_count());
+    if (!m.functional()) {
+        return info;
+    }
     Tile x = m.read(i.src);
     for (int p = 0; p < P; p++) {
         float *row = x.row(p);
@@ -132,8 +145,6 @@ ExecInfo exec_tensor_scalar(Machine &m, const neff::Instr &i, const Where &w) {
         }
     }
     m.write(i.dst, x);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorScalar, x.free);
     return info;
 }
 
@@ -161,6 +172,14 @@ ExecInfo exec_tensor_reduce(Machine &m, const neff::Instr &i, const Where &w) {
                    i.src.free_count(), "] over ", inner, " elements gives [", i.src.num_partitions,
                    " x ", outer, "]");
     }
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::TensorReduce, i.src.free_count());
+    // nc.md:L306: N/2 for bf16 in/out with add or max.
+    info.cost.cheap_variant = i.src.dtype == DType::BF16 && i.dst.dtype == DType::BF16 &&
+                              (i.alu0 == AluOp::Add || i.alu0 == AluOp::Max);
+    if (!m.functional()) {
+        return info;
+    }
     Tile x = m.read(i.src), out;
     out.partitions = x.partitions;
     out.free = outer;
@@ -179,11 +198,6 @@ ExecInfo exec_tensor_reduce(Machine &m, const neff::Instr &i, const Where &w) {
         }
     }
     m.write(i.dst, out);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorReduce, x.free);
-    // nc.md:L306: N/2 for bf16 in/out with add or max.
-    info.cost.cheap_variant = i.src.dtype == DType::BF16 && i.dst.dtype == DType::BF16 &&
-                              (i.alu0 == AluOp::Add || i.alu0 == AluOp::Max);
     return info;
 }
 
@@ -196,13 +210,16 @@ ExecInfo exec_select(Machine &m, const neff::Instr &i, const Where &w) {
     require_same_shape(i.dst, i.pred, w, "dst", "pred");
     require_same_shape(i.dst, i.src, w, "dst", "on_true");
     require_same_shape(i.dst, i.src1, w, "dst", "on_false");
+    ExecInfo info;
+    info.cost = base_cost(m, i, w, Kind::Select, i.dst.free_count());
+    if (!m.functional()) {
+        return info;
+    }
     Tile pr = m.read(i.pred), a = m.read(i.src), b = m.read(i.src1);
     for (size_t k = 0; k < a.v.size(); k++) {
         a.v[k] = pr.v[k] != 0 ? a.v[k] : b.v[k];
     }
     m.write(i.dst, a);
-    ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Select, a.free);
     return info;
 }
 

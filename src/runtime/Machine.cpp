@@ -23,11 +23,15 @@ std::string Where::str() const {
     return s;
 }
 
-Machine::Machine(const target::TargetInfo &t, const neff::Program &p) : t_(t), p_(p) {
+Machine::Machine(const target::TargetInfo &t, const neff::Program &p, bool functional)
+    : t_(t), p_(p), functional_(functional) {
     int64_t hbm = p.hbm_size();
     if (hbm > t.hbm_bytes_per_core) {
         user_error("NHC_ERT017", "program '", p.name, "' needs ", hbm, " bytes of HBM, ", t.name,
                    " has ", t.hbm_bytes_per_core, " per NeuronCore");
+    }
+    if (!functional_) {
+        return; // timing only: no values, so no memory (a full-size matmul has 256 MiB of HBM)
     }
     sbuf_.assign(size_t(t.partitions) * t.sbuf_usable_per_partition, 0);
     psum_.assign(size_t(t.partitions) * t.psum_bytes_per_partition, 0);
@@ -92,6 +96,7 @@ uint8_t *Machine::row_base(const AccessPattern &ap, int p) {
 }
 
 const uint8_t *Machine::row_base(const AccessPattern &ap, int p) const {
+    nhc_assert(functional_, "data access on a timing-only machine");
     switch (ap.space) {
     case MemSpace::SBUF:
         return sbuf_.data() + int64_t(ap.start_partition + p) * t_.sbuf_usable_per_partition;

@@ -9,6 +9,10 @@
  * (NHC_ERT005), SBUF usable bytes (NHC_ERT004), PSUM capacity and bank crossing (NHC_ERT006),
  * and HBM bounds (already guaranteed at load by validate_hbm_bounds). Messages name the
  * instruction through the `Where` context.
+ *
+ * A timing-only Machine (functional = false) holds no memory at all: executors still check every
+ * operand and describe the instruction for the timing model, but compute nothing (Runtime.h,
+ * ExecOptions::timing_only). read/write/copy on it are internal errors.
  */
 
 #include "neff/Isa.h"
@@ -39,7 +43,10 @@ struct Tile {
 
 class Machine {
 public:
-    Machine(const target::TargetInfo &t, const neff::Program &p);
+    Machine(const target::TargetInfo &t, const neff::Program &p, bool functional = true);
+
+    /** False in timing-only mode: executors return after their checks, before any data moves. */
+    bool functional() const { return functional_; }
 
     const target::TargetInfo &target() const { return t_; }
     const neff::Program &program() const { return p_; }
@@ -66,6 +73,7 @@ private:
 
     const target::TargetInfo &t_;
     const neff::Program &p_;
+    bool functional_;
     std::vector<uint8_t> sbuf_, psum_, hbm_;
 };
 

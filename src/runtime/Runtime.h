@@ -43,6 +43,11 @@ struct LoadOptions {
 
 struct ExecOptions {
     bool trace = false;
+    /** Timing only: every instruction is checked and timed from its operands' shapes, but no
+     *  value is computed. Inputs are optional (checked when given), no output is returned, and
+     *  the Summary is the same as a functional run's (the timing model never looks at values).
+     *  For simulating large kernels fast (docs/timing.md); the default is functional. */
+    bool timing_only = false;
 };
 
 struct ExecResult {
@@ -62,7 +67,8 @@ public:
     const std::vector<TensorInfo> &tensors() const { return tensors_; }
     /** NHC_ERT014 if no input or output has this name. */
     const TensorInfo &tensor_info(const std::string &name) const;
-    /** Runs once; inputs by name (NHC_ERT001/002/003 when missing, unknown or misshapen). */
+    /** Runs once; inputs by name (NHC_ERT001/002/003 when missing, unknown or misshapen; a
+     *  missing input is allowed in timing-only mode). */
     ExecResult execute(const std::map<std::string, Tensor> &inputs,
                        const ExecOptions &opt = {}) const;
 

@@ -15,7 +15,9 @@
  *    bandwidth. It signals when its last engine finishes.
  *  - The functional effect of an instruction happens when it is issued, in simulated-time order
  *    (ties broken by engine order), so a correctly synchronised program computes the same values
- *    as in any other interleaving, and a racy one is deterministic.
+ *    as in any other interleaving, and a racy one is deterministic. In timing-only mode
+ *    (Machine::functional() false) instructions are checked and timed but compute nothing.
+ *  - The constants and the calibration against published Trn1 times: docs/timing.md.
  *  - When no engine can issue and no completion is pending, the program is deadlocked: user
  *    error NHC_ERT007 listing every blocked instruction and the semaphore values.
  */

@@ -130,19 +130,30 @@ std::vector<DmaShare> dma_split(const TargetInfo &t, const DmaQuery &q) {
     return shares;
 }
 
+double dma_row_efficiency(const TargetInfo &t, double row_bytes) {
+    const DmaParams &d = t.dma;
+    if (d.small_row_efficiency >= 1 || row_bytes >= double(d.saturating_row_bytes)) {
+        return 1;
+    }
+    if (row_bytes <= double(d.small_row_bytes)) {
+        return d.small_row_efficiency;
+    }
+    // Linear in log2(row bytes) between the two anchors (Target.cpp, set_row_efficiency).
+    double f = std::log2(row_bytes / double(d.small_row_bytes)) /
+               std::log2(double(d.saturating_row_bytes) / double(d.small_row_bytes));
+    return d.small_row_efficiency + f * (1 - d.small_row_efficiency);
+}
+
 double dma_engine_ns(const TargetInfo &t, const DmaShare &s) {
     const DmaParams &d = t.dma;
-    double ns = double(s.bytes) / d.bytes_per_ns + double(s.chunks) * d.per_descriptor_ns;
-    // Small-chunk inefficiency hook (nc.md:L255-258): chunks below small_chunk_bytes are moved as
-    // if they were small_chunk_bytes long. Off (0) until calibrated.
-    if (d.small_chunk_bytes > 0 && s.chunks > 0) {
-        double avg = double(s.bytes) / double(s.chunks);
-        if (avg < d.small_chunk_bytes) {
-            ns = double(s.chunks) * d.small_chunk_bytes / d.bytes_per_ns +
-                 double(s.chunks) * d.per_descriptor_ns;
-        }
+    if (s.chunks <= 0) {
+        return double(s.bytes) / d.bytes_per_ns;
     }
-    return ns;
+    double row = double(s.bytes) / double(s.chunks);
+    // Rows shorter than min_row_bytes cost as much as one of min_row_bytes (nc.md:L256).
+    double costed = std::max(row, double(d.min_row_bytes)) * double(s.chunks);
+    return costed / (d.bytes_per_ns * dma_row_efficiency(t, row)) +
+           double(s.chunks) * d.per_descriptor_ns;
 }
 
 } // namespace nhc::target

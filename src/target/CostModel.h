@@ -71,7 +71,11 @@ struct DmaShare {
 /** Splits a transfer over n_eng = min(engines, ceil(P / partitions_per_engine)) engines
  *  (nc.md:L264), each serving its own partitions. */
 std::vector<DmaShare> dma_split(const TargetInfo &t, const DmaQuery &q);
-/** Time one engine is occupied by its share (excludes the fixed latency, which overlaps). */
+/** Bandwidth fraction a DMA engine reaches on contiguous rows of `row_bytes` (DmaParams). */
+double dma_row_efficiency(const TargetInfo &t, double row_bytes);
+/** Time one engine is occupied by its share (excludes the fixed latency, which overlaps):
+ *  its bytes over the engine bandwidth times the row efficiency of its average row, plus the
+ *  per-descriptor cost (0 on every target: the card shows none, docs/timing.md). */
 double dma_engine_ns(const TargetInfo &t, const DmaShare &s);
 
 /** FLOPs of a matmul (2*K*M*N). */

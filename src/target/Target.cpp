@@ -26,6 +26,30 @@ const char *engine_name(EngineKind e) {
 
 namespace {
 
+/** DMA row-size efficiency, calibrated on calibration.md card MM (issue 4, docs/timing.md).
+ *  nc.md:L255-259 [DBW] gives the shape only: rows "< 256 B: severely overhead-bound",
+ *  "256 B - 2 KiB: improving", ">= 4 KiB saturates"; nc.md:L266 "efficiency falls off for
+ *  per-partition chunks under 2 KiB". The level comes from the card: MM0, MM1 and MM2 are DMA-bound
+ *  (TensorE <= 27% busy, cal.md:L47, L96-99) and move 256 B - 1 KiB rows at the same rate, so the
+ *  efficiency is flat from 256 B to 1 KiB and equals their pooled rate over the aggregate DMA
+ *  bandwidth. Fitted once on the card as a whole, then fixed:
+ *    bytes = loads (cal.md:L45, L57, L68: 5,120 + 4,160 + 2,112 MiB) + 3 x 64 MiB of stores
+ *          (cal.md:L46) = 11,584 MiB = 12.15 GB,
+ *    time (cal.md:L38, L49, L60) = 51.80 + 42.96 + 22.07 ms = 116.83 ms,
+ *    pooled rate 104.0 GB/s / (16 engines x 17 B/ns = 272 GB/s) = 0.382.
+ *  Between 1 KiB (the longest rows the card measures at that level) and 4 KiB (saturation) the
+ *  efficiency is interpolated linearly in log2(row bytes). Rows under 256 B are costed as 256 B
+ *  rows: below the documented overhead-bound threshold a row's cost no longer shrinks. */
+void set_row_efficiency(DmaParams &d) {
+    constexpr double kMiB = 1024.0 * 1024.0;
+    constexpr double kCardBytes = (5120.0 + 4160.0 + 2112.0 + 3 * 64.0) * kMiB; // MM0-MM2
+    constexpr double kCardNs = (51.80 + 42.96 + 22.07) * 1e6;
+    d.small_row_efficiency = kCardBytes / kCardNs / (d.num_engines * d.bytes_per_ns);
+    d.small_row_bytes = 1024;      // cal.md:L38-L67: 1 KiB rows (MM1/MM2 rhs) still at that rate
+    d.saturating_row_bytes = 4096; // nc.md:L259 ">= 4 KiB saturates" [DBW]
+    d.min_row_bytes = 256;         // nc.md:L256 "< 256 B: severely overhead-bound" [DBW]
+}
+
 /** NeuronCore-v2 (Trn1, Trn1n, Inf2). */
 TargetInfo make_v2(const std::string &name) {
     TargetInfo t;
@@ -56,16 +80,18 @@ TargetInfo make_v2(const std::string &name) {
     t.fast_stride_bytes = 16;                // nc.md:L232 "above 16 B, bandwidth halves" [AG2]
     t.dve_perf_mode_copy = 1;                // v2 has no DVE performance mode (nc.md:L163, v3 only)
     t.dve_perf_mode_other = 1;
-    t.pe_transpose_exact = false;      // nc.md:L125 v2 transpose not bit-accurate [AG2]
-    t.fp8_peak_factor = 1;             // nc.md:L79 "same rate as BF16" [AG2]
-    t.dma.num_engines = 16;            // nc.md:L240 [AG2, DMA]
-    t.dma.partitions_per_engine = 8;   // nc.md:L245 [DMA]
-    t.dma.bytes_per_ns = 17;           // nc.md:L241 "17 B/ns effective" [DBW]
-    t.dma.fixed_latency_ns = 1300;     // nc.md:L252 "~1,300 ns from semaphore to start" [DBW]
-    t.dma.issue_ns = 0;                // v2 descriptors are precomputed (DGE mode none, nc.md:L268)
-    t.dma.per_descriptor_ns = 0;       // not documented; calibration.md (MM card) asks for it
-    t.dma.max_in_flight_per_queue = 0; // not documented; calibration.md (MM card) asks for it
-    t.dma.small_chunk_bytes = 0;       // nc.md:L255-258 gives only qualitative falloff: off
+    t.pe_transpose_exact = false;    // nc.md:L125 v2 transpose not bit-accurate [AG2]
+    t.fp8_peak_factor = 1;           // nc.md:L79 "same rate as BF16" [AG2]
+    t.dma.num_engines = 16;          // nc.md:L240 [AG2, DMA]
+    t.dma.partitions_per_engine = 8; // nc.md:L245 [DMA]
+    t.dma.bytes_per_ns = 17;         // nc.md:L241 "17 B/ns effective" [DBW]
+    t.dma.fixed_latency_ns = 1300;   // nc.md:L252 "~1,300 ns from semaphore to start" [DBW]
+    t.dma.issue_ns = 0;              // v2 descriptors are precomputed (DGE mode none, nc.md:L268)
+    // Per-row cost and in-flight limit: not documented, and the MM card shows neither (MM0 moves
+    // 1.6x more rows per byte than MM1 at the same rate, cal.md:L47, L57): off (docs/timing.md).
+    t.dma.per_descriptor_ns = 0;
+    t.dma.max_in_flight_per_queue = 0;
+    set_row_efficiency(t.dma);
     return t;
 }
 
@@ -86,6 +112,9 @@ TargetInfo make_v3(const std::string &name) {
     t.pe_transpose_exact = true;             // nc.md:L126-127 transpose mode bit-accurate [AG3]
     t.fp8_peak_factor = 2;                   // nc.md:L79 158 dense double-row vs 79 [NC3, AG3]
     t.dma.bytes_per_ns = 23;                 // nc.md:L241 "23 B/ns" [DBW]
+    // The row efficiency (set_row_efficiency) is inherited from v2 as a fraction of the engine
+    // bandwidth: its shape is documented for DMA in general (nc.md:L255-259), its level was fitted
+    // on a Trn1 card only and is not re-fitted for Trn2.
     return t;
 }
 

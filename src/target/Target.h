@@ -25,8 +25,8 @@ enum class EngineKind { PE = 0, ACT = 1, DVE = 2, POOL = 3, SP = 4 };
 constexpr int kNumEngines = 5;
 const char *engine_name(EngineKind e);
 
-/** DMA cost parameters. The structure is what calibration (issue 4) tunes; values here are
- *  only the ones the reference states. */
+/** DMA cost parameters: the reference's numbers plus the calibration of issue 4 (docs/timing.md
+ *  says which mechanism is fitted on which published measurement). */
 struct DmaParams {
     int num_engines = 0;             ///< DMA engines per NeuronCore
     int partitions_per_engine = 0;   ///< SBUF partitions one engine serves in a full-P transfer
@@ -35,7 +35,14 @@ struct DmaParams {
     double issue_ns = 0;             ///< time the issuing engine spends per DMA instruction
     double per_descriptor_ns = 0;    ///< engine occupancy per contiguous chunk (0 = off)
     int max_in_flight_per_queue = 0; ///< transfers a queue may have in flight (0 = unlimited)
-    double small_chunk_bytes = 0;    ///< chunks below this run at reduced efficiency (0 = off)
+    /** Row-size efficiency (docs/timing.md, "DMA row efficiency"): a contiguous row (chunk) of
+     *  b bytes moves at bytes_per_ns * eff(b), where eff = small_row_efficiency for
+     *  b <= small_row_bytes, 1 for b >= saturating_row_bytes, linear in log2(b) in between; a
+     *  row shorter than min_row_bytes costs as much as one of min_row_bytes. */
+    double small_row_efficiency = 1;  ///< bandwidth fraction of short rows (1 = mechanism off)
+    int64_t small_row_bytes = 0;      ///< rows up to this size run at small_row_efficiency
+    int64_t saturating_row_bytes = 0; ///< rows from this size run at full bandwidth
+    int64_t min_row_bytes = 0;        ///< shorter rows cost as much as this (0 = off)
 };
 
 /** One target. Clocks in GHz (= cycles per ns). */

@@ -191,3 +191,19 @@ TEST_CASE("command-line errors are coded and exit 1") {
     write_npy(dir + "/w.npy", {128, 32}, random_floats(128 * 32, 65));
     expect(sh(dir, tool("NHC_AS") + " k.s -o k2.neff"), "NHC_EASM006");
 }
+
+TEST_CASE("neuron-halide-run --timing-only times without values or inputs") {
+    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    write(dir + "/k.s", kKernel);
+    write_npy(dir + "/w.npy", {128, 64}, random_floats(128 * 64, 61));
+    REQUIRE(sh(dir, tool("NHC_AS") + " k.s -o k.neff").status == 0);
+    Run f = sh(dir, tool("NHC_RUN") + " k.neff --timing-only --summary-json t.json");
+    REQUIRE(f.status == 0);
+    CHECK(f.out.find("timing only: no values were computed") != std::string::npos);
+    CHECK(f.out.find("output y") == std::string::npos);
+    CHECK(f.out.find("latency:") != std::string::npos);
+    auto js = llvm::json::parse(slurp(dir + "/t.json"));
+    REQUIRE(bool(js));
+    CHECK(js->getAsObject()->getNumber("total_time_us").getValue() > 0);
+}
