@@ -1,7 +1,9 @@
 #include "driver/Compile.h"
 
+#include "driver/Codegen.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
+#include "neff/NeffFile.h"
 #include "support/Error.h"
 #include "support/Log.h"
 
@@ -19,6 +21,17 @@ void check_inputs_exist(const CompileOptions &o) {
                    "' (--schedule) does not exist");
 }
 
+// Options whose feature does not exist yet are refused rather than silently ignored.
+void check_implemented(const CompileOptions &o) {
+    if (!o.schedule_file.empty())
+        user_error("NHC_ENYI001", "--schedule: the schedule language is not implemented yet in "
+                                  "this version; compile without it to use the default schedules");
+    if (o.auto_cast != "none")
+        user_error("NHC_ENYI001", "--auto-cast ", o.auto_cast,
+                   ": mixed precision is not "
+                   "implemented yet in this version; use --auto-cast none (fp32)");
+}
+
 void log_options(const CompileOptions &o) {
     log_info("compiling ", o.model_path, " for ", o.target, " at -O", o.optlevel, ", model type ",
              o.model_type, ", auto-cast ", o.auto_cast,
@@ -28,17 +41,23 @@ void log_options(const CompileOptions &o) {
         log_info("--enable-saturate-infinity has no effect on trn2");
 }
 
-[[noreturn]] void not_yet_implemented(const char *step) {
-    user_error("NHC_ENYI001", "the pipeline stops at step '", step,
-               "': it is not implemented yet in this version of neuron-halide-cc, so no NEFF "
-               "was written");
+/** The options that change the NEFF, recorded in its info.json. */
+std::map<std::string, std::string> recorded_options(const CompileOptions &o) {
+    return {{"target", o.target},
+            {"optlevel", std::to_string(o.optlevel)},
+            {"model_type", o.model_type},
+            {"auto_cast", o.auto_cast},
+            {"auto_cast_type", o.auto_cast_type},
+            {"logical_nc_config", std::to_string(o.logical_nc_config)}};
 }
 
 } // namespace
 
 void compile_model(const CompileOptions &options) {
+    register_codegen_operators();
     log_options(options);
     check_inputs_exist(options);
+    check_implemented(options);
 
     FrontendOptions fe;
     fe.input_shapes = options.input_shapes;
@@ -50,10 +69,21 @@ void compile_model(const CompileOptions &options) {
         TimedStep step("check operator support");
         check_operator_support(graph);
     }
-    not_yet_implemented("graph passes and code generation");
+    neff::Program program;
+    {
+        TimedStep step("code generation");
+        program = generate_program(graph, options);
+    }
+    program.options = recorded_options(options);
+    TimedStep step("write NEFF");
+    neff::WriteOptions wo;
+    wo.compress = !options.enable_fast_loading_neuron_binaries;
+    neff::write_file_bytes(options.output, neff::write_neff(program, wo));
+    log_info("wrote ", options.output);
 }
 
 std::string list_operators_text() {
+    register_codegen_operators();
     std::string s;
     for (const OperatorInfo &op : supported_operators())
         s += op.op_type + "\n";

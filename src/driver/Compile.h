@@ -2,9 +2,9 @@
 #define NHC_DRIVER_COMPILE_H
 
 /** \file
- * The compile pipeline as one readable list of named, timed steps (DESIGN.md "The pipeline").
- * Steps that do not exist yet stop the pipeline with NHC_ENYI001, naming the step, so a user sees
- * exactly how far their model got.
+ * The compile pipeline as one readable list of named, timed steps (DESIGN.md "The pipeline"):
+ * front end, operator support, code generation (groups, schedules, lowering, instruction
+ * selection, semaphores), NEFF writing.
  */
 
 #include "driver/Options.h"

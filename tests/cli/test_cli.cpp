@@ -119,8 +119,8 @@ TEST_CASE("missing, truncated and corrupted model files are coded errors, never 
         << bytes.substr(0, bytes.size() / 2);
     expect_user_error(run(dir.file("truncated.onnx")), "NHC_EONX001");
 
-    // Corruptions at many offsets: each must end in a coded rejection (or, if the damage hits
-    // only weight bytes, get as far as the operator check), with exit status 1.
+    // Corruptions at many offsets: each must end in a coded rejection with exit status 1, or,
+    // when the damage hits only weight bytes, compile (status 0); never a crash.
     for (size_t off = 7; off < bytes.size(); off += bytes.size() / 23) {
         std::string broken = bytes;
         for (size_t i = off; i < std::min(off + 16, broken.size()); i++)
@@ -128,8 +128,9 @@ TEST_CASE("missing, truncated and corrupted model files are coded errors, never 
         std::ofstream(dir.file("corrupt.onnx"), std::ios::binary) << broken;
         Run r = run(dir.file("corrupt.onnx"));
         INFO("offset " << off << ": " << r.out);
-        CHECK(r.status == 1);
-        CHECK(r.has("[NHC_E"));
+        CHECK((r.status == 0 || r.status == 1));
+        CHECK((r.status == 0) == r.has("Compiler status PASS"));
+        CHECK((r.status == 1) == r.has("[NHC_E"));
     }
 }
 
@@ -152,11 +153,13 @@ TEST_CASE("a symbolic dimension needs --input-shape") {
 
 TEST_CASE("progress, log file and the final status line") {
     TempDir dir;
-    Run r = run(example_model() + " --verbose info --logfile " + dir.file("compile.log"));
+    Run r = run(example_model() + " --verbose info --logfile " + dir.file("compile.log"),
+                dir.path.string());
     INFO(r.out);
     CHECK(r.has("frontend: load model"));
+    CHECK(r.has("codegen: fc1"));
     CHECK(r.has(" ms"));
-    CHECK(r.has("Compiler status ERROR"));
+    CHECK(r.has("Compiler status PASS"));
     std::ifstream log(dir.file("compile.log"));
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     CHECK(text.find("INFO") != std::string::npos);
@@ -176,16 +179,43 @@ TEST_CASE("unwritable log file and missing schedule file are coded errors") {
         "NHC_EIO001");
 }
 
-TEST_CASE("the pipeline says where it stops") {
+TEST_CASE("options whose feature is not implemented yet are refused, not ignored") {
     TempDir dir;
-    // The example model reaches the operator check: no operator has an algorithm yet.
-    Run mlp = run(example_model(), dir.path.string());
-    expect_user_error(mlp, "NHC_EUOC002");
-    CHECK(mlp.has("Gemm (2): 'fc1' 'fc2'"));
-    CHECK(mlp.has("Relu (1): 'relu1'"));
-    // A model that folds to constants passes every existing step and stops at code generation.
-    Run folded = run(model_file(dir, "const.onnx", kConstantOutput), dir.path.string());
-    expect_user_error(folded, "NHC_ENYI001");
-    CHECK(folded.has("graph passes and code generation"));
+    std::ofstream(dir.file("s.sched")) << "# a schedule\n";
+    expect_user_error(
+        run(example_model() + " --schedule " + dir.file("s.sched"), dir.path.string()),
+        "NHC_ENYI001");
+    expect_user_error(run(example_model() + " --auto-cast matmult", dir.path.string()),
+                      "NHC_ENYI001");
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
+}
+
+TEST_CASE("the example compiles to a NEFF that runs") {
+    TempDir dir;
+    Run mlp = run(example_model() + " --output " + dir.file("mlp.neff"), dir.path.string());
+    INFO(mlp.out);
+    CHECK(mlp.status == 0);
+    CHECK(mlp.has("Compiler status PASS"));
+    REQUIRE(std::filesystem::exists(dir.file("mlp.neff")));
+    // The default output name, and a model that folds entirely to constants.
+    Run folded = run(model_file(dir, "const.onnx", kConstantOutput), dir.path.string());
+    CHECK(folded.status == 0);
+    CHECK(std::filesystem::exists(dir.path / "file.neff"));
+}
+
+TEST_CASE("operators without code generation and unsupported outputs are coded errors") {
+    TempDir dir;
+    Run gather = run(model_file(dir, "gather.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[10, 4] x, int32[3] i) => (float[3, 4] y) { y = Gather(x, i) }
+)"),
+                     dir.path.string());
+    expect_user_error(gather, "NHC_EUOC002");
+    CHECK(gather.has("Gather (1)"));
+    Run passthrough = run(model_file(dir, "pass.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] x) { }
+)"),
+                          dir.path.string());
+    expect_user_error(passthrough, "NHC_EGEN017");
 }

@@ -1,0 +1,217 @@
+#include "driver/Codegen.h"
+
+#include "graph/OperatorSupport.h"
+#include "neff/InsertSemaphores.h"
+#include "neff/LowerGroup.h"
+#include "neff/SelectInstructions.h"
+#include "schedules/DefaultSchedule.h"
+#include "support/Error.h"
+#include "support/Log.h"
+
+#include <cstring>
+#include <set>
+
+namespace nhc {
+
+namespace {
+
+// Operators whose output is the input's bytes reinterpreted: no instruction, the same variable.
+bool is_view(const Node &n) {
+    return n.domain.empty() &&
+           (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
+            n.op_type == "Unsqueeze" || n.op_type == "Identity");
+}
+
+neff::DType isa_dtype_of(DType t, const std::string &value) {
+    switch (t) {
+    case DType::Float32:
+        return neff::DType::F32;
+    case DType::Float16:
+        return neff::DType::F16;
+    case DType::BFloat16:
+        return neff::DType::BF16;
+    case DType::Int8:
+        return neff::DType::I8;
+    case DType::UInt8:
+    case DType::Bool:
+        return neff::DType::U8;
+    case DType::Int16:
+        return neff::DType::I16;
+    case DType::UInt16:
+        return neff::DType::U16;
+    case DType::Int32:
+        return neff::DType::I32;
+    case DType::UInt32:
+        return neff::DType::U32;
+    default:
+        user_error("NHC_EGEN006", "tensor '", value, "' has type ", dtype_name(t),
+                   ", which the NeuronCore engines cannot hold (64-bit types are not supported)");
+    }
+}
+
+class ProgramBuilder {
+public:
+    ProgramBuilder(const Graph &g, const CompileOptions &o) : g_(g), o_(o) {
+        prog_.target = o.target;
+        prog_.name = g.name;
+        target_ = &target::target_by_name(o.target);
+    }
+
+    neff::Program build() {
+        plan_memory();
+        for (const Node &n : g_.nodes)
+            if (!is_view(n) || alias_target(n))
+                compile_node(n);
+        copy_outputs_without_producer();
+        codegen::insert_semaphores(selected_, prog_);
+        prog_.layout_hbm();
+        return std::move(prog_);
+    }
+
+private:
+    int add_var(const std::string &name, neff::VarKind kind, const Value &v) {
+        neff::Variable var;
+        var.name = name;
+        var.kind = kind;
+        var.dtype = isa_dtype_of(v.dtype, v.name);
+        var.shape = v.shape;
+        if (kind == neff::VarKind::Weight)
+            var.data = v.constant->bytes();
+        prog_.vars.push_back(std::move(var));
+        return static_cast<int>(prog_.vars.size()) - 1;
+    }
+
+    // A view whose output is a graph output still needs a copy into the output variable.
+    bool alias_target(const Node &n) const { return graph_outputs_.count(n.outputs[0]) != 0; }
+
+    void plan_memory() {
+        for (const std::string &in : g_.inputs)
+            var_of_[in] = add_var(in, neff::VarKind::Input, g_.value(in));
+        for (const std::string &out : g_.outputs) {
+            graph_outputs_.insert(out);
+            if (!var_of_.count(out))
+                var_of_[out] = add_var(out, neff::VarKind::Output, g_.value(out));
+        }
+        // Weights get their variable when generated code first reads them (var()): a constant
+        // used only as an attribute (Reshape's shape, Split's sizes) never reaches HBM.
+        for (const Node &n : g_.nodes) {
+            if (is_view(n) && !alias_target(n)) {
+                var_of_[n.outputs[0]] = var_of_.at(n.inputs[0]);
+                continue;
+            }
+            for (const std::string &out : n.outputs)
+                if (!out.empty() && !var_of_.count(out))
+                    var_of_[out] = add_var(out, neff::VarKind::Scratch, g_.value(out));
+        }
+    }
+
+    int var(const std::string &value) {
+        auto it = var_of_.find(value);
+        if (it != var_of_.end())
+            return it->second;
+        const Value &v = g_.value(value);
+        nhc_assert(v.is_constant(), "value '" << value << "' has no variable");
+        return var_of_[value] = add_var(value, neff::VarKind::Weight, v);
+    }
+
+    codegen::HbmBinding binding(const std::string &value) {
+        int v = var(value);
+        return {v, prog_.vars.at(v).dtype};
+    }
+
+    void compile_node(const Node &n) {
+        TimedStep step("codegen: " + n.name);
+        if (is_view(n)) {
+            flat_copy(n.inputs[0], n.outputs[0], n.name);
+            return;
+        }
+        sched::Group grp = sched::build_node_group(g_, n);
+        sched::apply_default_schedule(grp);
+        codegen::LoweredGroup lg = codegen::lower_group(grp);
+        codegen::SelectOptions so;
+        so.target = target_;
+        so.node_name = n.name;
+        so.partition_dim = lg.partition_dim;
+        for (const auto &[buf, value] : lg.hbm_buffers)
+            if (lg.referenced.count(buf))
+                so.hbm[buf] = binding(value);
+        std::vector<codegen::SelectedInstr> ins = codegen::select_instructions(lg.body, so);
+        log_debug(n.describe(), ": ", ins.size(), " instructions");
+        selected_.insert(selected_.end(), ins.begin(), ins.end());
+    }
+
+    // One DMA moving a whole tensor's bytes (views that are graph outputs, inputs returned as is).
+    void flat_copy(const std::string &from, const std::string &to, const std::string &name) {
+        neff::Instr i;
+        i.op = neff::Opcode::Dma;
+        i.name = name;
+        auto ap = [&](int var, const neff::Variable &v) {
+            neff::AccessPattern a;
+            a.space = neff::MemSpace::HBM;
+            a.dtype = v.dtype;
+            a.var = var;
+            a.num_partitions = 1;
+            a.dims = {{neff::dtype_size(v.dtype), v.num_elements()}};
+            return a;
+        };
+        int from_var = var(from);
+        i.src = ap(from_var, prog_.vars.at(from_var));
+        i.dst = ap(var(to), prog_.vars.at(var(to)));
+        selected_.push_back({neff::Engine::SP, i});
+    }
+
+    void copy_outputs_without_producer() {
+        std::set<std::string> produced;
+        for (const Node &n : g_.nodes)
+            produced.insert(n.outputs.begin(), n.outputs.end());
+        for (const std::string &out : g_.outputs) {
+            if (produced.count(out))
+                continue;
+            // A constant returned as an output (a model folded away entirely) is copied from its
+            // weight variable; a graph input returned as an output has no variable of its own.
+            const Value &v = g_.value(out);
+            if (v.is_constant()) {
+                std::string weight = out + "__constant";
+                var_of_[weight] = add_var(weight, neff::VarKind::Weight, v);
+                flat_copy(weight, out, out);
+                continue;
+            }
+            user_error("NHC_EGEN017", "graph output '", out,
+                       "' is a graph input or a constant; "
+                       "outputs computed by no node are not supported yet");
+        }
+    }
+
+    const Graph &g_;
+    const CompileOptions &o_;
+    const target::TargetInfo *target_ = nullptr;
+    neff::Program prog_;
+    std::map<std::string, int> var_of_;
+    std::set<std::string> graph_outputs_;
+    std::vector<codegen::SelectedInstr> selected_;
+};
+
+} // namespace
+
+void register_codegen_operators() {
+    // Each listed operator compiles end to end and matches ONNX's test data on the simulator
+    // (tests/e2e). Gather (indirect DMA) and Concat (a select of clamped reads) are not here yet.
+    for (const char *op : {"Abs",        "Add",        "Div",
+                           "Erf",        "Exp",        "Flatten",
+                           "Gemm",       "Identity",   "LayerNormalization",
+                           "Log",        "MatMul",     "Max",
+                           "Min",        "Mul",        "Neg",
+                           "Pow",        "Reciprocal", "ReduceMax",
+                           "ReduceMean", "ReduceSum",  "Relu",
+                           "Reshape",    "Sigmoid",    "Softmax",
+                           "Split",      "Sqrt",       "Squeeze",
+                           "Sub",        "Tanh",       "Transpose",
+                           "Unsqueeze",  "Where"})
+        register_operator({op, "codegen"});
+}
+
+neff::Program generate_program(const Graph &g, const CompileOptions &options) {
+    return ProgramBuilder(g, options).build();
+}
+
+} // namespace nhc

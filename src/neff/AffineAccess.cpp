@@ -1,0 +1,41 @@
+#include "neff/AffineAccess.h"
+
+namespace nhc::codegen {
+
+using namespace Halide::Internal;
+
+std::optional<Affine> affine_index(const Halide::Expr &index, const std::vector<Loop> &loops) {
+    Affine a;
+    Halide::Expr at_min = index;
+    for (const Loop &l : loops)
+        at_min = substitute(l.name, Halide::Expr(static_cast<int>(l.min)), at_min);
+    at_min = simplify(at_min);
+    const int64_t *base = as_const_int(at_min);
+    if (!base)
+        return std::nullopt;
+    a.base = *base;
+    for (const Loop &l : loops) {
+        Halide::Expr v = Variable::make(Halide::Int(32), l.name);
+        Halide::Expr step = simplify(substitute(l.name, v + 1, index) - index);
+        const int64_t *s = as_const_int(step);
+        if (!s)
+            return std::nullopt;
+        a.strides.push_back(*s);
+    }
+    // A stride found at one point is the stride everywhere only if the index is linear: check
+    // that the last point predicted from base and strides is the real one.
+    Halide::Expr at_max = index;
+    int64_t predicted = a.base;
+    for (size_t j = 0; j < loops.size(); j++) {
+        int64_t last = loops[j].min + loops[j].extent - 1;
+        at_max = substitute(loops[j].name, Halide::Expr(static_cast<int>(last)), at_max);
+        predicted += a.strides[j] * (loops[j].extent - 1);
+    }
+    Halide::Expr real_expr = simplify(at_max); // keep the node alive while reading it
+    const int64_t *real = as_const_int(real_expr);
+    if (!real || *real != predicted)
+        return std::nullopt;
+    return a;
+}
+
+} // namespace nhc::codegen

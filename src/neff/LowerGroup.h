@@ -1,0 +1,34 @@
+#ifndef NHC_NEFF_LOWERGROUP_H
+#define NHC_NEFF_LOWERGROUP_H
+
+/** \file
+ * Lowers a scheduled group through Halide and captures the final Stmt (DESIGN.md §6): one
+ * Pipeline per group, a capture pass added on that Pipeline object, compile_to_module with a
+ * neutral target so that no host feature (AMX extraction) changes the IR
+ * (../shared/reference/halide14.md §3). The Stmt is flattened: Allocate with memory types and
+ * extents, Store/Load with 1-D indices, loops rebased to 0.
+ */
+
+#include "schedules/Group.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace nhc::codegen {
+
+struct LoweredGroup {
+    Halide::Internal::Stmt body;
+    /** Halide buffer name -> Graph value name, for the HBM inputs and outputs. */
+    std::map<std::string, std::string> hbm_buffers;
+    /** The HBM buffers the Stmt actually reads or writes (an input used only as an attribute,
+     *  such as Reshape's shape, is not among them). */
+    std::set<std::string> referenced;
+    std::map<std::string, int> partition_dim; ///< the schedule's layout hints
+};
+
+LoweredGroup lower_group(const sched::Group &g);
+
+} // namespace nhc::codegen
+
+#endif

@@ -1,0 +1,37 @@
+#ifndef NHC_NEFF_ONCHIPALLOCATOR_H
+#define NHC_NEFF_ONCHIPALLOCATOR_H
+
+/** \file
+ * Address assignment in SBUF (bytes per partition) and PSUM (whole 2 KiB banks) for the
+ * allocations the instruction selector meets. Next-fit from a rotating cursor: a freed region is
+ * reused only after the rest of the space has been used, so consecutive iterations of a loop get
+ * different buffers (double buffering without a schedule hint) while live regions never overlap.
+ * Hazards on reused memory are left to the semaphore pass.
+ */
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace nhc::codegen {
+
+class OnChipAllocator {
+public:
+    /** `capacity` bytes per partition, allocations aligned to `granule` bytes. */
+    OnChipAllocator(int64_t capacity, int64_t granule) : capacity_(capacity), granule_(granule) {}
+
+    /** Offset of a new region of `bytes`, or -1 if no gap is large enough. */
+    int64_t allocate(int64_t bytes);
+    void release(int64_t offset);
+    int64_t capacity() const { return capacity_; }
+
+private:
+    int64_t capacity_, granule_;
+    int64_t cursor_ = 0;
+    std::map<int64_t, int64_t> live_; // offset -> size
+    int64_t first_fit_from(int64_t start, int64_t end, int64_t bytes) const;
+};
+
+} // namespace nhc::codegen
+
+#endif

@@ -1,0 +1,317 @@
+// Elementwise, reduction and memset nests (see SelectInstructions.h): an expression is lowered
+// bottom-up, one engine instruction per operation, through dense fp32 SBUF temporaries; the last
+// instruction writes the stage's own tile. Engines compute in fp32 and round on write, so casts
+// between floating types need no instruction of their own.
+
+#include "neff/SelectorState.h"
+
+#include "support/Error.h"
+
+namespace nhc::codegen {
+
+using namespace Halide::Internal;
+using neff::AccessPattern;
+using neff::AluOp;
+using neff::Engine;
+using neff::Instr;
+using neff::Opcode;
+
+namespace {
+
+struct Operand {
+    bool is_imm = false;
+    float imm = 0;
+    AccessPattern ap;
+    bool per_partition = false; ///< constant along every free loop: usable as a [P,1] scalar
+};
+
+class ComputeSelector {
+public:
+    ComputeSelector(Selector &s, const Nest &n, IterSpace it, AccessPattern dst)
+        : s_(s), n_(n), it_(std::move(it)), dst_(std::move(dst)) {}
+
+    /** Lowers `e` and writes it into the destination tile. */
+    void store(const Halide::Expr &e) {
+        Operand r = lower(e, &dst_);
+        if (r.ap.present() && r.ap == dst_ && !r.is_imm)
+            return; // the last operation already wrote the destination
+        if (r.is_imm) {
+            Instr i;
+            i.op = Opcode::Memset;
+            i.dst = dst_;
+            i.value = r.imm;
+            s_.emit(Engine::DVE, i);
+            return;
+        }
+        Instr i;
+        i.op = Opcode::TensorCopy;
+        i.dst = dst_;
+        i.src = r.ap;
+        s_.emit(Engine::DVE, i);
+    }
+
+    /** `e` as a tile over the whole iteration space (materialized if it is an immediate). */
+    AccessPattern tile(const Halide::Expr &e) {
+        Operand o = lower(e, nullptr);
+        if (!o.is_imm)
+            return o.ap;
+        AccessPattern t = temp();
+        Instr i;
+        i.op = Opcode::Memset;
+        i.dst = t;
+        i.value = o.imm;
+        s_.emit(Engine::DVE, i);
+        return t;
+    }
+
+private:
+    AccessPattern temp() {
+        AccessPattern t = s_.temp_tile(it_, n_);
+        t.start_partition = dst_.start_partition; // engines keep data on its partitions
+        return t;
+    }
+
+    Operand load(const Load *l) {
+        const Buffer &b = s_.buffer(l->name);
+        if (b.space == neff::MemSpace::HBM)
+            s_.fail("NHC_EGEN011", n_,
+                    "'" + l->name +
+                        "' is read from HBM by a compute "
+                        "instruction; stage it in SBUF first");
+        Affine a = s_.affine(l->name, l->index, n_);
+        Operand o;
+        o.ap = s_.onchip_ap(b, a, it_, n_, "operand");
+        o.per_partition = true;
+        for (int j : it_.free())
+            o.per_partition = o.per_partition && a.strides[j] == 0;
+        return o;
+    }
+
+    static neff::Scalar scalar_of(const Operand &o) {
+        neff::Scalar sc;
+        if (o.is_imm) {
+            sc.imm = o.imm;
+            return sc;
+        }
+        sc.is_ap = true;
+        sc.ap = o.ap;
+        sc.ap.dims = {{1, 1}};
+        return sc;
+    }
+
+    Operand result(const AccessPattern *into) {
+        Operand o;
+        o.ap = into ? *into : temp();
+        return o;
+    }
+
+    Operand binary(AluOp op, const Halide::Expr &a, const Halide::Expr &b,
+                   const AccessPattern *into, bool commutative) {
+        Operand x = lower(a, nullptr), y = lower(b, nullptr);
+        bool x_scalar = x.is_imm || x.per_partition, y_scalar = y.is_imm || y.per_partition;
+        Instr i;
+        if (y_scalar && !x.is_imm) {
+            i.op = Opcode::TensorScalar;
+            i.src = x.ap;
+            i.alu0 = op;
+            i.s0 = scalar_of(y);
+        } else if (x_scalar && !y.is_imm) {
+            i.op = Opcode::TensorScalar;
+            i.src = y.ap;
+            i.alu0 = op;
+            i.s0 = scalar_of(x);
+            if (!commutative)
+                i.flags |= neff::kFlagReverse0; // s0 op tile
+        } else if (x.is_imm && y.is_imm) {
+            s_.fail("NHC_EGEN014", n_, "an operation on two constants was not folded");
+        } else {
+            i.op = Opcode::TensorTensor;
+            i.src = x.ap;
+            i.src1 = y.ap;
+            i.alu0 = op;
+        }
+        Operand r = result(into);
+        i.dst = r.ap;
+        s_.emit(Engine::DVE, i);
+        return r;
+    }
+
+    Operand activation(neff::ActFunc f, const Halide::Expr &arg, const AccessPattern *into) {
+        AccessPattern src = tile(arg);
+        Instr i;
+        i.op = Opcode::Activation;
+        i.func = f;
+        i.src = src;
+        i.s0.imm = 1.0f;
+        Operand r = result(into);
+        i.dst = r.ap;
+        s_.emit(Engine::ACT, i);
+        return r;
+    }
+
+    Operand call(const Call *c, const AccessPattern *into) {
+        static const std::map<std::string, neff::ActFunc> funcs = {
+            {"exp_f32", neff::ActFunc::Exp},   {"log_f32", neff::ActFunc::Log},
+            {"sqrt_f32", neff::ActFunc::Sqrt}, {"tanh_f32", neff::ActFunc::Tanh},
+            {"erff", neff::ActFunc::Erf},      {"abs", neff::ActFunc::Abs}};
+        auto it = funcs.find(c->name);
+        if (it != funcs.end() && c->args.size() == 1)
+            return activation(it->second, c->args[0], into);
+        if (c->name == "pow_f32" && c->args.size() == 2)
+            return binary(AluOp::Pow, c->args[0], c->args[1], into, false);
+        s_.fail("NHC_EGEN014", n_, "the function '" + c->name + "' has no engine instruction");
+    }
+
+    Operand select(const Select *sel, const AccessPattern *into) {
+        AccessPattern pred = tile(sel->condition), t = tile(sel->true_value),
+                      f = tile(sel->false_value);
+        Instr i;
+        i.op = Opcode::Select;
+        i.pred = pred;
+        i.src = t;
+        i.src1 = f;
+        Operand r = result(into);
+        i.dst = r.ap;
+        s_.emit(Engine::DVE, i);
+        return r;
+    }
+
+    Operand lower(const Halide::Expr &e, const AccessPattern *into) {
+        if (const Load *l = e.as<Load>())
+            return load(l);
+        if (const int64_t *v = as_const_int(e))
+            return imm(static_cast<float>(*v));
+        if (const uint64_t *v = as_const_uint(e))
+            return imm(static_cast<float>(*v));
+        if (const double *v = as_const_float(e))
+            return imm(static_cast<float>(*v));
+        if (const Cast *c = e.as<Cast>())
+            return lower(c->value, into);
+        if (const Add *o = e.as<Add>())
+            return binary(AluOp::Add, o->a, o->b, into, true);
+        if (const Sub *o = e.as<Sub>())
+            return binary(AluOp::Subtract, o->a, o->b, into, false);
+        if (const Mul *o = e.as<Mul>())
+            return binary(AluOp::Mult, o->a, o->b, into, true);
+        if (const Div *o = e.as<Div>()) {
+            if (!o->type.is_float())
+                s_.fail("NHC_EGEN014", n_, "integer division has no engine instruction");
+            return binary(AluOp::Divide, o->a, o->b, into, false);
+        }
+        if (const Max *o = e.as<Max>())
+            return binary(AluOp::Max, o->a, o->b, into, true);
+        if (const Min *o = e.as<Min>())
+            return binary(AluOp::Min, o->a, o->b, into, true);
+        if (const EQ *o = e.as<EQ>())
+            return binary(AluOp::IsEqual, o->a, o->b, into, true);
+        if (const NE *o = e.as<NE>())
+            return binary(AluOp::NotEqual, o->a, o->b, into, true);
+        if (const LT *o = e.as<LT>())
+            return binary(AluOp::IsLt, o->a, o->b, into, false);
+        if (const LE *o = e.as<LE>())
+            return binary(AluOp::IsLe, o->a, o->b, into, false);
+        if (const GT *o = e.as<GT>())
+            return binary(AluOp::IsGt, o->a, o->b, into, false);
+        if (const GE *o = e.as<GE>())
+            return binary(AluOp::IsGe, o->a, o->b, into, false);
+        if (const And *o = e.as<And>())
+            return binary(AluOp::LogicalAnd, o->a, o->b, into, true);
+        if (const Or *o = e.as<Or>())
+            return binary(AluOp::LogicalOr, o->a, o->b, into, true);
+        if (const Not *o = e.as<Not>())
+            return binary(AluOp::IsEqual, o->a, Halide::Expr(0.0f), into, true);
+        if (const Select *o = e.as<Select>())
+            return select(o, into);
+        if (const Call *c = e.as<Call>())
+            return call(c, into);
+        std::ostringstream os;
+        os << e;
+        s_.fail("NHC_EGEN014", n_,
+                "the expression " + os.str().substr(0, 200) + " has no engine instruction");
+    }
+
+    static Operand imm(float v) {
+        Operand o;
+        o.is_imm = true;
+        o.imm = v;
+        return o;
+    }
+
+    Selector &s_;
+    const Nest &n_;
+    IterSpace it_;
+    AccessPattern dst_;
+};
+
+/** acc = acc op rest (either order): the op and `rest`, or nullopt. */
+std::optional<std::pair<AluOp, Halide::Expr>> match_reduction(const Nest &n) {
+    auto self = [&](const Halide::Expr &e) {
+        const Load *l = e.as<Load>();
+        return l && l->name == n.dst && equal(l->index, n.index);
+    };
+    auto pick = [&](AluOp op, const Halide::Expr &a,
+                    const Halide::Expr &b) -> std::optional<std::pair<AluOp, Halide::Expr>> {
+        if (self(a))
+            return std::make_pair(op, b);
+        if (self(b))
+            return std::make_pair(op, a);
+        return std::nullopt;
+    };
+    if (const Add *o = n.value.as<Add>())
+        return pick(AluOp::Add, o->a, o->b);
+    if (const Max *o = n.value.as<Max>())
+        return pick(AluOp::Max, o->a, o->b);
+    if (const Min *o = n.value.as<Min>())
+        return pick(AluOp::Min, o->a, o->b);
+    if (const Mul *o = n.value.as<Mul>())
+        return pick(AluOp::Mult, o->a, o->b);
+    return std::nullopt;
+}
+
+} // namespace
+
+void select_compute(Selector &s, const Nest &n) {
+    const Buffer &dst = s.buffer(n.dst);
+    Affine da = s.affine(n.dst, n.index, n);
+    IterSpace it{n.loops, -1};
+    for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
+        if (da.strides[j] != 0 && da.strides[j] == dst.row_elems && dst.partitions > 1)
+            it.p = j;
+    if (static_cast<int>(it.free().size()) > neff::kMaxFreeDims)
+        s.fail("NHC_EGEN015", n,
+               "more than " + std::to_string(neff::kMaxFreeDims) +
+                   " free loops in one instruction");
+    std::optional<std::pair<AluOp, Halide::Expr>> red = match_reduction(n);
+    if (!red) {
+        AccessPattern dap = s.onchip_ap(dst, da, it, n, "destination");
+        ComputeSelector(s, n, it, dap).store(n.value);
+        s.release_temps();
+        return;
+    }
+    // A reduction: the loops along which the destination does not move must be the innermost.
+    int reduced = 0;
+    for (int j = static_cast<int>(it.loops.size()) - 1; j >= 0 && da.strides[j] == 0; j--)
+        reduced++;
+    for (int j = 0; j < static_cast<int>(it.loops.size()) - reduced; j++)
+        if (da.strides[j] == 0)
+            s.fail("NHC_EGEN016", n, "reduction loop " + it.loops[j].name + " is not innermost");
+    if (reduced == 0 || it.p >= static_cast<int>(it.loops.size()) - reduced)
+        s.fail("NHC_EGEN016", n, "a reduction must run along free loops, not across partitions");
+    IterSpace kept{std::vector<Loop>(it.loops.begin(), it.loops.end() - reduced), it.p};
+    Affine dk{da.base, std::vector<int64_t>(da.strides.begin(), da.strides.end() - reduced)};
+    AccessPattern dap = s.onchip_ap(dst, dk, kept, n, "destination");
+    ComputeSelector cs(s, n, it, dap);
+    AccessPattern src = cs.tile(red->second);
+    Instr i;
+    i.op = Opcode::TensorReduce;
+    i.dst = dap;
+    i.src = src;
+    i.alu0 = red->first;
+    i.axes = reduced;
+    // tensor_reduce overwrites its destination; the init before it is the op's identity in the
+    // default schedules (0 for add, -inf for max), so the reduction alone is the result.
+    s.emit(Engine::DVE, i);
+    s.release_temps();
+}
+
+} // namespace nhc::codegen

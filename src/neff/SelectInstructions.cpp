@@ -1,0 +1,492 @@
+#include "neff/SelectorState.h"
+
+#include "support/Error.h"
+
+namespace nhc::codegen {
+
+using namespace Halide::Internal;
+using neff::AccessPattern;
+using neff::Engine;
+using neff::Instr;
+using neff::MemSpace;
+using neff::Opcode;
+
+neff::DType isa_dtype(const Halide::Type &t, const std::string &what) {
+    if (t == Halide::Float(32))
+        return neff::DType::F32;
+    if (t == Halide::Float(16))
+        return neff::DType::F16;
+    if (t == Halide::BFloat(16))
+        return neff::DType::BF16;
+    if (t == Halide::Int(32))
+        return neff::DType::I32;
+    if (t == Halide::UInt(32))
+        return neff::DType::U32;
+    if (t == Halide::Int(16))
+        return neff::DType::I16;
+    if (t == Halide::UInt(16))
+        return neff::DType::U16;
+    if (t == Halide::Int(8))
+        return neff::DType::I8;
+    if (t == Halide::UInt(8) || t.is_bool())
+        return neff::DType::U8;
+    std::ostringstream os;
+    os << t;
+    user_error("NHC_EGEN006", what, " has type ", os.str(),
+               ", which the NeuronCore engines cannot hold (64-bit types are not supported)");
+}
+
+std::vector<int> IterSpace::free() const {
+    std::vector<int> f;
+    for (int j = 0; j < static_cast<int>(loops.size()); j++)
+        if (j != p)
+            f.push_back(j);
+    return f;
+}
+
+Selector::Selector(const SelectOptions &o)
+    : opt_(o), sbuf_(o.target->sbuf_usable_per_partition, 64),
+      psum_(int64_t(o.target->psum_banks) * o.target->psum_bank_bytes, o.target->psum_bank_bytes) {
+    for (const auto &[name, h] : o.hbm) {
+        Buffer b;
+        b.name = name;
+        b.space = MemSpace::HBM;
+        b.dtype = h.dtype;
+        b.var = h.var;
+        buffers_[name] = b;
+    }
+}
+
+void Selector::fail(const std::string &code, const Nest &n, const std::string &what) const {
+    std::string loops;
+    for (const Loop &l : n.loops)
+        loops += (loops.empty() ? "" : ", ") + l.name + "[" + std::to_string(l.extent) + "]";
+    user_error(code, "node '", opt_.node_name, "', stage '", n.dst, "' (loops ",
+               loops.empty() ? std::string("none") : loops, "): ", what);
+}
+
+Halide::Expr Selector::subst(const Halide::Expr &e) const {
+    return simplify(substitute_in_all_lets(substitute(env_, e)));
+}
+
+int64_t Selector::constant(const Halide::Expr &e, const std::string &what) const {
+    Halide::Expr s = subst(e);
+    const int64_t *v = as_const_int(s);
+    // Shapes are static and every input and output buffer has constant bounds (Group.cpp).
+    nhc_assert(v, "node '" << opt_.node_name << "': " << what << " is not constant: " << s);
+    return *v;
+}
+
+const Buffer &Selector::buffer(const std::string &name) const {
+    auto it = buffers_.find(name);
+    nhc_assert(it != buffers_.end(),
+               "buffer '" << name << "' is not bound in node " << opt_.node_name);
+    return it->second;
+}
+
+void Selector::emit(Engine e, Instr i) {
+    i.name = opt_.node_name;
+    out_.push_back({e, std::move(i)});
+}
+
+void Selector::walk(const Stmt &s) {
+    if (const auto *op = s.as<LetStmt>()) {
+        env_[op->name] = subst(op->value);
+        walk(op->body);
+        env_.erase(op->name);
+    } else if (const auto *op = s.as<Block>()) {
+        walk(op->first);
+        walk(op->rest);
+    } else if (const auto *op = s.as<ProducerConsumer>()) {
+        walk(op->body);
+    } else if (const auto *op = s.as<Allocate>()) {
+        visit_allocate(op);
+    } else if (const auto *op = s.as<For>()) {
+        visit_for(op);
+    } else if (s.as<Store>()) {
+        Nest n;
+        nhc_assert(collect_nest(s, n), "a lone store must form a nest");
+        select_nest(n);
+    } else if (s.as<AssertStmt>() || s.as<Free>()) {
+        // asserts check buffer shapes that are constants by construction; Free is handled at the
+        // end of its Allocate's body
+    } else if (const auto *op = s.as<Evaluate>()) {
+        nhc_assert(is_const(op->value), "unexpected side effect in node " << opt_.node_name);
+    } else {
+        // IfThenElse and the like come from splits with tails, which the schedules avoid.
+        nhc_assert(false, "node '" << opt_.node_name << "': unexpected statement " << s);
+    }
+}
+
+void Selector::visit_allocate(const Allocate *op) {
+    Buffer b;
+    b.name = op->name;
+    b.dtype = isa_dtype(op->type, "stage '" + op->name + "'");
+    if (op->memory_type == Halide::MemoryType::VTCM)
+        b.space = MemSpace::SBUF;
+    else if (op->memory_type == Halide::MemoryType::LockedCache)
+        b.space = MemSpace::PSUM;
+    else
+        user_error("NHC_EGEN002", "node '", opt_.node_name, "', stage '", op->name,
+                   "' is stored in neither SBUF nor PSUM; every stage between HBM input and "
+                   "output must be placed on chip (store_in)");
+    std::vector<int64_t> ext;
+    for (const Halide::Expr &e : op->extents)
+        ext.push_back(constant(e, "extent of stage '" + op->name + "'"));
+    // The schedule declares the partition dim; without a hint the last (outermost) dim is.
+    auto hint = opt_.partition_dim.find(op->name);
+    int pd = ext.empty() ? -1 : static_cast<int>(ext.size()) - 1;
+    if (hint != opt_.partition_dim.end())
+        pd = std::min(hint->second, pd);
+    for (int d = pd + 1; d < static_cast<int>(ext.size()); d++)
+        if (ext[d] != 1)
+            user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name,
+                       "' has extent ", ext[d], " in dim ", d, " outside its partition dim ", pd,
+                       "; compute it per tile so that outer dims have extent 1");
+    b.partitions = pd < 0 ? 1 : ext[pd];
+    b.row_elems = 1;
+    for (int d = 0; d < pd; d++)
+        b.row_elems *= ext[d];
+    if (b.partitions > opt_.target->partitions)
+        user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name, "' spans ",
+                   b.partitions, " partitions; an on-chip tile has at most ",
+                   opt_.target->partitions, " (split the partition dimension)");
+    int64_t bytes = b.row_elems * neff::dtype_size(b.dtype);
+    OnChipAllocator &alloc = b.space == MemSpace::SBUF ? sbuf_ : psum_;
+    if (b.space == MemSpace::PSUM && bytes > opt_.target->psum_bank_bytes)
+        user_error("NHC_EGEN004", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
+                   bytes, " bytes per partition in PSUM; a PSUM tile must fit one ",
+                   opt_.target->psum_bank_bytes, "-byte bank");
+    b.offset = alloc.allocate(bytes);
+    if (b.offset < 0)
+        user_error("NHC_EGEN005", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
+                   bytes, " more bytes per partition of ", mem_space_name(b.space),
+                   ", which is full (", alloc.capacity(), " bytes per partition)");
+    buffers_[op->name] = b;
+    if (b.space == MemSpace::PSUM)
+        psum_pending_zero_[op->name] = false;
+    walk(op->body);
+    alloc.release(b.offset);
+    buffers_.erase(op->name);
+}
+
+bool Selector::collect_nest(const Stmt &s, Nest &n) const {
+    std::vector<std::pair<std::string, Halide::Expr>> lets;
+    Stmt cur = s;
+    while (true) {
+        if (const auto *f = cur.as<For>()) {
+            Loop l{f->name, constant(f->min, "loop min"), constant(f->extent, "loop extent")};
+            n.loops.push_back(l);
+            cur = f->body;
+        } else if (const auto *l = cur.as<LetStmt>()) {
+            lets.emplace_back(l->name, l->value);
+            cur = l->body;
+        } else {
+            break;
+        }
+    }
+    const Store *st = cur.as<Store>();
+    if (!st)
+        return false;
+    Halide::Expr index = st->index, value = st->value;
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        index = substitute(it->first, it->second, index);
+        value = substitute(it->first, it->second, value);
+    }
+    n.dst = st->name;
+    n.index = subst(index);
+    n.value = subst(value);
+    // Loops of extent 1 are not dimensions of the instruction.
+    std::vector<Loop> kept;
+    for (const Loop &l : n.loops) {
+        if (l.extent == 1) {
+            n.index = simplify(substitute(l.name, Halide::Expr(static_cast<int>(l.min)), n.index));
+            n.value = simplify(substitute(l.name, Halide::Expr(static_cast<int>(l.min)), n.value));
+        } else {
+            kept.push_back(l);
+        }
+    }
+    n.loops = kept;
+    return true;
+}
+
+void Selector::visit_for(const For *op) {
+    Nest n;
+    if (collect_nest(Stmt(op), n)) {
+        select_nest(n);
+        return;
+    }
+    // Not one instruction: a repeat loop, unrolled into the instruction stream.
+    int64_t min = constant(op->min, "min of loop " + op->name);
+    int64_t extent = constant(op->extent, "extent of loop " + op->name);
+    for (int64_t i = min; i < min + extent; i++) {
+        env_[op->name] = Halide::Expr(static_cast<int>(i));
+        walk(op->body);
+    }
+    env_.erase(op->name);
+}
+
+Affine Selector::affine(const std::string &buf, const Halide::Expr &index, const Nest &n) const {
+    std::optional<Affine> a = affine_index(index, n.loops);
+    if (!a) {
+        std::ostringstream os;
+        os << index;
+        fail("NHC_EGEN008", n,
+             "the access to '" + buf + "' at " + os.str().substr(0, 200) +
+                 " is not affine in the loops");
+    }
+    return *a;
+}
+
+AccessPattern Selector::onchip_ap(const Buffer &b, const Affine &a, const IterSpace &it,
+                                  const Nest &n, const char *role) const {
+    AccessPattern ap;
+    ap.space = b.space;
+    ap.dtype = b.dtype;
+    int64_t R = b.row_elems, es = neff::dtype_size(b.dtype);
+    ap.start_partition = static_cast<int32_t>(a.base / R);
+    int64_t elem = a.base % R;
+    ap.num_partitions = 1;
+    if (it.p >= 0) {
+        int64_t sp = a.strides[it.p];
+        if (sp == 0)
+            fail("NHC_EGEN009", n,
+                 std::string(role) + " '" + b.name +
+                     "' is the same for every partition (stride 0 along loop " +
+                     it.loops[it.p].name +
+                     "): broadcast it across partitions "
+                     "in its own stage first");
+        if (sp != R)
+            fail("NHC_EGEN010", n,
+                 std::string(role) + " '" + b.name + "' is walked by loop " + it.loops[it.p].name +
+                     " with stride " + std::to_string(sp) +
+                     " elements, not along its partitions: transpose it first");
+        ap.num_partitions = static_cast<int32_t>(it.loops[it.p].extent);
+    }
+    int64_t last = elem;
+    for (int j : it.free()) {
+        int64_t s = a.strides[j];
+        if (s != 0 && std::abs(s) >= R)
+            fail("NHC_EGEN010", n,
+                 std::string(role) + " '" + b.name + "': free loop " + it.loops[j].name +
+                     " walks its partitions: transpose it first");
+        ap.dims.push_back({s, it.loops[j].extent});
+        last += s * (it.loops[j].extent - 1);
+    }
+    nhc_assert(last < R && last >= 0, "access outside the row of " << b.name);
+    if (ap.dims.empty())
+        ap.dims.push_back({1, 1});
+    ap.offset = b.offset + elem * es;
+    return ap;
+}
+
+namespace {
+
+AccessPattern hbm_ap(const Buffer &b, const Affine &a, const IterSpace &it) {
+    AccessPattern ap;
+    ap.space = MemSpace::HBM;
+    ap.dtype = b.dtype;
+    ap.var = b.var;
+    int64_t es = neff::dtype_size(b.dtype);
+    ap.offset = a.base * es;
+    ap.num_partitions = it.p >= 0 ? static_cast<int32_t>(it.loops[it.p].extent) : 1;
+    ap.partition_step = it.p >= 0 ? a.strides[it.p] * es : 0;
+    for (int j : it.free())
+        ap.dims.push_back({a.strides[j] * es, it.loops[j].extent});
+    if (ap.dims.empty())
+        ap.dims.push_back({es, 1});
+    return ap;
+}
+
+/** Merges adjacent free loops that every access walks as one (stride_outer = stride_inner*ext). */
+void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
+    for (int j = static_cast<int>(it.loops.size()) - 2; j >= 0; j--) {
+        if (j == it.p || j + 1 == it.p)
+            continue;
+        bool ok = true;
+        for (Affine *a : accesses)
+            ok = ok && a->strides[j] == a->strides[j + 1] * it.loops[j + 1].extent;
+        if (!ok)
+            continue;
+        it.loops[j].extent *= it.loops[j + 1].extent;
+        it.loops[j].name += "*" + it.loops[j + 1].name;
+        it.loops.erase(it.loops.begin() + j + 1);
+        for (Affine *a : accesses) {
+            a->strides[j] = a->strides[j + 1];
+            a->strides.erase(a->strides.begin() + j + 1);
+        }
+        if (it.p > j)
+            it.p--;
+    }
+}
+
+const Load *as_load(const Halide::Expr &e) {
+    if (const Cast *c = e.as<Cast>())
+        return c->value.as<Load>();
+    return e.as<Load>();
+}
+
+} // namespace
+
+void Selector::select_nest(const Nest &n) {
+    const Buffer &dst = buffer(n.dst);
+    const Load *src = as_load(n.value);
+    if (src && (dst.space == MemSpace::HBM || buffer(src->name).space == MemSpace::HBM)) {
+        select_dma(n, src->name, src->index);
+        return;
+    }
+    if (dst.space == MemSpace::HBM)
+        fail("NHC_EGEN011", n, "an HBM output must be a plain copy of an on-chip stage");
+    if (dst.space == MemSpace::PSUM) {
+        if (is_const_zero(n.value)) {
+            psum_pending_zero_[n.dst] = true; // folded into the next matmul (overwrite)
+            return;
+        }
+        select_matmul(n);
+        return;
+    }
+    select_compute(*this, n);
+}
+
+void Selector::select_dma(const Nest &n, const std::string &src_name,
+                          const Halide::Expr &src_index) {
+    const Buffer &dst = buffer(n.dst), &src = buffer(src_name);
+    if (dst.space == MemSpace::PSUM || src.space == MemSpace::PSUM)
+        fail("NHC_EGEN011", n, "DMA cannot read or write PSUM; copy through SBUF");
+    Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);
+    IterSpace it{n.loops, -1};
+    // The partition loop is the one that walks the on-chip side's partitions; for HBM -> HBM the
+    // outermost loop plays that role.
+    const Buffer &chip = dst.space != MemSpace::HBM ? dst : src;
+    const Affine &ca = dst.space != MemSpace::HBM ? da : sa;
+    for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
+        if (chip.space != MemSpace::HBM && ca.strides[j] != 0 &&
+            ca.strides[j] % chip.row_elems == 0)
+            it.p = j;
+    if (chip.space == MemSpace::HBM && !it.loops.empty())
+        it.p = 0;
+    coalesce(it, {&da, &sa});
+    bool too_many_dims =
+        static_cast<int>(it.loops.size()) - (it.p >= 0 ? 1 : 0) > neff::kMaxFreeDims;
+    bool too_many_rows = it.p >= 0 && it.loops[it.p].extent > opt_.target->partitions;
+    if ((too_many_dims || too_many_rows) && !it.loops.empty()) {
+        // Peel the outermost loop into separate DMAs.
+        Nest inner = n;
+        Loop l = inner.loops.front();
+        inner.loops.erase(inner.loops.begin());
+        for (int64_t i = l.min; i < l.min + l.extent; i++) {
+            Nest step = inner;
+            step.index = simplify(substitute(l.name, Halide::Expr(static_cast<int>(i)), n.index));
+            select_dma(step, src_name,
+                       simplify(substitute(l.name, Halide::Expr(static_cast<int>(i)), src_index)));
+        }
+        return;
+    }
+    Instr ins;
+    ins.op = Opcode::Dma;
+    ins.dst =
+        dst.space == MemSpace::HBM ? hbm_ap(dst, da, it) : onchip_ap(dst, da, it, n, "destination");
+    ins.src =
+        src.space == MemSpace::HBM ? hbm_ap(src, sa, it) : onchip_ap(src, sa, it, n, "source");
+    ins.queue = next_queue_;
+    next_queue_ = (next_queue_ + 1) % opt_.dma_queues;
+    emit(Engine::SP, ins);
+}
+
+void Selector::select_matmul(const Nest &n) {
+    // acc[i] = acc[i] + a * b, either operand order.
+    const Add *add = n.value.as<Add>();
+    const Load *self = add ? add->a.as<Load>() : nullptr;
+    const Mul *mul = add ? add->b.as<Mul>() : nullptr;
+    if (add && !(self && self->name == n.dst)) {
+        self = add->b.as<Load>();
+        mul = add->a.as<Mul>();
+    }
+    const Load *x = mul ? as_load(mul->a) : nullptr, *y = mul ? as_load(mul->b) : nullptr;
+    if (!self || self->name != n.dst || !x || !y)
+        fail("NHC_EGEN012", n, "a PSUM stage must be a matmul accumulation acc += a * b");
+    Affine da = affine(n.dst, n.index, n), xa = affine(x->name, x->index, n),
+           ya = affine(y->name, y->index, n);
+    // Loop roles from the destination: K has stride 0 (innermost), M walks the destination's
+    // partitions, N its free axis. M or N may be absent (extent 1 loops are dropped).
+    const Buffer &acc = buffer(n.dst);
+    int k = -1, m = -1, nn = -1;
+    for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
+        if (da.strides[j] == 0)
+            k = j;
+        else if (da.strides[j] == acc.row_elems && acc.partitions > 1)
+            m = j;
+        else
+            nn = j;
+    }
+    if (k != static_cast<int>(n.loops.size()) - 1 || (m >= 0 && nn >= 0 && m > nn))
+        fail("NHC_EGEN012", n,
+             "a matmul nest needs loops M (partitions), N (free) and K "
+             "(contraction, innermost), in that order");
+    auto stride = [](const Affine &a, int j) { return j < 0 ? int64_t(0) : a.strides[j]; };
+    // The stationary operand varies with M (not N), the moving one with N (not M).
+    bool x_stationary = stride(xa, nn) == 0 && (stride(ya, m) == 0);
+    const Load *st = x_stationary ? x : y, *mv = x_stationary ? y : x;
+    Affine sa = x_stationary ? xa : ya, ma = x_stationary ? ya : xa;
+    if (stride(sa, nn) != 0 || stride(ma, m) != 0)
+        fail("NHC_EGEN012", n, "each matmul operand must vary with only one of M and N");
+    Loop one{"unit", 0, 1};
+    Loop lk = n.loops[k], lm = m >= 0 ? n.loops[m] : one, ln = nn >= 0 ? n.loops[nn] : one;
+    IterSpace dst_it{{lm, ln}, 0}, st_it{{lk, lm}, 0}, mv_it{{lk, ln}, 0};
+    Affine d2{da.base, {m >= 0 ? da.strides[m] : acc.row_elems, stride(da, nn)}};
+    Affine s2{sa.base, {sa.strides[k], stride(sa, m)}},
+        m2{ma.base, {ma.strides[k], stride(ma, nn)}};
+    int64_t K = lk.extent, M = lm.extent, N = ln.extent;
+    // Staging (<= 128 partitions, NHC_EGEN003) and the PSUM bank (NHC_EGEN004) bound every tile.
+    nhc_assert(K <= opt_.target->pe_rows && M <= opt_.target->pe_cols &&
+                   N <= opt_.target->matmul_max_moving,
+               "matmul tile K=" << K << " M=" << M << " N=" << N << " passed the staging checks");
+    Instr ins;
+    ins.op = Opcode::Matmul;
+    ins.dst = onchip_ap(buffer(n.dst), d2, dst_it, n, "accumulator");
+    ins.src = onchip_ap(buffer(st->name), s2, st_it, n, "stationary operand");
+    ins.src1 = onchip_ap(buffer(mv->name), m2, mv_it, n, "moving operand");
+    if (psum_pending_zero_[n.dst])
+        psum_pending_zero_[n.dst] = false; // the first matmul overwrites
+    else
+        ins.flags |= neff::kFlagAccumulate;
+    emit(Engine::PE, ins);
+}
+
+AccessPattern Selector::temp_tile(const IterSpace &it, const Nest &n) {
+    int64_t row = 1;
+    for (int j : it.free())
+        row *= it.loops[j].extent;
+    int64_t off = sbuf_.allocate(row * 4);
+    if (off < 0)
+        fail("NHC_EGEN005", n,
+             "no SBUF left for a temporary of " + std::to_string(row * 4) + " bytes per partition");
+    temps_.push_back(off);
+    AccessPattern ap;
+    ap.space = MemSpace::SBUF;
+    ap.dtype = neff::DType::F32;
+    ap.offset = off;
+    ap.num_partitions = it.p >= 0 ? static_cast<int32_t>(it.loops[it.p].extent) : 1;
+    int64_t step = row;
+    for (int j : it.free()) {
+        step /= it.loops[j].extent;
+        ap.dims.push_back({step, it.loops[j].extent});
+    }
+    if (ap.dims.empty())
+        ap.dims.push_back({1, 1});
+    return ap;
+}
+
+void Selector::release_temps() {
+    for (int64_t off : temps_)
+        sbuf_.release(off);
+    temps_.clear();
+}
+
+std::vector<SelectedInstr> select_instructions(const Stmt &s, const SelectOptions &options) {
+    Selector sel(options);
+    sel.walk(s);
+    return sel.take();
+}
+
+} // namespace nhc::codegen

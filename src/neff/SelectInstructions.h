@@ -1,0 +1,56 @@
+#ifndef NHC_NEFF_SELECTINSTRUCTIONS_H
+#define NHC_NEFF_SELECTINSTRUCTIONS_H
+
+/** \file
+ * Instruction selection from a group's lowered Stmt (DESIGN.md §6,
+ * ../shared/reference/isel-prototype.md). Loops that are not part of an instruction are unrolled;
+ * each perfect nest that ends in one Store is one instruction (or a few, when an expression does
+ * not fit one engine instruction), chosen by what it stores:
+ *  - HBM <-> SBUF and HBM -> HBM copies: dma (byte access patterns, casts);
+ *  - `acc = acc + a * b` into PSUM: matmul (the zero init of PSUM becomes the first matmul's
+ *    overwrite, since memset followed by accumulate is undefined on v2/v3);
+ *  - `acc = acc op expr` with the destination constant along the innermost loops: tensor_reduce;
+ *  - constants: memset; everything else: elementwise instructions on ACT (functions) and DVE
+ *    (arithmetic), splitting expressions through SBUF temporaries.
+ * On-chip buffers: the outermost non-unit dimension of an Allocate is the partition dimension,
+ * the others are contiguous in each partition. A form the hardware cannot run is a user error
+ * naming the stage and the loop (NHC_EGEN...). Assumes the default schedules' conventions.
+ */
+
+#include "neff/Isa.h"
+#include "target/Target.h"
+
+#include <Halide.h>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nhc::codegen {
+
+struct SelectedInstr {
+    neff::Engine engine;
+    neff::Instr instr;
+};
+
+struct HbmBinding {
+    int var = -1;
+    neff::DType dtype = neff::DType::F32;
+};
+
+struct SelectOptions {
+    const target::TargetInfo *target = nullptr;
+    std::map<std::string, HbmBinding> hbm;    ///< Halide buffer name -> HBM variable
+    std::map<std::string, int> partition_dim; ///< stage -> Halide dim on partitions (schedule)
+    std::string node_name;                    ///< carried by every instruction (traces, messages)
+    int dma_queues = 4;                       ///< DMA queues used round-robin
+};
+
+std::vector<SelectedInstr> select_instructions(const Halide::Internal::Stmt &s,
+                                               const SelectOptions &options);
+
+/** The ISA dtype of a Halide type; NHC_EGEN006 for types the NeuronCore cannot hold. */
+neff::DType isa_dtype(const Halide::Type &t, const std::string &what);
+
+} // namespace nhc::codegen
+
+#endif

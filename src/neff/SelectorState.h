@@ -1,0 +1,83 @@
+#ifndef NHC_NEFF_SELECTORSTATE_H
+#define NHC_NEFF_SELECTORSTATE_H
+
+/** \file
+ * Internal state shared by the parts of instruction selection (SelectInstructions.cpp: the walk,
+ * copies, matmuls; SelectCompute.cpp: elementwise and reductions). Not a public interface.
+ */
+
+#include "neff/AffineAccess.h"
+#include "neff/OnChipAllocator.h"
+#include "neff/SelectInstructions.h"
+
+namespace nhc::codegen {
+
+/** A buffer named in the Stmt: an HBM variable or an on-chip allocation. */
+struct Buffer {
+    std::string name;
+    neff::MemSpace space = neff::MemSpace::None;
+    neff::DType dtype = neff::DType::F32;
+    int var = -1;           ///< HBM
+    int64_t offset = 0;     ///< on chip: byte offset in each partition
+    int64_t row_elems = 1;  ///< on chip: elements per partition
+    int64_t partitions = 1; ///< on chip
+};
+
+/** One perfect nest: loops outermost first and the Store, with every let substituted. */
+struct Nest {
+    std::vector<Loop> loops;
+    std::string dst;
+    Halide::Expr index, value;
+};
+
+/** The loops of one instruction: loops[p] walks partitions (p = -1: one partition). */
+struct IterSpace {
+    std::vector<Loop> loops;
+    int p = -1;
+    std::vector<int> free() const;
+};
+
+class Selector {
+public:
+    explicit Selector(const SelectOptions &o);
+    void walk(const Halide::Internal::Stmt &s);
+    std::vector<SelectedInstr> take() { return std::move(out_); }
+
+    // Used by SelectCompute.cpp.
+    const Buffer &buffer(const std::string &name) const;
+    Affine affine(const std::string &buf, const Halide::Expr &index, const Nest &n) const;
+    neff::AccessPattern onchip_ap(const Buffer &b, const Affine &a, const IterSpace &it,
+                                  const Nest &n, const char *role) const;
+    void emit(neff::Engine e, neff::Instr i);
+    [[noreturn]] void fail(const std::string &code, const Nest &n, const std::string &what) const;
+    /** A dense SBUF temporary shaped like the iteration space; released by release_temps(). */
+    neff::AccessPattern temp_tile(const IterSpace &it, const Nest &n);
+    void release_temps();
+    const SelectOptions &options() const { return opt_; }
+
+private:
+    void visit_allocate(const Halide::Internal::Allocate *op);
+    void visit_for(const Halide::Internal::For *op);
+    bool collect_nest(const Halide::Internal::Stmt &s, Nest &n) const;
+    void select_nest(const Nest &n);
+    void select_dma(const Nest &n, const std::string &src, const Halide::Expr &src_index);
+    void select_matmul(const Nest &n);
+    Halide::Expr subst(const Halide::Expr &e) const;
+    int64_t constant(const Halide::Expr &e, const std::string &what) const;
+
+    const SelectOptions &opt_;
+    std::map<std::string, Halide::Expr> env_;
+    std::map<std::string, Buffer> buffers_;
+    std::map<std::string, bool> psum_pending_zero_;
+    OnChipAllocator sbuf_, psum_;
+    std::vector<int64_t> temps_;
+    std::vector<SelectedInstr> out_;
+    int next_queue_ = 0;
+};
+
+/** Elementwise, reduction and memset nests (SelectCompute.cpp). */
+void select_compute(Selector &s, const Nest &n);
+
+} // namespace nhc::codegen
+
+#endif

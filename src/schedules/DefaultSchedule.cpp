@@ -1,0 +1,212 @@
+#include "schedules/DefaultSchedule.h"
+
+#include "schedules/MemoryTypes.h"
+#include "support/Error.h"
+
+#include <set>
+
+namespace nhc::sched {
+
+namespace {
+
+using Halide::Func;
+using Halide::Var;
+
+// Instruction tile limits of the matmul (../shared/reference/neuroncore.md §1.3: K, M <= 128,
+// N <= 512 fp32 in one PSUM bank). The schedule only chooses tiles; src/target holds the machine.
+constexpr int kMaxPartitions = 128;
+constexpr int kMaxMovingFree = 512;
+
+Var var(int i) {
+    return Var("v" + std::to_string(i));
+}
+
+/** Names of the Funcs a Func's definitions call directly. */
+std::set<std::string> direct_calls(const Func &f) {
+    struct Finder : Halide::Internal::IRVisitor {
+        std::set<std::string> names;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *c) override {
+            if (c->call_type == Halide::Internal::Call::Halide)
+                names.insert(c->name);
+            IRVisitor::visit(c);
+        }
+    } finder;
+    Halide::Internal::Function fn = f.function();
+    for (const Halide::Expr &e : fn.definition().values())
+        e.accept(&finder);
+    for (const auto &u : fn.updates()) {
+        for (const Halide::Expr &e : u.values())
+            e.accept(&finder);
+        for (const Halide::Expr &e : u.args())
+            e.accept(&finder);
+    }
+    return finder.names;
+}
+
+/** Largest divisor of n that is at most limit (a split inside an instruction must divide). */
+int divisor_at_most(int64_t n, int limit) {
+    for (int d = std::min<int64_t>(n, limit); d > 1; d--)
+        if (n % d == 0)
+            return d;
+    return 1;
+}
+
+// Staging roles are copies from HBM: they become DMAs, so the inputs they read stay in HBM.
+bool is_staging_role(const std::string &role) {
+    return role == "lhs_t" || role == "rhs" || role == "bias" || role == "gamma_b" ||
+           role == "beta_b" || role.rfind("bcast", 0) == 0;
+}
+
+/** Where per-tile stages are computed: a loop of `f`, or root. */
+struct TileLoop {
+    bool root = true;
+    Halide::LoopLevel level = Halide::LoopLevel::root();
+};
+
+TileLoop tile_elementwise_output(Func f, const Shape &shape) {
+    int rank = static_cast<int>(shape.size());
+    TileLoop t;
+    if (rank < 2) {
+        if (rank == 1 && shape[0] > kMaxPartitions)
+            user_error("NHC_ESCH001", "stage '", f.name(), "' is a 1-D tensor of ", shape[0],
+                       " elements; 1-D tensors over ", kMaxPartitions,
+                       " elements are not scheduled yet");
+        return t;
+    }
+    int64_t rows = shape[rank - 2];
+    if (rows > kMaxPartitions) {
+        Var vo("v1o"), vi("v1i");
+        f.split(var(1), vo, vi, kMaxPartitions); // ShiftInwards: the last tile overlaps
+        t.root = false;
+        t.level = Halide::LoopLevel(f, vo);
+    } else if (rank >= 3) {
+        t.root = false;
+        t.level = Halide::LoopLevel(f, var(2));
+    }
+    return t;
+}
+
+void place(Func f, const TileLoop &t, Halide::MemoryType m) {
+    if (t.root)
+        f.compute_root();
+    else
+        f.compute_at(t.level);
+    f.store_in(m);
+}
+
+/** Declares which dim of `f` is on partitions: the one that matches the output tile's partition
+ *  axis (Halide dim 1, the second-to-last ONNX axis). A stage of one rank less is a reduction
+ *  over the last axis, whose dim 0 is that axis; rank <= 1 stages use dim 0. */
+void declare_layout(Group &g, const Func &f, int out_rank) {
+    int rank = f.dimensions();
+    int pd = 0;
+    if (rank >= 2 && rank == out_rank)
+        pd = 1;
+    else if (rank >= 2 && rank != out_rank - 1)
+        user_error("NHC_ESCH001", "stage '", f.name(), "' of ", g.node->describe(), " has rank ",
+                   rank, " in a group of rank ", out_rank,
+                   "; only reductions over the last axis are scheduled yet");
+    g.partition_dim[f.name()] = pd;
+}
+
+// Inputs that a compute stage reads are staged in SBUF per tile; inputs that only staging stages
+// (DMA copies: transposes, broadcasts) read stay inlined, so those stages read HBM directly.
+void stage_inputs(Group &g, const TileLoop &tile) {
+    std::set<std::string> read_by_compute;
+    for (const alg::Stage &s : g.op.stages)
+        if (!is_staging_role(s.role) && s.role != "lhs_t" && s.role != "rhs")
+            for (const std::string &n : direct_calls(s.func))
+                read_by_compute.insert(n);
+    int out_rank = static_cast<int>(g.outputs[0].result.shape.size());
+    for (GroupInput &in : g.inputs)
+        if (read_by_compute.count(in.staged.name())) {
+            place(in.staged, tile, SBUF);
+            declare_layout(g, in.staged, out_rank);
+        }
+}
+
+void schedule_compute(Group &g) {
+    // With several outputs (LayerNormalization's Mean and InvStdDev) the stages serve all of
+    // them, so they are computed once, at root.
+    TileLoop tile;
+    if (g.outputs.size() == 1)
+        tile = tile_elementwise_output(g.outputs[0].func, g.outputs[0].result.shape);
+    int out_rank = static_cast<int>(g.outputs[0].result.shape.size());
+    for (const alg::Stage &s : g.op.stages) {
+        place(s.func, tile, SBUF);
+        declare_layout(g, s.func, out_rank);
+    }
+    stage_inputs(g, tile);
+}
+
+void schedule_matmul(Group &g) {
+    GroupOutput &out = g.outputs[0];
+    const Shape &s = out.result.shape;
+    int rank = static_cast<int>(s.size());
+    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    nhc_assert(acc.defined() && lhs.defined() && rhs.defined(), "matmul stages missing");
+    int64_t n = rank >= 1 ? s[rank - 1] : 1;
+    int64_t m = rank >= 2 ? s[rank - 2] : 1;
+    Func f = out.func;
+    TileLoop tile;
+    if (rank >= 2) {
+        Var no("no"), mo("mo"), ni("ni"), mi("mi");
+        f.tile(var(0), var(1), no, mo, ni, mi,
+               static_cast<int>(std::min<int64_t>(n, kMaxMovingFree)),
+               static_cast<int>(std::min<int64_t>(m, kMaxPartitions)));
+        tile = {false, Halide::LoopLevel(f, no)};
+    }
+    acc.store_in(PSUM);
+    if (tile.root)
+        acc.compute_root();
+    else
+        acc.compute_at(tile.level);
+    // The reduction: K in chunks that divide it (a tail would break the instruction nest).
+    const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
+    Halide::RVar rk(rv.var);
+    const int64_t *k_extent = Halide::Internal::as_const_int(rv.extent);
+    nhc_assert(k_extent, "matmul reduction extent is not constant");
+    Halide::RVar ko("ko"), ki("ki");
+    acc.update().split(rk, ko, ki, divisor_at_most(*k_extent, kMaxPartitions));
+    acc.update().reorder(ki, var(0), var(1), ko);
+    lhs.compute_at(acc, ko).store_in(SBUF);
+    rhs.compute_at(acc, ko).store_in(SBUF);
+    for (const alg::Stage &st : g.op.stages) {
+        if (st.role != "acc" && st.role != "lhs_t" && st.role != "rhs")
+            place(st.func, tile, SBUF);
+        g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
+    }
+    stage_inputs(g, tile);
+}
+
+void schedule_layout(Group &g) {
+    // Every stage is inlined into the outputs, which then copy HBM to HBM.
+    (void)g;
+}
+
+} // namespace
+
+Family schedule_family(const std::string &op_type) {
+    if (op_type == "MatMul" || op_type == "Gemm")
+        return Family::Matmul;
+    if (op_type == "Transpose" || op_type == "Split")
+        return Family::Layout;
+    return Family::Compute;
+}
+
+void apply_default_schedule(Group &g) {
+    switch (schedule_family(g.node->op_type)) {
+    case Family::Matmul:
+        schedule_matmul(g);
+        break;
+    case Family::Layout:
+        schedule_layout(g);
+        break;
+    case Family::Compute:
+        schedule_compute(g);
+        break;
+    }
+}
+
+} // namespace nhc::sched

@@ -1,0 +1,30 @@
+#ifndef NHC_SCHEDULES_DEFAULTSCHEDULE_H
+#define NHC_SCHEDULES_DEFAULTSCHEDULE_H
+
+/** \file
+ * The hand-written default NeuronCore schedules (DESIGN.md §4), one per operator family:
+ *  - matmul (MatMul, Gemm): output tiles of up to 128 partitions (M) x 512 fp32 (N, one PSUM
+ *    bank), the accumulator in PSUM computed per tile, the reduction split into chunks of at most
+ *    128 that divide K, the operands staged in SBUF per chunk (K on partitions), the epilogue in
+ *    SBUF;
+ *  - layout (Transpose, Split): the output copies straight from HBM to HBM (one DMA per tile);
+ *  - everything else (elementwise, Softmax, LayerNormalization, Reduce*): one instruction tile
+ *    per output tile, with the second-to-last ONNX axis on partitions (split by 128) and the last
+ *    axis free; every stage and every input the stages read is computed per tile in SBUF.
+ * Assumes the group's Funcs are fresh (a Func carries one schedule).
+ */
+
+#include "schedules/Group.h"
+
+namespace nhc::sched {
+
+enum class Family { Matmul, Layout, Compute };
+
+Family schedule_family(const std::string &op_type);
+
+/** Applies the default schedule; NHC_ESCH001 if the group's shape cannot be scheduled yet. */
+void apply_default_schedule(Group &g);
+
+} // namespace nhc::sched
+
+#endif

@@ -1,0 +1,52 @@
+#ifndef NHC_SCHEDULES_GROUP_H
+#define NHC_SCHEDULES_GROUP_H
+
+/** \file
+ * A fused group: the unit that is scheduled, lowered through Halide and turned into instructions
+ * (DESIGN.md §2, §6). It holds the algorithm's stages, one staging Func per input (an identity
+ * copy of the HBM input, kept in SBUF or inlined by the schedule) and one identity output Func per
+ * group output (written to HBM by DMA).
+ */
+
+#include "algorithms/Algorithm.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nhc::sched {
+
+struct GroupInput {
+    std::string value;        ///< Graph value name (an HBM tensor)
+    Halide::ImageParam param; ///< its Halide input buffer
+    Halide::Func staged;      ///< identity copy the algorithm reads
+};
+
+struct GroupOutput {
+    std::string value;  ///< Graph value name
+    Halide::Func func;  ///< identity output Func (HBM)
+    alg::Tensor result; ///< the algorithm's stage it copies
+};
+
+struct Group {
+    const Node *node = nullptr;
+    std::vector<GroupInput> inputs;
+    std::vector<GroupOutput> outputs;
+    alg::OpResult op;
+    /** NeuronCore layout hint per on-chip stage (Func name): the Halide dimension that lies on
+     *  partitions. Halide's flattened IR does not keep the layout, so the schedule declares it
+     *  (DESIGN.md §4); dims inside it are contiguous in each partition, dims outside it must have
+     *  extent 1 in the stage's allocation. */
+    std::map<std::string, int> partition_dim;
+
+    /** The algorithm stage with this role, or an undefined Func. */
+    Halide::Func stage(const std::string &role) const;
+};
+
+/** Builds the group of one node: staging Funcs, the algorithm, identity outputs with constant
+ *  output bounds and dense strides. */
+Group build_node_group(const Graph &g, const Node &node);
+
+} // namespace nhc::sched
+
+#endif

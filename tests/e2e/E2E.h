@@ -1,0 +1,58 @@
+#ifndef NHC_TESTS_E2E_H
+#define NHC_TESTS_E2E_H
+
+// Compile a Graph to a program in-process and run it on the simulator: the end-to-end path of
+// neuron-halide-cc + neuron-halide-run without files in between.
+
+#include "../algorithms/CaseData.h"
+#include "driver/Codegen.h"
+#include "runtime/Runtime.h"
+#include "support/Error.h"
+
+#include <cstring>
+
+namespace nhc::test {
+
+inline rt::Tensor to_rt(const HostTensor &t, neff::DType dt) {
+    rt::Tensor r;
+    r.dtype = dt;
+    r.shape = t.shape();
+    r.data = t.bytes();
+    return r;
+}
+
+inline HostTensor from_rt(const rt::Tensor &t, DType dt) {
+    HostTensor h(dt, t.shape);
+    nhc_assert(h.bytes().size() == t.data.size(), "output size mismatch");
+    std::memcpy(h.bytes().data(), t.data.data(), t.data.size());
+    return h;
+}
+
+struct E2EResult {
+    std::map<std::string, HostTensor> outputs;
+    rt::Summary summary;
+};
+
+inline E2EResult compile_and_run(const Graph &g, const std::map<std::string, HostTensor> &inputs,
+                                 const std::string &target = "trn1") {
+    CompileOptions o;
+    o.target = target;
+    neff::Program p = generate_program(g, o);
+    std::map<std::string, rt::Tensor> in;
+    for (const auto &[name, t] : inputs) {
+        int v = p.var_index(name);
+        nhc_assert(v >= 0, "no variable for input " << name);
+        in[name] = to_rt(t, p.vars[v].dtype);
+    }
+    std::unique_ptr<rt::Model> m = rt::Model::load_program(std::move(p));
+    rt::ExecResult r = m->execute(in);
+    E2EResult out;
+    out.summary = r.summary;
+    for (const std::string &o2 : g.outputs)
+        out.outputs[o2] = from_rt(r.outputs.at(o2), g.value(o2).dtype);
+    return out;
+}
+
+} // namespace nhc::test
+
+#endif
