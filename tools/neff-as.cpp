@@ -25,7 +25,7 @@ cl::opt<std::string> output("o", cl::desc("output NEFF"), cl::value_desc("file.n
                             cl::Required);
 cl::opt<bool> fast_loading("fast-loading", cl::desc("write an uncompressed tar payload"));
 
-std::vector<uint8_t> weight_bytes(const neff::Variable &v, const HostTensor &h,
+std::vector<uint8_t> weight_bytes(const neff::Variable &v, const NpyTensor &h,
                                   const std::string &file) {
     int64_t n = 1;
     for (int64_t d : h.shape) {

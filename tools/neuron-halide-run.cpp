@@ -20,6 +20,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace cl = llvm::cl;
@@ -45,7 +47,7 @@ cl::opt<bool> timing_only("timing-only",
 constexpr int kExitUserError = 1;
 constexpr int kExitInternalError = 70;
 
-rt::Tensor to_runtime(const HostTensor &h, const std::string &name) {
+rt::Tensor to_runtime(const NpyTensor &h, const std::string &name) {
     rt::Tensor t;
     if (!neff::parse_dtype_numpy_name(h.dtype, t.dtype)) {
         user_error("NHC_ERT003", "input '", name, "' is ", h.dtype,
@@ -56,8 +58,8 @@ rt::Tensor to_runtime(const HostTensor &h, const std::string &name) {
     return t;
 }
 
-HostTensor to_host(const rt::Tensor &t) {
-    HostTensor h;
+NpyTensor to_host(const rt::Tensor &t) {
+    NpyTensor h;
     h.shape = t.shape;
     const char *np = neff::dtype_numpy_name(t.dtype);
     if (host_dtype_size(np) == neff::dtype_size(t.dtype) && t.dtype != neff::DType::BF16) {
@@ -125,10 +127,17 @@ int run() {
     if (!r.ok()) {
         throw UserError(r.code, r.message + " (" + rt::nrt_status_name(r.status) + ")");
     }
+    if (!output_dir.empty() && !res.outputs.empty()) {
+        std::error_code ec; // a folder that cannot be made is reported when the file is written
+        std::filesystem::create_directories(std::string(output_dir), ec);
+    }
     for (const auto &[name, t] : res.outputs) {
         std::cout << describe(name, t) << "\n";
         if (!output_dir.empty()) {
-            write_npy_file(output_dir + "/" + name + ".npy", to_host(t));
+            // ONNX names may contain '/', which must not become folders.
+            std::string file = name;
+            std::replace(file.begin(), file.end(), '/', '_');
+            write_npy_file(output_dir + "/" + file + ".npy", to_host(t));
         }
     }
     if (timing_only) {

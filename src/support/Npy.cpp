@@ -61,7 +61,7 @@ int host_dtype_size(const std::string &dtype) {
     return 0;
 }
 
-HostTensor parse_npy(const std::vector<uint8_t> &b, const std::string &what) {
+NpyTensor parse_npy(const std::vector<uint8_t> &b, const std::string &what) {
     if (b.size() < 10 || std::memcmp(b.data(), "\x93NUMPY", 6) != 0) {
         bad(what, "missing the \\x93NUMPY magic");
     }
@@ -77,7 +77,7 @@ HostTensor parse_npy(const std::vector<uint8_t> &b, const std::string &what) {
         bad(what, "truncated header");
     }
     std::string h(reinterpret_cast<const char *>(b.data()) + 8 + hlen_size, hlen);
-    HostTensor t;
+    NpyTensor t;
     std::string descr = dict_value(h, "descr", what);
     if (descr.size() < 4 || (descr[1] != '<' && descr[1] != '|')) {
         bad(what, "descr " + descr + " is not a little-endian numeric type");
@@ -115,7 +115,7 @@ HostTensor parse_npy(const std::vector<uint8_t> &b, const std::string &what) {
     return t;
 }
 
-std::vector<uint8_t> make_npy(const HostTensor &t) {
+std::vector<uint8_t> make_npy(const NpyTensor &t) {
     std::string descr;
     for (const auto &r : kDescrs) {
         if (t.dtype == r.dtype) {

@@ -13,9 +13,10 @@
 
 namespace nhc {
 
-/** A host tensor. `dtype` uses NumPy's names: float32, float16, float64, bfloat16, int8, uint8,
- *  int16, uint16, int32, uint32, int64, uint64, bool. */
-struct HostTensor {
+/** A tensor as a file holds it (named NpyTensor to stay apart from the Graph IR's HostTensor).
+ * `dtype` uses NumPy's names: float32, float16, float64, bfloat16, int8, uint8, int16, uint16,
+ * int32, uint32, int64, uint64, bool. */
+struct NpyTensor {
     std::string dtype = "float32";
     std::vector<int64_t> shape;
     std::vector<uint8_t> data; ///< little-endian, C order
@@ -24,8 +25,8 @@ struct HostTensor {
 /** Bytes per element of a dtype name, or 0 if unknown. */
 int host_dtype_size(const std::string &dtype);
 
-HostTensor parse_npy(const std::vector<uint8_t> &bytes, const std::string &what);
-std::vector<uint8_t> make_npy(const HostTensor &t);
+NpyTensor parse_npy(const std::vector<uint8_t> &bytes, const std::string &what);
+std::vector<uint8_t> make_npy(const NpyTensor &t);
 
 } // namespace nhc
 

@@ -63,7 +63,7 @@ void append(std::vector<uint8_t> &out, const Field &f) {
     }
 }
 
-HostTensor parse_pb(const std::vector<uint8_t> &bytes, const std::string &path) {
+NpyTensor parse_pb(const std::vector<uint8_t> &bytes, const std::string &path) {
     onnx::TensorProto p;
     if (!p.ParseFromArray(bytes.data(), int(bytes.size()))) {
         user_error("NHC_ERT013", "'", path, "' is not a serialized onnx TensorProto");
@@ -73,7 +73,7 @@ HostTensor parse_pb(const std::vector<uint8_t> &bytes, const std::string &path) 
         user_error("NHC_ERT013", "'", path, "' holds onnx data type ", p.data_type(),
                    ", which the runtime cannot bind");
     }
-    HostTensor t;
+    NpyTensor t;
     t.dtype = dt;
     int64_t n = 1;
     for (int64_t d : p.dims()) {
@@ -115,7 +115,7 @@ bool ends_with(const std::string &s, const std::string &suffix) {
 
 } // namespace
 
-HostTensor read_tensor_file(const std::string &path) {
+NpyTensor read_tensor_file(const std::string &path) {
     if (ends_with(path, ".npy")) {
         return parse_npy(slurp(path), path);
     }
@@ -126,7 +126,7 @@ HostTensor read_tensor_file(const std::string &path) {
                "' has an unknown extension: expected .npy or .pb");
 }
 
-void write_npy_file(const std::string &path, const HostTensor &t) {
+void write_npy_file(const std::string &path, const NpyTensor &t) {
     std::vector<uint8_t> bytes = make_npy(t);
     std::ofstream f(path, std::ios::binary);
     f.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));

@@ -12,9 +12,9 @@
 
 namespace nhc {
 
-HostTensor read_tensor_file(const std::string &path);
+NpyTensor read_tensor_file(const std::string &path);
 /** Writes a .npy file (NHC_ERT013 if it cannot be written). */
-void write_npy_file(const std::string &path, const HostTensor &t);
+void write_npy_file(const std::string &path, const NpyTensor &t);
 
 } // namespace nhc
 

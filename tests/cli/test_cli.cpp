@@ -4,6 +4,9 @@
 
 #include "../unit/TestModels.h"
 
+#include "support/Npy.h"
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -201,6 +204,43 @@ TEST_CASE("the example compiles to a NEFF that runs") {
     Run folded = run(model_file(dir, "const.onnx", kConstantOutput), dir.path.string());
     CHECK(folded.status == 0);
     CHECK(std::filesystem::exists(dir.path / "file.neff"));
+}
+
+TEST_CASE("the README flow: compile the example, run it, get the reference output") {
+    TempDir dir;
+    REQUIRE(run(example_model(), dir.path.string()).status == 0);
+    const char *runner = std::getenv("NHC_RUN");
+    REQUIRE(runner != nullptr);
+    std::string input = std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/input_0.pb";
+    std::string cmd = "cd '" + dir.path.string() + "' && " + runner + " file.neff --input input=" +
+                      input + " --output-dir out/new 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string text;
+    char buf[1024];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        text.append(buf, n);
+    INFO(text);
+    CHECK(pclose(p) == 0);
+    CHECK(text.find("latency") != std::string::npos);
+    std::ifstream f(dir.file("out/new/logits.npy"), std::ios::binary);
+    REQUIRE(f.good());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    nhc::NpyTensor got = nhc::parse_npy(bytes, "logits.npy");
+    onnx::TensorProto want;
+    std::ifstream w(std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/output_0.pb",
+                    std::ios::binary);
+    REQUIRE(want.ParseFromIstream(&w));
+    REQUIRE(got.data.size() == want.raw_data().size());
+    const float *g = reinterpret_cast<const float *>(got.data.data());
+    const float *e = reinterpret_cast<const float *>(want.raw_data().data());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < got.data.size() / 4; i++) {
+        num += (g[i] - e[i]) * double(g[i] - e[i]);
+        den += double(e[i]) * e[i];
+    }
+    CHECK(std::sqrt(num / den) <= 1e-4);
 }
 
 TEST_CASE("operators without code generation and unsupported outputs are coded errors") {
