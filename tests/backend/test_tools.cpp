@@ -50,7 +50,7 @@ void write(const std::string &path, const std::string &text) {
 
 void write_npy(const std::string &path, const std::vector<int64_t> &shape,
                const std::vector<float> &v) {
-    HostTensor t;
+    NpyTensor t;
     t.shape = shape;
     t.data.resize(v.size() * 4);
     std::memcpy(t.data.data(), v.data(), t.data.size());
@@ -58,7 +58,7 @@ void write_npy(const std::string &path, const std::vector<int64_t> &shape,
 }
 
 std::vector<float> read_floats(const std::string &path) {
-    HostTensor t = read_tensor_file(path);
+    NpyTensor t = read_tensor_file(path);
     REQUIRE(t.dtype == "float32");
     std::vector<float> v(t.data.size() / 4);
     std::memcpy(v.data(), t.data.data(), t.data.size());
