@@ -71,7 +71,7 @@ Halide::Type halide_type(DType t) {
     case DType::Float16:
         return Halide::Float(16);
     case DType::BFloat16:
-        return Halide::UInt(16);
+        return Halide::BFloat(16);
     case DType::Float64:
         return Halide::Float(64);
     case DType::Int8:
@@ -101,20 +101,12 @@ Halide::Type compute_type(DType t) {
 }
 
 Halide::Expr to_compute(const Halide::Expr &e, DType t) {
-    if (t == DType::BFloat16) // the bf16 bits are the high half of an fp32
-        return Halide::reinterpret(Halide::Float(32), Halide::cast(Halide::UInt(32), e) << 16);
     Halide::Type ct = compute_type(t);
     return e.type() == ct ? e : Halide::cast(ct, e);
 }
 
 Halide::Expr from_compute(const Halide::Expr &e, DType t) {
-    if (t == DType::BFloat16) {
-        Halide::Expr f = Halide::cast(Halide::Float(32), e);
-        Halide::Expr bits = Halide::reinterpret(Halide::UInt(32), f);
-        Halide::Expr rne = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16; // round to nearest even
-        Halide::Expr nan = (bits >> 16) | 0x40;                        // keep NaN quiet
-        return Halide::cast(Halide::UInt(16), Halide::select(Halide::is_nan(f), nan, rne));
-    }
+    // Halide rounds float -> bfloat16 / float16 to nearest even, as the engines do on write.
     if (t == DType::Bool)
         return Halide::cast(Halide::UInt(8), e != Halide::Internal::make_zero(e.type()));
     return e.type() == halide_type(t) ? e : Halide::cast(halide_type(t), e);

@@ -90,8 +90,7 @@ void define(Halide::Func f, const std::vector<Halide::Var> &v, const Halide::Exp
 /** f at an index given in ONNX axis order (reversed into Halide's), also for rank 0. */
 Halide::Expr call_onnx(const Halide::Func &f, const std::vector<Halide::Expr> &onnx_index);
 
-/** Halide type of a dtype's storage. bfloat16 is stored as its 16 bits (UInt(16)) and converted
- *  explicitly, with round-to-nearest-even, by to_compute / from_compute. */
+/** Halide type of a dtype's storage (bool is UInt(8)). */
 Halide::Type halide_type(DType t);
 /** The type arithmetic runs in: Float(32) for floating dtypes, the storage type otherwise. */
 Halide::Type compute_type(DType t);

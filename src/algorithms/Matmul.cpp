@@ -1,8 +1,9 @@
 // MatMul (batched, numpy broadcasting of the batch axes, 1-D operands) and Gemm (transposed
-// operands, alpha, beta, bias C). The contraction runs over an RDom `k` in an fp32 accumulator
-// stage `acc`; the operands are staged as explicit Funcs with K as their outer (partition) axis:
-// `lhs_t(m, k)` (the stationary operand, transposed from ONNX's [M, K]) and `rhs(n, k)` (the
-// moving operand), following ../shared/reference/isel-prototype.md §5.
+// operands, alpha, beta, bias C). Node::operand_cast (auto-cast) rounds the staged operands. The
+// contraction runs over an RDom `k` in an fp32 accumulator stage `acc`; the operands are staged as
+// explicit Funcs with K as their outer (partition) axis: `lhs_t(m, k)` (the stationary operand,
+// transposed from ONNX's [M, K]) and `rhs(n, k)` (the moving operand), following
+// ../shared/reference/isel-prototype.md §5.
 
 #include "algorithms/Broadcast.h"
 #include "algorithms/Families.h"
@@ -20,9 +21,12 @@ struct Contraction {
 
 // acc(n, m, batch...) = sum_k lhs(k at m) * rhs(n at k), over the batch shape `batch`.
 // lhs_at(m, k, batch) and rhs_at(n, k, batch) read the ONNX operands.
+// acc(n, m, batch...) = sum_k lhs(k at m) * rhs(n at k), over the batch shape `batch`.
+// lhs_at(m, k, batch) and rhs_at(n, k, batch) read the ONNX operands (stored as `a_type` and
+// `b_type`); the staged operands have `operand` type (fp32, or the auto-cast type).
 template <typename LhsAt, typename RhsAt>
 Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size, const Shape &batch,
-                     LhsAt lhs_at, RhsAt rhs_at) {
+                     LhsAt lhs_at, RhsAt rhs_at, DType a_type, DType b_type, DType operand) {
     int nb = static_cast<int>(batch.size());
     std::vector<Halide::Var> bv = Builder::vars(nb + 2); // v0 = n (or m), v1 = k (or m), rest batch
     Halide::Var x = bv[0], y = bv[1];
@@ -33,12 +37,17 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
         r.insert(r.end(), batch_vars.begin(), batch_vars.end());
         return r;
     };
+    // An operand already stored in the operand type is copied as is (no round trip through fp32).
+    auto stage = [&](Expr e, DType stored) {
+        return stored == operand ? e : from_compute(to_compute(e, stored), operand);
+    };
     Halide::Func lhs_t = b.func("lhs_t"), rhs = b.func("rhs"), acc = b.func("acc");
-    lhs_t(args(x, y)) = Halide::cast(Halide::Float(32), lhs_at(x, y, batch_idx)); // (m, k)
-    rhs(args(x, y)) = Halide::cast(Halide::Float(32), rhs_at(x, y, batch_idx));   // (n, k)
+    lhs_t(args(x, y)) = stage(lhs_at(x, y, batch_idx), a_type); // (m, k)
+    rhs(args(x, y)) = stage(rhs_at(x, y, batch_idx), b_type);   // (n, k)
     Halide::RDom k(0, static_cast<int>(k_size), "k");
-    acc(args(x, y)) = 0.0f; // (n, m)
-    acc(args(x, y)) += lhs_t(args(y, k)) * rhs(args(x, k));
+    acc(args(x, y)) = 0.0f; // (n, m), fp32 as in PSUM
+    acc(args(x, y)) += Halide::cast(Halide::Float(32), lhs_t(args(y, k))) *
+                       Halide::cast(Halide::Float(32), rhs(args(x, k)));
     Shape out = batch;
     out.push_back(m_size);
     out.push_back(n_size);
@@ -77,7 +86,8 @@ OpResult build_matmul(const OpContext &ctx) {
         },
         [&](Expr ni, Expr ki, const std::vector<Expr> &bi) {
             return read(c, bs, b_batch, ki, ni, bi, batch);
-        });
+        },
+        a.dtype, c.dtype, ctx.node.operand_cast.value_or(DType::Float32));
     Shape out_shape = batch;
     if (a.rank() > 1)
         out_shape.push_back(m);
@@ -115,7 +125,8 @@ OpResult build_gemm(const OpContext &ctx) {
         },
         [&](Expr ni, Expr ki, const std::vector<Expr> &) {
             return tb ? c.at({ni, ki}) : c.at({ki, ni});
-        });
+        },
+        a.dtype, c.dtype, ctx.node.operand_cast.value_or(DType::Float32));
     Shape out_shape = {m, n};
     std::vector<Halide::Var> v = Builder::vars(2);
     Expr y = con.acc(v[0], v[1]);

@@ -9,9 +9,15 @@ namespace nhc::alg {
 
 namespace {
 
+// Buffers hold raw bytes; bfloat16 travels as its bits (UInt(16)) and is reinterpreted in the
+// pipeline, since a Halide::Buffer of bfloat16 does not convert its elements when read by the JIT.
+Halide::Type buffer_type(DType t) {
+    return t == DType::BFloat16 ? Halide::UInt(16) : halide_type(t);
+}
+
 Halide::Buffer<> to_buffer(const HostTensor &t) {
     std::vector<int> sizes(t.shape().rbegin(), t.shape().rend());
-    Halide::Buffer<> buf(halide_type(t.dtype()), sizes);
+    Halide::Buffer<> buf(buffer_type(t.dtype()), sizes);
     std::memcpy(buf.data(), t.bytes().data(), t.bytes().size()); // dense, dim 0 innermost
     return buf;
 }
@@ -28,6 +34,8 @@ Tensor wrap(const Halide::Buffer<> &buf, const Value &v) {
     std::vector<Halide::Var> vars = Builder::vars(static_cast<int>(v.shape.size()));
     std::vector<Halide::Expr> args(vars.begin(), vars.end());
     Halide::Expr call = Halide::Internal::Call::make(buf, args);
+    if (v.dtype == DType::BFloat16)
+        call = Halide::reinterpret(Halide::BFloat(16), call);
     define(f, vars, call);
     return Tensor{f, v.shape, v.dtype};
 }
@@ -68,8 +76,18 @@ std::map<std::string, HostTensor> run_reference(const Graph &g,
                 continue;
             const Value &v = g.value(node.outputs[o]);
             std::vector<int> sizes(v.shape.rbegin(), v.shape.rend());
-            Halide::Buffer<> buf(halide_type(v.dtype), sizes);
-            r.outputs[o].func.realize(buf, target);
+            Halide::Buffer<> buf(buffer_type(v.dtype), sizes);
+            Halide::Func result = r.outputs[o].func;
+            if (v.dtype == DType::BFloat16) {
+                std::vector<Halide::Var> vars = Builder::vars(static_cast<int>(v.shape.size()));
+                Halide::Func bits(Namer(v.name)("bits"));
+                std::vector<Halide::Expr> args(vars.begin(), vars.end());
+                define(
+                    bits, vars,
+                    Halide::reinterpret(Halide::UInt(16), args.empty() ? result() : result(args)));
+                result = bits;
+            }
+            result.realize(buf, target);
             buffers[v.name] = buf;
         }
     }

@@ -1,5 +1,6 @@
 #include "driver/Codegen.h"
 
+#include "graph/AutoCast.h"
 #include "graph/OperatorSupport.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
@@ -208,6 +209,14 @@ void register_codegen_operators() {
                            "Sub",        "Tanh",       "Transpose",
                            "Unsqueeze",  "Where"})
         register_operator({op, "codegen"});
+}
+
+void apply_graph_passes(Graph &g, const CompileOptions &options) {
+    if (options.auto_cast == "matmult") {
+        DType t = options.auto_cast_type == "bf16" ? DType::BFloat16 : DType::Float16;
+        int n = auto_cast_matmuls(g, t);
+        log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
+    }
 }
 
 neff::Program generate_program(const Graph &g, const CompileOptions &options) {

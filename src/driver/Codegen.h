@@ -17,6 +17,9 @@ namespace nhc {
 /** Operators the code generator takes end to end (registered with OperatorSupport). */
 void register_codegen_operators();
 
+/** The graph passes before code generation: auto-cast (`--auto-cast matmult`). */
+void apply_graph_passes(Graph &g, const CompileOptions &options);
+
 neff::Program generate_program(const Graph &g, const CompileOptions &options);
 
 } // namespace nhc

@@ -26,10 +26,13 @@ void check_implemented(const CompileOptions &o) {
     if (!o.schedule_file.empty())
         user_error("NHC_ENYI001", "--schedule: the schedule language is not implemented yet in "
                                   "this version; compile without it to use the default schedules");
-    if (o.auto_cast != "none")
-        user_error("NHC_ENYI001", "--auto-cast ", o.auto_cast,
-                   ": mixed precision is not "
-                   "implemented yet in this version; use --auto-cast none (fp32)");
+    if (o.auto_cast == "all")
+        user_error("NHC_ENYI001", "--auto-cast all is not implemented yet in this version; use "
+                                  "--auto-cast matmult or none");
+    if (o.auto_cast == "matmult" && o.auto_cast_type != "bf16" && o.auto_cast_type != "fp16")
+        user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
+                   " is not implemented "
+                   "yet in this version; use bf16 or fp16");
 }
 
 void log_options(const CompileOptions &o) {
@@ -68,6 +71,10 @@ void compile_model(const CompileOptions &options) {
     {
         TimedStep step("check operator support");
         check_operator_support(graph);
+    }
+    {
+        TimedStep step("graph passes");
+        apply_graph_passes(graph, options);
     }
     neff::Program program;
     {

@@ -45,6 +45,9 @@ struct Node {
     std::vector<std::string> inputs;
     std::vector<std::string> outputs;
     std::map<std::string, AttrValue> attrs;
+    /** Set by the auto-cast pass on matmul-engine nodes: their contraction operands are rounded
+     *  to this type (the accumulation stays fp32). */
+    std::optional<DType> operand_cast;
 
     bool has_attr(const std::string &key) const { return attrs.count(key) != 0; }
     int64_t attr_int(const std::string &key, int64_t fallback) const;

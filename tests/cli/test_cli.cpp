@@ -212,8 +212,8 @@ TEST_CASE("the README flow: compile the example, run it, get the reference outpu
     const char *runner = std::getenv("NHC_RUN");
     REQUIRE(runner != nullptr);
     std::string input = std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/input_0.pb";
-    std::string cmd = "cd '" + dir.path.string() + "' && " + runner + " file.neff --input input=" +
-                      input + " --output-dir out/new 2>&1";
+    std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
+                      " file.neff --input input=" + input + " --output-dir out/new 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
     std::string text;
@@ -226,7 +226,8 @@ TEST_CASE("the README flow: compile the example, run it, get the reference outpu
     CHECK(text.find("latency") != std::string::npos);
     std::ifstream f(dir.file("out/new/logits.npy"), std::ios::binary);
     REQUIRE(f.good());
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
     nhc::NpyTensor got = nhc::parse_npy(bytes, "logits.npy");
     onnx::TensorProto want;
     std::ifstream w(std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/output_0.pb",

@@ -33,10 +33,9 @@ struct E2EResult {
     rt::Summary summary;
 };
 
-inline E2EResult compile_and_run(const Graph &g, const std::map<std::string, HostTensor> &inputs,
-                                 const std::string &target = "trn1") {
-    CompileOptions o;
-    o.target = target;
+inline E2EResult compile_and_run(Graph g, const std::map<std::string, HostTensor> &inputs,
+                                 const CompileOptions &o = {}) {
+    apply_graph_passes(g, o);
     neff::Program p = generate_program(g, o);
     std::map<std::string, rt::Tensor> in;
     for (const auto &[name, t] : inputs) {

@@ -1,0 +1,22 @@
+#ifndef NHC_GRAPH_AUTOCAST_H
+#define NHC_GRAPH_AUTOCAST_H
+
+/** \file
+ * `--auto-cast matmult --auto-cast-type bf16|fp16` (../shared/reference/neuron-compiler.md §1.2,
+ * §1.4): the operands of every MatMul and Gemm are rounded to the cast type, accumulation stays
+ * fp32 in PSUM. Constant operands (weights) are converted here, at compile time, so that they are
+ * stored in the NEFF in the cast type and cross HBM at its size; runtime operands are converted by
+ * the operand staging. Graph inputs and outputs are never cast. Gemm's bias C is not a matmul
+ * operand and stays as it is.
+ */
+
+#include "graph/Graph.h"
+
+namespace nhc {
+
+/** Marks the matmul nodes and converts their constant operands; returns the number of nodes. */
+int auto_cast_matmuls(Graph &g, DType cast_type);
+
+} // namespace nhc
+
+#endif
