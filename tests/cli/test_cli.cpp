@@ -188,9 +188,20 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     expect_user_error(
         run(example_model() + " --schedule " + dir.file("s.sched"), dir.path.string()),
         "NHC_ENYI001");
-    expect_user_error(run(example_model() + " --auto-cast matmult", dir.path.string()),
-                      "NHC_ENYI001");
+    expect_user_error(run(example_model() + " --auto-cast all", dir.path.string()), "NHC_ENYI001");
+    expect_user_error(
+        run(example_model() + " --auto-cast matmult --auto-cast-type tf32", dir.path.string()),
+        "NHC_ENYI001");
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
+}
+
+TEST_CASE("--auto-cast matmult compiles the example with bf16 matmul operands") {
+    TempDir dir;
+    Run r = run(example_model() + " --auto-cast matmult --auto-cast-type bf16 --verbose info",
+                dir.path.string());
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(r.has("auto-cast: 2 matmul nodes take bf16 operands"));
 }
 
 TEST_CASE("the example compiles to a NEFF that runs") {
