@@ -2,10 +2,12 @@
 
 #include "graph/AutoCast.h"
 #include "graph/OperatorSupport.h"
+#include "graph/WeightLayout.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
 #include "neff/SelectInstructions.h"
 #include "schedules/DefaultSchedule.h"
+#include "schedules/ScheduleScript.h"
 #include "support/Error.h"
 #include "support/Log.h"
 
@@ -126,9 +128,17 @@ private:
             flat_copy(n.inputs[0], n.outputs[0], n.name);
             return;
         }
+        // A --schedule block for this node replaces its default schedule.
         sched::Group grp = sched::build_node_group(g_, n);
-        sched::apply_default_schedule(grp);
-        codegen::LoweredGroup lg = codegen::lower_group(grp);
+        const sched::ScriptBlock *block = o_.schedule ? o_.schedule->find(n.name) : nullptr;
+        if (block)
+            sched::apply_schedule_block(*o_.schedule, *block, grp);
+        else
+            sched::apply_default_schedule(grp);
+        codegen::LoweredGroup lg =
+            block ? sched::lower_scripted(*o_.schedule, *block, grp,
+                                          [&] { return codegen::lower_group(grp); })
+                  : codegen::lower_group(grp);
         codegen::SelectOptions so;
         so.target = target_;
         so.node_name = n.name;
@@ -212,6 +222,8 @@ void register_codegen_operators() {
 }
 
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
+    int relaid = layout_matmul_weights(g);
+    log_info("weight layout: ", relaid, " matmul weights stored with K outermost");
     if (options.auto_cast == "matmult") {
         DType t = options.auto_cast_type == "bf16" ? DType::BFloat16 : DType::Float16;
         int n = auto_cast_matmuls(g, t);

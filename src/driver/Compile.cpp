@@ -4,11 +4,13 @@
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
 #include "neff/NeffFile.h"
+#include "schedules/ScheduleScript.h"
 #include "support/Error.h"
 #include "support/Log.h"
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace nhc {
 
@@ -23,9 +25,6 @@ void check_inputs_exist(const CompileOptions &o) {
 
 // Options whose feature does not exist yet are refused rather than silently ignored.
 void check_implemented(const CompileOptions &o) {
-    if (!o.schedule_file.empty())
-        user_error("NHC_ENYI001", "--schedule: the schedule language is not implemented yet in "
-                                  "this version; compile without it to use the default schedules");
     if (o.auto_cast == "all")
         user_error("NHC_ENYI001", "--auto-cast all is not implemented yet in this version; use "
                                   "--auto-cast matmult or none");
@@ -62,6 +61,12 @@ void compile_model(const CompileOptions &options) {
     check_inputs_exist(options);
     check_implemented(options);
 
+    // The schedule file is parsed before the model, so that its syntax errors come first.
+    std::optional<sched::ScheduleScript> script;
+    if (!options.schedule_file.empty()) {
+        TimedStep step("parse schedule script");
+        script = sched::parse_schedule_file(options.schedule_file);
+    }
     FrontendOptions fe;
     fe.input_shapes = options.input_shapes;
     Graph graph = run_frontend(options.model_path, fe);
@@ -72,6 +77,11 @@ void compile_model(const CompileOptions &options) {
         TimedStep step("check operator support");
         check_operator_support(graph);
     }
+    CompileOptions codegen_options = options;
+    if (script) {
+        sched::check_schedule_nodes(*script, graph);
+        codegen_options.schedule = &*script;
+    }
     {
         TimedStep step("graph passes");
         apply_graph_passes(graph, options);
@@ -79,7 +89,7 @@ void compile_model(const CompileOptions &options) {
     neff::Program program;
     {
         TimedStep step("code generation");
-        program = generate_program(graph, options);
+        program = generate_program(graph, codegen_options);
     }
     program.options = recorded_options(options);
     TimedStep step("write NEFF");

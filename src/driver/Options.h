@@ -17,6 +17,10 @@
 
 namespace nhc {
 
+namespace sched {
+class ScheduleScript;
+}
+
 struct CompileOptions {
     std::string model_path;
     std::string framework = "ONNX";
@@ -35,6 +39,7 @@ struct CompileOptions {
     int num_parallel_jobs = 1;
     std::vector<InputShapeOverride> input_shapes;
     std::string schedule_file;
+    const sched::ScheduleScript *schedule = nullptr; ///< the parsed --schedule file, if any
     bool dump_graph = false;
 };
 

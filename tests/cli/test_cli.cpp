@@ -184,15 +184,38 @@ TEST_CASE("unwritable log file and missing schedule file are coded errors") {
 
 TEST_CASE("options whose feature is not implemented yet are refused, not ignored") {
     TempDir dir;
-    std::ofstream(dir.file("s.sched")) << "# a schedule\n";
-    expect_user_error(
-        run(example_model() + " --schedule " + dir.file("s.sched"), dir.path.string()),
-        "NHC_ENYI001");
     expect_user_error(run(example_model() + " --auto-cast all", dir.path.string()), "NHC_ENYI001");
     expect_user_error(
         run(example_model() + " --auto-cast matmult --auto-cast-type tf32", dir.path.string()),
         "NHC_ENYI001");
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
+}
+
+TEST_CASE("--schedule replaces the default schedule of the nodes it names") {
+    TempDir dir;
+    std::ofstream(dir.file("fc1.sched"))
+        << "# N tiles of 64 instead of 128\n"
+           "node \"fc1\":\n"
+           "  final0.tile(v0, v1, no, mo, ni, mi, 64, 1)\n"
+           "  acc.compute_at(final0, no).store_in(PSUM)\n"
+           "  acc.update().split(k, ko, ki, 64).reorder(ki, v0, v1, ko)\n"
+           "  a_nat.compute_at(acc, ko).store_in(SBUF)\n"
+           "  a_tp.compute_at(acc, ko).store_in(PSUM)\n"
+           "  lhs_t.compute_at(acc, ko).store_in(SBUF)\n"
+           "  rhs.compute_at(acc, ko).store_in(SBUF)\n"
+           "  bias.compute_at(final0, no).store_in(SBUF)\n"
+           "  out.compute_at(final0, no).store_in(SBUF)\n";
+    Run ok = run(example_model() + " --schedule " + dir.file("fc1.sched"), dir.path.string());
+    INFO(ok.out);
+    CHECK(ok.status == 0);
+    std::ofstream(dir.file("bad.sched")) << "node \"fc1\":\n  acc.compute_at(final0 no)\n";
+    Run bad = run(example_model() + " --schedule " + dir.file("bad.sched"), dir.path.string());
+    expect_user_error(bad, "NHC_ESCH101");
+    CHECK(bad.has("bad.sched:2"));
+    std::ofstream(dir.file("unknown.sched")) << "node \"fc9\":\n  acc.compute_root()\n";
+    expect_user_error(
+        run(example_model() + " --schedule " + dir.file("unknown.sched"), dir.path.string()),
+        "NHC_ESCH110");
 }
 
 TEST_CASE("--auto-cast matmult compiles the example with bf16 matmul operands") {

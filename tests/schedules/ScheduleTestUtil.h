@@ -1,0 +1,145 @@
+#ifndef NHC_TESTS_SCHEDULES_SCHEDULETESTUTIL_H
+#define NHC_TESTS_SCHEDULES_SCHEDULETESTUTIL_H
+
+// Helpers of the schedule-script tests: one-node graphs, the user error code a call raises, and
+// scripted groups compiled to a program and run on the simulator (the path of
+// src/driver/Codegen.cpp for one node, with a script instead of the default schedule).
+
+#include "neff/InsertSemaphores.h"
+#include "neff/LowerGroup.h"
+#include "neff/SelectInstructions.h"
+#include "runtime/Runtime.h"
+#include "schedules/DefaultSchedule.h"
+#include "schedules/ScheduleScript.h"
+#include "support/Error.h"
+
+#include <cstring>
+#include <doctest/doctest.h>
+#include <functional>
+#include <map>
+
+namespace nhc::test {
+
+inline Graph one_node_graph(const std::string &op, const std::vector<Shape> &in_shapes,
+                            const Shape &out_shape, std::map<std::string, AttrValue> attrs = {}) {
+    Graph g;
+    g.opset = 17;
+    Node n;
+    n.name = "node";
+    n.op_type = op;
+    n.attrs = std::move(attrs);
+    for (size_t i = 0; i < in_shapes.size(); i++) {
+        std::string name = "in" + std::to_string(i);
+        g.values[name] = Value{name, DType::Float32, in_shapes[i], nullptr};
+        g.inputs.push_back(name);
+        n.inputs.push_back(name);
+    }
+    g.values["out"] = Value{"out", DType::Float32, out_shape, nullptr};
+    n.outputs = {"out"};
+    g.outputs = {"out"};
+    g.nodes.push_back(n);
+    return g;
+}
+
+/** The code of the UserError `f` throws, "no error" if none; the message goes to `message`. */
+inline std::string error_code(const std::function<void()> &f, std::string *message = nullptr) {
+    try {
+        f();
+    } catch (const UserError &e) {
+        if (message)
+            *message = e.what();
+        return e.code();
+    }
+    return "no error";
+}
+
+/** A group of the graph's only node, scheduled by `script` (or by default if it is empty). */
+inline sched::Group scheduled_group(const Graph &g, const std::string &script) {
+    sched::Group grp = sched::build_node_group(g, g.nodes[0]);
+    if (script.empty()) {
+        sched::apply_default_schedule(grp);
+    } else {
+        sched::ScheduleScript s = sched::parse_schedule(script, "test.sched");
+        REQUIRE(sched::apply_schedule_script(s, grp));
+    }
+    return grp;
+}
+
+struct Compiled {
+    std::vector<codegen::SelectedInstr> instrs;
+    neff::Program program;
+
+    int count(neff::Opcode op) const {
+        int n = 0;
+        for (const codegen::SelectedInstr &i : instrs)
+            n += i.instr.op == op;
+        return n;
+    }
+};
+
+inline neff::Variable variable(const Graph &g, const std::string &value, neff::VarKind kind) {
+    neff::Variable v;
+    v.name = value;
+    v.kind = kind;
+    v.shape = g.value(value).shape;
+    return v;
+}
+
+/** Lowers and selects a scheduled group, then builds the program as Codegen.cpp does. */
+inline Compiled compile_group(const Graph &g, sched::Group &grp) {
+    Compiled c;
+    c.program.target = "trn1";
+    codegen::LoweredGroup lg = codegen::lower_group(grp);
+    codegen::SelectOptions so;
+    so.target = &target::target_by_name("trn1");
+    so.node_name = g.nodes[0].name;
+    so.partition_dim = lg.partition_dim;
+    std::map<std::string, int> var_of;
+    for (const std::string &v : g.inputs) {
+        var_of[v] = static_cast<int>(c.program.vars.size());
+        c.program.vars.push_back(variable(g, v, neff::VarKind::Input));
+    }
+    for (const std::string &v : g.outputs) {
+        var_of[v] = static_cast<int>(c.program.vars.size());
+        c.program.vars.push_back(variable(g, v, neff::VarKind::Output));
+    }
+    for (const auto &[buf, value] : lg.hbm_buffers)
+        if (lg.referenced.count(buf))
+            so.hbm[buf] = {var_of.at(value), neff::DType::F32};
+    c.instrs = codegen::select_instructions(lg.body, so);
+    std::vector<codegen::SelectedInstr> copy = c.instrs;
+    codegen::insert_semaphores(copy, c.program);
+    c.program.layout_hbm();
+    return c;
+}
+
+/** Runs a compiled one-node program on the simulator: fp32 inputs in, fp32 output out. */
+inline std::vector<float> run(const Compiled &c, const Graph &g,
+                              const std::map<std::string, std::vector<float>> &inputs) {
+    std::map<std::string, rt::Tensor> in;
+    for (const auto &[name, data] : inputs) {
+        rt::Tensor t;
+        t.dtype = neff::DType::F32;
+        t.shape = g.value(name).shape;
+        t.data.resize(data.size() * sizeof(float));
+        std::memcpy(t.data.data(), data.data(), t.data.size());
+        in[name] = t;
+    }
+    std::unique_ptr<rt::Model> m = rt::Model::load_program(c.program);
+    rt::ExecResult r = m->execute(in);
+    const rt::Tensor &out = r.outputs.at(g.outputs[0]);
+    std::vector<float> v(out.data.size() / sizeof(float));
+    std::memcpy(v.data(), out.data.data(), out.data.size());
+    return v;
+}
+
+inline std::vector<float> ramp(size_t n, float scale, float offset) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = static_cast<float>((i * 37) % 101) * scale + offset;
+    return v;
+}
+
+} // namespace nhc::test
+
+#endif

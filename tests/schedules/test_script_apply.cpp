@@ -1,0 +1,250 @@
+// Schedule scripts applied to groups: the scripted group lowers, selects instructions that follow
+// the script (tile sizes change the instruction count) and still computes the right values on the
+// simulator; the default schedule printed as a script gives back the same instructions; unknown
+// names and schedules Halide rejects are coded errors with the script's line (NHC_ESCH110..116).
+
+#include "ScheduleTestUtil.h"
+
+#include <cmath>
+#include <doctest/doctest.h>
+
+using namespace nhc;
+using nhc::test::compile_group;
+using nhc::test::Compiled;
+using nhc::test::error_code;
+using nhc::test::one_node_graph;
+using nhc::test::scheduled_group;
+
+namespace {
+
+// Gemm [M=64, K=256] x [K, N=512], tiled N x M by the script; K in chunks of 128.
+std::string gemm_script(int n_tile) {
+    return "node \"node\":\n"
+           "  final0.tile(v0, v1, no, mo, ni, mi, " +
+           std::to_string(n_tile) +
+           ", 64)\n"
+           "  acc.compute_at(final0, no).store_in(PSUM)\n"
+           "  acc.update().split(k, ko, ki, 128).reorder(ki, v0, v1, ko)\n"
+           "  lhs_t.compute_at(acc, ko).store_in(SBUF)\n"
+           "  rhs.compute_at(acc, ko).store_in(SBUF)\n"
+           "  out.compute_at(final0, no).store_in(SBUF)\n"
+           "  hint partition_dim lhs_t 1\n"
+           "  hint partition_dim rhs 1\n"
+           "  hint partition_dim acc 1\n"
+           "  hint partition_dim out 1\n";
+}
+
+Graph gemm_graph() {
+    return one_node_graph("Gemm", {{64, 256}, {256, 512}}, {64, 512});
+}
+
+// Softmax over rows of 32, rows tiled by the script.
+std::string softmax_script(int rows) {
+    std::string s = "node \"node\":\n  final0.split(v1, v1o, v1i, " + std::to_string(rows) + ")\n";
+    for (const char *st : {"out", "rcp", "sum", "exp", "max", "stage_0"})
+        s += std::string("  ") + st + ".compute_at(final0, v1o).store_in(SBUF)\n";
+    for (const char *st : {"stage_0 1", "max 0", "exp 1", "sum 0", "rcp 0", "out 1"})
+        s += std::string("  hint partition_dim ") + st + "\n";
+    return s;
+}
+
+/** Relative L2 error of `got` against `want` (the project's accuracy measure). */
+double rel_l2_error(const std::vector<float> &got, const std::vector<double> &want) {
+    REQUIRE(got.size() == want.size());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < got.size(); i++) {
+        num += (got[i] - want[i]) * (got[i] - want[i]);
+        den += want[i] * want[i];
+    }
+    return std::sqrt(num / den);
+}
+
+/** The opcodes of a compiled group, in selection order. */
+std::vector<neff::Opcode> opcodes(const Compiled &c) {
+    std::vector<neff::Opcode> ops;
+    for (const codegen::SelectedInstr &i : c.instrs)
+        ops.push_back(i.instr.op);
+    return ops;
+}
+
+/** The code of applying `block_lines` to the group of `g`'s node, and the message. */
+std::string apply_error(const Graph &g, const std::string &block_lines, std::string *msg) {
+    return error_code(
+        [&] {
+            sched::Group grp = sched::build_node_group(g, g.nodes[0]);
+            sched::ScheduleScript s =
+                sched::parse_schedule("node \"node\":\n" + block_lines, "t.sched");
+            sched::apply_schedule_script(s, grp);
+        },
+        msg);
+}
+
+} // namespace
+
+TEST_CASE("a script's N tile sets the number of matmuls, and the Gemm stays correct") {
+    Graph g = gemm_graph();
+    sched::Group def = scheduled_group(g, "");
+    CHECK(compile_group(g, def).count(neff::Opcode::Matmul) == 2); // one 512 tile x 2 K chunks
+    std::vector<float> a = test::ramp(64 * 256, 0.01f, -0.5f), b = test::ramp(256 * 512, 0.02f, -1);
+    std::vector<double> want(64 * 512, 0.0);
+    for (int m = 0; m < 64; m++)
+        for (int k = 0; k < 256; k++)
+            for (int n = 0; n < 512; n++)
+                want[m * 512 + n] += double(a[m * 256 + k]) * b[k * 512 + n];
+    for (int tile : {512, 256, 128}) {
+        CAPTURE(tile);
+        sched::Group grp = scheduled_group(g, gemm_script(tile));
+        Compiled c = compile_group(g, grp);
+        CHECK(c.count(neff::Opcode::Matmul) == 2 * (512 / tile));
+        CHECK(rel_l2_error(test::run(c, g, {{"in0", a}, {"in1", b}}), want) < 1e-4);
+    }
+}
+
+TEST_CASE("a script's row tile sets the Softmax instruction count, and Softmax stays correct") {
+    Graph g = one_node_graph("Softmax", {{256, 32}}, {256, 32});
+    std::vector<float> x = test::ramp(256 * 32, 0.05f, -2);
+    std::vector<double> want(x.size());
+    for (int r = 0; r < 256; r++) {
+        double mx = -1e30, sum = 0;
+        for (int c = 0; c < 32; c++)
+            mx = std::max(mx, double(x[r * 32 + c]));
+        for (int c = 0; c < 32; c++)
+            sum += std::exp(x[r * 32 + c] - mx);
+        for (int c = 0; c < 32; c++)
+            want[r * 32 + c] = std::exp(x[r * 32 + c] - mx) / sum;
+    }
+    sched::Group def = scheduled_group(g, "");
+    size_t per_128 = compile_group(g, def).instrs.size();
+    sched::Group g128 = scheduled_group(g, softmax_script(128));
+    CHECK(compile_group(g, g128).instrs.size() == per_128);
+    sched::Group g64 = scheduled_group(g, softmax_script(64));
+    Compiled c64 = compile_group(g, g64);
+    CHECK(c64.instrs.size() == 2 * per_128); // twice the tiles, the same instructions per tile
+    CHECK(rel_l2_error(test::run(c64, g, {{"in0", x}}), want) < 1e-4);
+}
+
+TEST_CASE("the default schedule printed as a script compiles to the same instructions") {
+    std::vector<Graph> graphs = {
+        gemm_graph(),
+        one_node_graph("MatMul", {{2, 64, 96}, {96, 640}}, {2, 64, 640}),
+        one_node_graph("Softmax", {{256, 32}}, {256, 32}),
+        one_node_graph("LayerNormalization", {{200, 48}, {48}, {48}}, {200, 48}),
+        one_node_graph("ReduceSum", {{4, 8}}, {4, 1}, {{"axes", std::vector<int64_t>{1}}}),
+        one_node_graph("Add", {{4, 8}, {8}}, {4, 8}),
+        one_node_graph("Transpose", {{4, 8}}, {8, 4}),
+    };
+    for (const Graph &g : graphs) {
+        CAPTURE(g.nodes[0].op_type);
+        std::string text = sched::print_default_schedule(g, g.nodes[0]);
+        CAPTURE(text);
+        sched::ScheduleScript s = sched::parse_schedule(text, "default.sched");
+        CHECK(s.to_string() == text);
+        sched::Group def = scheduled_group(g, "");
+        sched::Group scripted = sched::build_node_group(g, g.nodes[0]);
+        REQUIRE(sched::apply_schedule_script(s, scripted));
+        // Applied and described again: the same text (parse -> apply -> print).
+        sched::ScheduleScript again;
+        again.blocks.push_back(sched::describe_schedule(scripted));
+        again.blocks[0].leading_comments = s.blocks[0].leading_comments;
+        CHECK(again.to_string() == text);
+        CHECK(scripted.partition_dim.size() == def.partition_dim.size());
+        CHECK(opcodes(compile_group(g, scripted)) == opcodes(compile_group(g, def)));
+    }
+}
+
+TEST_CASE("a block names nodes of the model; otherwise NHC_ESCH110") {
+    Graph g = gemm_graph();
+    sched::ScheduleScript s = sched::parse_schedule(
+        "node \"node\":\n  out.compute_root()\n\nnode \"nod3\":\n  out.compute_root()\n",
+        "t.sched");
+    std::string msg;
+    CHECK(error_code([&] { sched::check_schedule_nodes(s, g); }, &msg) == "NHC_ESCH110");
+    CHECK(msg == "t.sched:4: node \"nod3\" is not in the model; the closest node name is \"node\"");
+    sched::Group grp = sched::build_node_group(g, g.nodes[0]);
+    CHECK_FALSE(sched::apply_schedule_script(sched::parse_schedule("node \"other\":\n"), grp));
+}
+
+TEST_CASE("an unknown stage is NHC_ESCH111") {
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(apply_error(g, "  accu.compute_root()\n", &msg) == "NHC_ESCH111");
+    // The list follows the algorithm's stages; the staged inputs come first, the outputs last.
+    CHECK(msg.find("t.sched:2: node \"node\": unknown stage 'accu'; the stages of this node are "
+                   "stage_0, stage_1, ") == 0);
+    CHECK(msg.find(", acc, ") != std::string::npos);
+    CHECK(msg.find(", final0") == msg.size() - 8);
+    CHECK(apply_error(g, "  out.compute_root()\n  acc.compute_at(final1, v0)\n", &msg) ==
+          "NHC_ESCH111");
+    CHECK(msg.find("t.sched:3: node \"node\": unknown stage 'final1'") == 0);
+    CHECK(apply_error(g, "  hint partition_dim psum 1\n", &msg) == "NHC_ESCH111");
+    CHECK(msg.find("t.sched:2:") == 0);
+}
+
+TEST_CASE("an unknown loop is NHC_ESCH112") {
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(apply_error(g, "  final0.split(v2, a, b, 8)\n", &msg) == "NHC_ESCH112");
+    CHECK(msg == "t.sched:2: node \"node\": stage final0 has no loop 'v2'; its loops, innermost "
+                 "first, are v0, v1");
+    CHECK(apply_error(g, "  acc.update().split(k, ko, ki, 128).reorder(k, v0)\n", &msg) ==
+          "NHC_ESCH112");
+    CHECK(msg.find("stage acc.update(0) has no loop 'k'; its loops, innermost first, are ki, ko, "
+                   "v0, v1") != std::string::npos);
+    CHECK(apply_error(g, "  acc.update().split(k.y, ko, ki, 128)\n", &msg) == "NHC_ESCH112");
+    // compute_at names a loop of the consumer's last stage, checked after the block's splits.
+    CHECK(apply_error(g, "  acc.compute_at(final0, no)\n  final0.split(v0, n0, ni, 8)\n", &msg) ==
+          "NHC_ESCH112");
+    CHECK(msg.find("t.sched:2: node \"node\": stage final0 has no loop 'no'; its loops, innermost "
+                   "first, are ni, n0, v1") == 0);
+    CHECK(apply_error(g, "  acc.compute_at(final0, no)\n  final0.split(v0, no, ni, 8)\n", &msg) ==
+          "no error");
+}
+
+TEST_CASE("update() of a stage without that update is NHC_ESCH113") {
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(apply_error(g, "  out.update().split(v0, a, b, 8)\n", &msg) == "NHC_ESCH113");
+    CHECK(msg == "t.sched:2: node \"node\": stage 'out' has no update definition; found update(0)");
+    CHECK(apply_error(g, "  acc.update(1).split(v0, a, b, 8)\n", &msg) == "NHC_ESCH113");
+    CHECK(msg.find("stage 'acc' has 1 update definition(s), numbered from 0; found update(1)") !=
+          std::string::npos);
+}
+
+TEST_CASE("a directive Halide rejects is NHC_ESCH114 at its line") {
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(apply_error(g, "  final0.split(v0, v1, vi, 8)\n", &msg) == "NHC_ESCH114");
+    CHECK(msg.find("t.sched:2: node \"node\": halide rejects split: ") == 0);
+    CHECK(msg.find("v1") != std::string::npos);
+    CHECK(apply_error(g, "  out.compute_root()\n  final0.reorder(v0, v0)\n", &msg) ==
+          "NHC_ESCH114");
+    CHECK(msg.find("t.sched:3: node \"node\": halide rejects reorder") == 0);
+}
+
+TEST_CASE("a partition_dim hint beyond the stage's dimensions is NHC_ESCH115") {
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(apply_error(g, "  hint partition_dim acc 2\n", &msg) == "NHC_ESCH115");
+    CHECK(msg == "t.sched:2: node \"node\": hint partition_dim acc 2: the stage has 2 "
+                 "dimension(s), numbered from 0 (v0, innermost)");
+}
+
+TEST_CASE("a schedule Halide cannot lower is NHC_ESCH116 at the line placing the stage") {
+    Graph g = gemm_graph();
+    // lhs_t inside final0's ni loop, but its consumer acc is computed outside it, at no.
+    std::string text = gemm_script(256);
+    text += "  lhs_t.compute_at(final0, ni)\n";
+    sched::ScheduleScript s = sched::parse_schedule(text, "t.sched");
+    sched::Group grp = sched::build_node_group(g, g.nodes[0]);
+    REQUIRE(sched::apply_schedule_script(s, grp));
+    std::string msg;
+    CHECK(error_code(
+              [&] {
+                  sched::lower_scripted(s, *s.find("node"), grp,
+                                        [&] { return codegen::lower_group(grp); });
+              },
+              &msg) == "NHC_ESCH116");
+    CAPTURE(msg);
+    CHECK(msg.find("t.sched:12: node \"node\": halide cannot lower this schedule (stage "
+                   "'lhs_t'): ") == 0);
+}
