@@ -114,10 +114,17 @@ OpResult build_binary(const OpContext &ctx) {
     Expr e;
     for (size_t i = 0; i < ctx.inputs.size(); i++) {
         const Tensor &t = ctx.inputs[i];
-        // A scalar exponent of Pow stays a scalar (x^2, x^0.5 become multiplications or sqrt).
-        bool scalar_exp = ctx.node.op_type == "Pow" && i == 1 && t.shape.empty();
-        Tensor tb = scalar_exp ? t : broadcast_to(b, t, shape, "bcast" + std::to_string(i));
-        Expr ti = to_compute(scalar_exp ? tb.at({}) : tb.at(idx), t.dtype);
+        const HostTensor *c = i < ctx.constants.size() ? ctx.constants[i] : nullptr;
+        Expr ti;
+        if (c && c->numel() == 1 && dtype_is_float(c->dtype())) {
+            // A one-element constant (torch's `x / 8.0`, `x + 1`) is an immediate, not a tensor.
+            ti = Halide::Expr(static_cast<float>(c->get_f64(0)));
+        } else if (ctx.node.op_type == "Pow" && i == 1 && t.shape.empty()) {
+            ti = to_compute(t.at({}), t.dtype); // a scalar exponent stays a scalar
+        } else {
+            Tensor tb = broadcast_to(b, t, shape, "bcast" + std::to_string(i));
+            ti = to_compute(tb.at(idx), t.dtype);
+        }
         e = i == 0 ? ti : binary_expr(ctx, e, ti, x.dtype);
     }
     Halide::Func out = b.func("out");

@@ -41,9 +41,15 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
     auto stage = [&](Expr e, DType stored) {
         return stored == operand ? e : from_compute(to_compute(e, stored), operand);
     };
-    Halide::Func lhs_t = b.func("lhs_t"), rhs = b.func("rhs"), acc = b.func("acc");
-    lhs_t(args(x, y)) = stage(lhs_at(x, y, batch_idx), a_type); // (m, k)
-    rhs(args(x, y)) = stage(rhs_at(x, y, batch_idx), b_type);   // (n, k)
+    // The stationary operand needs K on partitions, but ONNX stores A with K innermost: a_nat
+    // (m, k-contiguous, as stored) -> a_tp (the transpose, fp32) -> lhs_t (K outer). A schedule
+    // inlines the first two (one transposing DMA) or keeps them on chip (a PE transpose).
+    Halide::Func a_nat = b.func("a_nat"), a_tp = b.func("a_tp"), lhs_t = b.func("lhs_t"),
+                 rhs = b.func("rhs"), acc = b.func("acc");
+    a_nat(args(x, y)) = stage(lhs_at(y, x, batch_idx), a_type);            // (k, m)
+    a_tp(args(x, y)) = Halide::cast(Halide::Float(32), a_nat(args(y, x))); // (m, k)
+    lhs_t(args(x, y)) = from_compute(a_tp(args(x, y)), operand);           // (m, k)
+    rhs(args(x, y)) = stage(rhs_at(x, y, batch_idx), b_type);              // (n, k)
     Halide::RDom k(0, static_cast<int>(k_size), "k");
     acc(args(x, y)) = 0.0f; // (n, m), fp32 as in PSUM
     acc(args(x, y)) += Halide::cast(Halide::Float(32), lhs_t(args(y, k))) *

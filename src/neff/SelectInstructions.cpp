@@ -320,10 +320,12 @@ void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
     }
 }
 
+// A load under any number of casts (a copy with a dtype conversion).
 const Load *as_load(const Halide::Expr &e) {
-    if (const Cast *c = e.as<Cast>())
-        return c->value.as<Load>();
-    return e.as<Load>();
+    Halide::Expr cur = e;
+    while (const Cast *c = cur.as<Cast>())
+        cur = c->value;
+    return cur.as<Load>();
 }
 
 } // namespace
@@ -340,6 +342,10 @@ void Selector::select_nest(const Nest &n) {
     if (dst.space == MemSpace::PSUM) {
         if (is_const_zero(n.value)) {
             psum_pending_zero_[n.dst] = true; // folded into the next matmul (overwrite)
+            return;
+        }
+        if (src && buffer(src->name).space == MemSpace::SBUF) {
+            select_transpose(n, src->name, src->index);
             return;
         }
         select_matmul(n);
@@ -450,6 +456,39 @@ void Selector::select_matmul(const Nest &n) {
         psum_pending_zero_[n.dst] = false; // the first matmul overwrites
     else
         ins.flags |= neff::kFlagAccumulate;
+    emit(Engine::PE, ins);
+}
+
+void Selector::select_transpose(const Nest &n, const std::string &src_name,
+                                const Halide::Expr &src_index) {
+    // dst[p, f] (PSUM) = src[f, p] (SBUF): the destination's partition loop walks the source's
+    // free axis and its free loop walks the source's partitions.
+    const Buffer &dst = buffer(n.dst), &src = buffer(src_name);
+    Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);
+    int p = -1, f = -1;
+    for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
+        if (da.strides[j] != 0 && da.strides[j] == dst.row_elems && dst.partitions > 1)
+            p = j;
+        else if (sa.strides[j] != 0 && sa.strides[j] == src.row_elems && src.partitions > 1)
+            f = j;
+        else
+            fail("NHC_EGEN012", n,
+                 "a PSUM copy of an SBUF tile must be a 2-D transpose (the "
+                 "destination's partitions walk the source's free axis)");
+    }
+    // A side of extent 1 has no loop (extent-1 loops are dropped): stand in a unit loop.
+    Loop unit{"unit", 0, 1};
+    Loop lp = p >= 0 ? n.loops[p] : unit, lf = f >= 0 ? n.loops[f] : unit;
+    auto stride = [](const Affine &a, int j, int64_t fallback) {
+        return j >= 0 ? a.strides[j] : fallback;
+    };
+    IterSpace dst_it{{lp, lf}, 0}, src_it{{lf, lp}, 0};
+    Affine d2{da.base, {stride(da, p, dst.row_elems), stride(da, f, 0)}};
+    Affine s2{sa.base, {stride(sa, f, src.row_elems), stride(sa, p, 0)}};
+    Instr ins;
+    ins.op = Opcode::Transpose;
+    ins.dst = onchip_ap(dst, d2, dst_it, n, "destination");
+    ins.src = onchip_ap(src, s2, src_it, n, "source");
     emit(Engine::PE, ins);
 }
 

@@ -62,6 +62,7 @@ private:
     void select_nest(const Nest &n);
     void select_dma(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     void select_matmul(const Nest &n);
+    void select_transpose(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     Halide::Expr subst(const Halide::Expr &e) const;
     int64_t constant(const Halide::Expr &e, const std::string &what) const;
 

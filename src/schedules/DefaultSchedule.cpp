@@ -54,8 +54,8 @@ int divisor_at_most(int64_t n, int limit) {
 
 // Staging roles are copies from HBM: they become DMAs, so the inputs they read stay in HBM.
 bool is_staging_role(const std::string &role) {
-    return role == "lhs_t" || role == "rhs" || role == "bias" || role == "gamma_b" ||
-           role == "beta_b" || role.rfind("bcast", 0) == 0;
+    return role == "lhs_t" || role == "rhs" || role == "a_nat" || role == "a_tp" ||
+           role == "bias" || role == "gamma_b" || role == "beta_b" || role.rfind("bcast", 0) == 0;
 }
 
 /** Where per-tile stages are computed: a loop of `f`, or root. */
@@ -172,8 +172,17 @@ void schedule_matmul(Group &g) {
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
+    // A stored with K innermost (MatMul, Gemm without transA) would need one DMA descriptor row
+    // per element to land K on partitions; load it naturally and transpose it on the PE instead
+    // (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").
+    bool k_innermost = g.node->op_type == "MatMul" || g.node->attr_int("transA", 0) == 0;
+    if (k_innermost) {
+        g.stage("a_nat").compute_at(acc, ko).store_in(SBUF);
+        g.stage("a_tp").compute_at(acc, ko).store_in(PSUM);
+    }
     for (const alg::Stage &st : g.op.stages) {
-        if (st.role != "acc" && st.role != "lhs_t" && st.role != "rhs")
+        if (st.role != "acc" && st.role != "lhs_t" && st.role != "rhs" && st.role != "a_nat" &&
+            st.role != "a_tp")
             place(st.func, tile, SBUF);
         g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
     }

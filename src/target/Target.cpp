@@ -66,6 +66,7 @@ TargetInfo make_v2(const std::string &name) {
     t.pe_cols = 128;                         // nc.md:L67 [AG2]
     t.matmul_max_moving = 512;               // nc.md:L115 gemm_moving_fmax [AG2, ISA]
     t.hbm_bytes_per_core = 16LL << 30;       // nc.md:L211 16 GiB per NC (derived)
+    t.hbm_bytes_per_ns = 410;                // nc.md:L211 ~410 GB/s per NC (820 GB/s / 2, L210)
     t.pe_ghz = 2.8;                          // nc.md:L63 [AG2]
     t.dve_ghz = 1.12;                        // nc.md:L64 [AG2]
     t.act_ghz = 1.4;                         // nc.md:L65 [AG2]
@@ -103,6 +104,7 @@ TargetInfo make_v3(const std::string &name) {
     t.sbuf_bytes_per_partition = 224 * 1024; // nc.md:L203 "128 x 224 KiB" [AG3]
     t.sbuf_usable_per_partition = 212984;    // nc.md:L204 [KLR, DA26]
     t.hbm_bytes_per_core = 12LL << 30;       // nc.md:L211 12 GiB per NC (derived)
+    t.hbm_bytes_per_ns = 362;                // nc.md:L211 ~362 GB/s per NC (derived)
     t.pe_ghz = 2.4;                          // nc.md:L63 [AG3]
     t.dve_ghz = 0.96;                        // nc.md:L64 [AG3]
     t.act_ghz = 1.2;                         // nc.md:L65 [AG3]

@@ -61,6 +61,7 @@ struct TargetInfo {
     int pe_rows, pe_cols;              ///< systolic array size
     int matmul_max_moving;             ///< moving free size limit (elements)
     int64_t hbm_bytes_per_core;        ///< HBM capacity one NeuronCore addresses
+    double hbm_bytes_per_ns;           ///< HBM bandwidth per NeuronCore (roofline bound)
 
     // Clocks (GHz).
     double pe_ghz, act_ghz, dve_ghz, pool_ghz;

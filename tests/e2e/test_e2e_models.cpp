@@ -5,6 +5,7 @@
 #include "E2E.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
+#include "neff/NeffFile.h"
 #include "support/Log.h"
 
 #include <doctest/doctest.h>
@@ -73,4 +74,26 @@ TEST_CASE("development models compile, run on the simulator and match PyTorch (f
     // bf16 operands halve the weight bytes and run the PE at 4x the fp32 rate.
     if (fp32_us > 0)
         CHECK(bf16_us < fp32_us);
+}
+
+TEST_CASE("a NEFF is byte-identical across two compiles of the same model and flags") {
+    // In one process, so that Halide's global name counter differs between the two compiles.
+    std::vector<std::string> models = {std::string(NHC_SOURCE_DIR) + "/examples/mlp/model.onnx"};
+    fs::path bert = fs::path(NHC_SOURCE_DIR) / ".." / "shared" / "models" / "dev_bert_layer";
+    if (fs::exists(bert / "model.onnx"))
+        models.push_back((bert / "model.onnx").string());
+    for (const std::string &m : models) {
+        for (const char *cast : {"none", "matmult"}) {
+            CompileOptions o;
+            o.auto_cast = cast;
+            std::vector<uint8_t> bytes[2];
+            for (auto &b : bytes) {
+                Graph g = run_frontend(m, {});
+                apply_graph_passes(g, o);
+                b = neff::write_neff(generate_program(g, o));
+            }
+            INFO(m << " auto-cast " << cast);
+            CHECK(bytes[0] == bytes[1]);
+        }
+    }
 }

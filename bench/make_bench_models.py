@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Generates the benchmark models of issue 5 into bench/out/ (not committed; random weights from
+fixed seeds, so a rebuild is byte-identical):
+
+  matmul_2048/model.onnx     one MatMul, A [2048, 2048] @ B [2048, 2048], both runtime inputs
+  bert_base_layer/model.onnx a BERT-base encoder layer: hidden 768, 12 heads, FFN 3072, erf GELU,
+                             post-LayerNorm (eps 1e-12), batch 8, sequence 128, the op pattern of
+                             PyTorch's export (MatMul + Add bias, Reshape/Transpose heads, Div by
+                             sqrt(64), Softmax, decomposed erf-GELU)
+
+usage: /usr/bin/python3 bench/make_bench_models.py [OUT_DIR]
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(model, out, name):
+    os.makedirs(os.path.join(out, name), exist_ok=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, name, "model.onnx"))
+
+
+def matmul_2048(out):
+    n = 2048
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["c"], name="matmul")], "matmul_2048",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [n, n]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [n, n])],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [n, n])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, "matmul_2048")
+
+
+def bert_base_layer(out, batch=8, seq=128, hidden=768, heads=12, ffn=3072):
+    rng = np.random.default_rng(5002)
+    d = hidden // heads
+    inits, nodes = [], []
+
+    def weight(name, shape, scale):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def const(name, value, dtype=np.int64):
+        inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), name))
+        return name
+
+    def node(op, ins, name, **attrs):
+        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        return name
+
+    def linear(x, n_in, n_out, prefix):
+        y = node("MatMul", [x, weight(prefix + ".weight", (n_in, n_out), n_in ** -0.5)], prefix + "/MatMul")
+        return node("Add", [weight(prefix + ".bias", (n_out,), 0.02), y], prefix + "/Add")
+
+    def layer_norm(x, prefix):
+        return node("LayerNormalization", [x, weight(prefix + ".weight", (hidden,), 1.0),
+                                           weight(prefix + ".bias", (hidden,), 0.02)],
+                    prefix + "/LayerNormalization", axis=-1, epsilon=1e-12)
+
+    heads_shape = const("heads_shape", [batch, seq, heads, d])
+    def split_heads(x, prefix, perm):
+        r = node("Reshape", [x, heads_shape], prefix + "/Reshape")
+        return node("Transpose", [r], prefix + "/Transpose", perm=perm)
+
+    x = "hidden_states"
+    q = split_heads(linear(x, hidden, hidden, "attn.query"), "attn.q", [0, 2, 1, 3])
+    k = split_heads(linear(x, hidden, hidden, "attn.key"), "attn.k", [0, 2, 3, 1])
+    v = split_heads(linear(x, hidden, hidden, "attn.value"), "attn.v", [0, 2, 1, 3])
+    s = node("MatMul", [q, k], "attn/MatMul")
+    s = node("Div", [s, const("sqrt_d", np.float32(d ** 0.5), np.float32)], "attn/Div")
+    p = node("Softmax", [s], "attn/Softmax", axis=-1)
+    c = node("MatMul", [p, v], "attn/MatMul_1")
+    c = node("Transpose", [c], "attn/Transpose", perm=[0, 2, 1, 3])
+    c = node("Reshape", [c, const("merged_shape", [batch, seq, hidden])], "attn/Reshape")
+    a = linear(c, hidden, hidden, "attn.out")
+    a = node("Add", [a, x], "attn/residual")
+    ln1 = layer_norm(a, "attn_ln")
+    h = linear(ln1, hidden, ffn, "inter")
+    g = node("Div", [h, const("sqrt2", np.float32(2 ** 0.5), np.float32)], "act/Div")
+    g = node("Erf", [g], "act/Erf")
+    g = node("Add", [g, const("one", np.float32(1), np.float32)], "act/Add")
+    g = node("Mul", [h, g], "act/Mul")
+    g = node("Mul", [g, const("half", np.float32(0.5), np.float32)], "act/Mul_1")
+    o = linear(g, ffn, hidden, "out")
+    o = node("Add", [o, ln1], "out/residual")
+    y = layer_norm(o, "out_ln")
+    graph = helper.make_graph(
+        nodes, "bert_base_layer",
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, seq, hidden])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, seq, hidden])], inits)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, "bert_base_layer")
+
+
+if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "out")
+    matmul_2048(out)
+    bert_base_layer(out)
+    print("wrote", out)
