@@ -45,11 +45,15 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
     // (m, k-contiguous, as stored) -> a_tp (the transpose, fp32) -> lhs_t (K outer). A schedule
     // inlines the first two (one transposing DMA) or keeps them on chip (a PE transpose).
     Halide::Func a_nat = b.func("a_nat"), a_tp = b.func("a_tp"), lhs_t = b.func("lhs_t"),
-                 rhs = b.func("rhs"), acc = b.func("acc");
+                 b_nat = b.func("b_nat"), b_tp = b.func("b_tp"), rhs = b.func("rhs"),
+                 acc = b.func("acc");
     a_nat(args(x, y)) = stage(lhs_at(y, x, batch_idx), a_type);            // (k, m)
     a_tp(args(x, y)) = Halide::cast(Halide::Float(32), a_nat(args(y, x))); // (m, k)
     lhs_t(args(x, y)) = from_compute(a_tp(args(x, y)), operand);           // (m, k)
-    rhs(args(x, y)) = stage(rhs_at(x, y, batch_idx), b_type);              // (n, k)
+    // The moving operand the same way, for a B stored with K innermost (a folded Transpose).
+    b_nat(args(x, y)) = stage(rhs_at(y, x, batch_idx), b_type);            // (k, n)
+    b_tp(args(x, y)) = Halide::cast(Halide::Float(32), b_nat(args(y, x))); // (n, k)
+    rhs(args(x, y)) = from_compute(b_tp(args(x, y)), operand);             // (n, k)
     Halide::RDom k(0, static_cast<int>(k_size), "k");
     acc(args(x, y)) = 0.0f; // (n, m), fp32 as in PSUM
     acc(args(x, y)) += Halide::cast(Halide::Float(32), lhs_t(args(y, k))) *
@@ -62,9 +66,28 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
 
 } // namespace
 
+/** The tensor Transpose(x, perm) as an inlined view of x (Node::input_perm). */
+Tensor permuted_view(Builder &b, const Tensor &x, const std::vector<int64_t> &perm,
+                     const std::string &role) {
+    Shape shape;
+    for (int64_t p : perm)
+        shape.push_back(x.shape.at(static_cast<size_t>(p)));
+    std::vector<Halide::Var> v = Builder::vars(x.rank());
+    std::vector<Expr> out = onnx_index(v), in(x.rank());
+    for (size_t i = 0; i < perm.size(); i++)
+        in[static_cast<size_t>(perm[i])] = out[i];
+    Halide::Func f = b.func(role);
+    define(f, v, x.at(in));
+    return Tensor{f, shape, x.dtype};
+}
+
 OpResult build_matmul(const OpContext &ctx) {
     Builder b(ctx);
     Tensor a = input(ctx, 0), c = input(ctx, 1);
+    if (auto it = ctx.node.input_perm.find(0); it != ctx.node.input_perm.end())
+        a = permuted_view(b, a, it->second, "a_view");
+    if (auto it = ctx.node.input_perm.find(1); it != ctx.node.input_perm.end())
+        c = permuted_view(b, c, it->second, "b_view");
     if (a.rank() == 0 || c.rank() == 0)
         unsupported_form(ctx.node, "scalar operands are not valid for MatMul");
     // 1-D operands: A[K] acts as [1, K], B[K] as [K, 1]; the added axes leave the result.

@@ -1,6 +1,7 @@
 #include "driver/Codegen.h"
 
 #include "graph/AutoCast.h"
+#include "graph/FoldTranspose.h"
 #include "graph/OperatorSupport.h"
 #include "graph/WeightLayout.h"
 #include "neff/InsertSemaphores.h"
@@ -222,6 +223,8 @@ void register_codegen_operators() {
 }
 
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
+    int folded = fold_transposes_into_matmuls(g);
+    log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");
     int relaid = layout_matmul_weights(g);
     log_info("weight layout: ", relaid, " matmul weights stored with K outermost");
     if (options.auto_cast == "matmult") {

@@ -53,9 +53,30 @@ int divisor_at_most(int64_t n, int limit) {
 }
 
 // Staging roles are copies from HBM: they become DMAs, so the inputs they read stay in HBM.
+// The matmul's operand chain (views, natural loads, transposes, staged operands): placed by the
+// matmul schedule itself, or inlined.
+bool is_operand_role(const std::string &role) {
+    return role == "a_view" || role == "b_view" || role == "a_nat" || role == "a_tp" ||
+           role == "lhs_t" || role == "b_nat" || role == "b_tp" || role == "rhs";
+}
+
+/** Whether matmul operand i (0 = A, 1 = B) is stored with its contraction axis innermost. */
+bool k_innermost(const Node &n, int i) {
+    auto it = n.input_perm.find(i);
+    if (it != n.input_perm.end()) {
+        const std::vector<int64_t> &perm = it->second;
+        int rank = static_cast<int>(perm.size());
+        int k_axis = i == 0 ? rank - 1 : rank - 2; // K of A is its last axis, of B its second-last
+        return k_axis >= 0 && perm[k_axis] == rank - 1;
+    }
+    if (n.op_type == "Gemm")
+        return i == 0 ? n.attr_int("transA", 0) == 0 : n.attr_int("transB", 0) != 0;
+    return i == 0; // MatMul: A [.., M, K] has K innermost, B [.., K, N] does not
+}
+
 bool is_staging_role(const std::string &role) {
-    return role == "lhs_t" || role == "rhs" || role == "a_nat" || role == "a_tp" ||
-           role == "bias" || role == "gamma_b" || role == "beta_b" || role.rfind("bcast", 0) == 0;
+    return is_operand_role(role) || role == "bias" || role == "gamma_b" || role == "beta_b" ||
+           role.rfind("bcast", 0) == 0;
 }
 
 /** Where per-tile stages are computed: a loop of `f`, or root. */
@@ -115,7 +136,7 @@ void declare_layout(Group &g, const Func &f, int out_rank) {
 void stage_inputs(Group &g, const TileLoop &tile) {
     std::set<std::string> read_by_compute;
     for (const alg::Stage &s : g.op.stages)
-        if (!is_staging_role(s.role) && s.role != "lhs_t" && s.role != "rhs")
+        if (!is_staging_role(s.role))
             for (const std::string &n : direct_calls(s.func))
                 read_by_compute.insert(n);
     int out_rank = static_cast<int>(g.outputs[0].result.shape.size());
@@ -172,17 +193,19 @@ void schedule_matmul(Group &g) {
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
-    // A stored with K innermost (MatMul, Gemm without transA) would need one DMA descriptor row
-    // per element to land K on partitions; load it naturally and transpose it on the PE instead
+    // An operand stored with K innermost would need one DMA descriptor row per element to land K
+    // on partitions; it is loaded naturally and transposed on the PE instead
     // (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").
-    bool k_innermost = g.node->op_type == "MatMul" || g.node->attr_int("transA", 0) == 0;
-    if (k_innermost) {
+    if (k_innermost(*g.node, 0)) {
         g.stage("a_nat").compute_at(acc, ko).store_in(SBUF);
         g.stage("a_tp").compute_at(acc, ko).store_in(PSUM);
     }
+    if (k_innermost(*g.node, 1)) {
+        g.stage("b_nat").compute_at(acc, ko).store_in(SBUF);
+        g.stage("b_tp").compute_at(acc, ko).store_in(PSUM);
+    }
     for (const alg::Stage &st : g.op.stages) {
-        if (st.role != "acc" && st.role != "lhs_t" && st.role != "rhs" && st.role != "a_nat" &&
-            st.role != "a_tp")
+        if (!is_operand_role(st.role) && st.role != "acc")
             place(st.func, tile, SBUF);
         g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
     }
