@@ -144,6 +144,7 @@ private:
         so.target = target_;
         so.node_name = n.name;
         so.partition_dim = lg.partition_dim;
+        so.partition_split = lg.partition_split;
         for (const auto &[buf, value] : lg.hbm_buffers)
             if (lg.referenced.count(buf))
                 so.hbm[buf] = binding(value);

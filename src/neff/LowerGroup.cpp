@@ -23,6 +23,7 @@ LoweredGroup lower_group(const sched::Group &g) {
     std::vector<Halide::Func> outputs;
     LoweredGroup lg;
     lg.partition_dim = g.partition_dim;
+    lg.partition_split = g.partition_split;
     for (const sched::GroupOutput &o : g.outputs) {
         outputs.push_back(o.func);
         lg.hbm_buffers[o.func.name()] = o.value;

@@ -24,7 +24,8 @@ struct LoweredGroup {
     /** The HBM buffers the Stmt actually reads or writes (an input used only as an attribute,
      *  such as Reshape's shape, is not among them). */
     std::set<std::string> referenced;
-    std::map<std::string, int> partition_dim; ///< the schedule's layout hints
+    std::map<std::string, int> partition_dim;       ///< the schedule's layout hints
+    std::map<std::string, int64_t> partition_split; ///< the schedule's layout hints
 };
 
 LoweredGroup lower_group(const sched::Group &g);

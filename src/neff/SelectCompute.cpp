@@ -275,7 +275,7 @@ void select_compute(Selector &s, const Nest &n) {
     Affine da = s.affine(n.dst, n.index, n);
     IterSpace it{n.loops, -1};
     for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
-        if (da.strides[j] != 0 && da.strides[j] == dst.row_elems && dst.partitions > 1)
+        if (s.walks_partitions(dst, da, j, it.loops[j]))
             it.p = j;
     if (static_cast<int>(it.free().size()) > neff::kMaxFreeDims)
         s.fail("NHC_EGEN015", n,

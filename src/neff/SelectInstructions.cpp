@@ -133,20 +133,28 @@ void Selector::visit_allocate(const Allocate *op) {
     std::vector<int64_t> ext;
     for (const Halide::Expr &e : op->extents)
         ext.push_back(constant(e, "extent of stage '" + op->name + "'"));
-    // The schedule declares the partition dim; without a hint the last (outermost) dim is.
+    // The schedule declares the partition dim (and its split); without a hint the last
+    // (outermost) dim is on partitions.
     auto hint = opt_.partition_dim.find(op->name);
     int pd = ext.empty() ? -1 : static_cast<int>(ext.size()) - 1;
     if (hint != opt_.partition_dim.end())
         pd = std::min(hint->second, pd);
-    for (int d = pd + 1; d < static_cast<int>(ext.size()); d++)
-        if (ext[d] != 1)
-            user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name,
-                       "' has extent ", ext[d], " in dim ", d, " outside its partition dim ", pd,
-                       "; compute it per tile so that outer dims have extent 1");
-    b.partitions = pd < 0 ? 1 : ext[pd];
+    auto split = opt_.partition_split.find(op->name);
+    b.extents = ext;
+    b.pd = pd;
+    b.psplit = split != opt_.partition_split.end() && pd >= 0 && ext[pd] > split->second
+                   ? split->second
+                   : 0;
+    if (b.psplit > 0 && ext[pd] % b.psplit != 0)
+        user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name,
+                   "': partition split ", b.psplit, " does not divide extent ", ext[pd]);
+    b.partitions = pd < 0 ? 1 : (b.psplit > 0 ? b.psplit : ext[pd]);
     b.row_elems = 1;
-    for (int d = 0; d < pd; d++)
-        b.row_elems *= ext[d];
+    for (int d = 0; d < static_cast<int>(ext.size()); d++)
+        if (d != pd)
+            b.row_elems *= ext[d];
+    if (b.psplit > 0)
+        b.row_elems *= ext[pd] / b.psplit;
     if (b.partitions > opt_.target->partitions)
         user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name, "' spans ",
                    b.partitions, " partitions; an on-chip tile has at most ",
@@ -238,45 +246,101 @@ Affine Selector::affine(const std::string &buf, const Halide::Expr &index, const
     return *a;
 }
 
+Placement Buffer::place(int64_t flat) const {
+    Placement pl;
+    if (pd < 0) {
+        pl.elem = flat;
+        return pl;
+    }
+    int64_t dense = 1, inner = 0, outer = 0, outer_stride = 1, chunk = 0, nchunks = 1,
+            inner_size = 1;
+    for (int d = 0; d < static_cast<int>(extents.size()); d++) {
+        int64_t c = (flat / dense) % extents[d];
+        if (d < pd) {
+            inner += c * dense;
+            inner_size *= extents[d];
+        } else if (d == pd) {
+            pl.partition = psplit > 0 ? c % psplit : c;
+            chunk = psplit > 0 ? c / psplit : 0;
+            nchunks = psplit > 0 ? extents[d] / psplit : 1;
+        } else {
+            outer += c * outer_stride;
+            outer_stride *= extents[d];
+        }
+        dense *= extents[d];
+    }
+    pl.elem = inner + inner_size * (chunk + nchunks * outer);
+    return pl;
+}
+
+namespace {
+
+/** The partition and element steps of loop j on a buffer, checked to be linear over the loop. */
+std::pair<int64_t, int64_t> steps_of(const Buffer &b, const Affine &a, int j, const Loop &l,
+                                     bool &linear) {
+    Placement p0 = b.place(a.base), p1 = b.place(a.base + a.strides[j]),
+              pl = b.place(a.base + a.strides[j] * (l.extent - 1));
+    int64_t dp = p1.partition - p0.partition, de = p1.elem - p0.elem;
+    linear = pl.partition == p0.partition + dp * (l.extent - 1) &&
+             pl.elem == p0.elem + de * (l.extent - 1);
+    return {dp, de};
+}
+
+} // namespace
+
+bool Selector::walks_partitions(const Buffer &b, const Affine &a, int j, const Loop &l) const {
+    if (b.space == MemSpace::HBM || a.strides[j] == 0 || l.extent <= 1)
+        return false;
+    bool linear = true;
+    return steps_of(b, a, j, l, linear).first != 0;
+}
+
 AccessPattern Selector::onchip_ap(const Buffer &b, const Affine &a, const IterSpace &it,
                                   const Nest &n, const char *role) const {
     AccessPattern ap;
     ap.space = b.space;
     ap.dtype = b.dtype;
-    int64_t R = b.row_elems, es = neff::dtype_size(b.dtype);
-    ap.start_partition = static_cast<int32_t>(a.base / R);
-    int64_t elem = a.base % R;
+    int64_t es = neff::dtype_size(b.dtype);
+    Placement base = b.place(a.base);
+    ap.start_partition = static_cast<int32_t>(base.partition);
     ap.num_partitions = 1;
-    if (it.p >= 0) {
-        int64_t sp = a.strides[it.p];
-        if (sp == 0)
-            fail("NHC_EGEN009", n,
-                 std::string(role) + " '" + b.name +
-                     "' is the same for every partition (stride 0 along loop " +
-                     it.loops[it.p].name +
-                     "): broadcast it across partitions "
-                     "in its own stage first");
-        if (sp != R)
+    std::string what = std::string(role) + " '" + b.name + "'";
+    for (int j = 0; j < static_cast<int>(it.loops.size()); j++) {
+        if (it.loops[j].extent == 1)
+            continue; // a unit loop (an absent M or N) adds no dimension
+        bool linear = true;
+        auto [dp, de] = steps_of(b, a, j, it.loops[j], linear);
+        if (!linear || (dp != 0 && de != 0))
             fail("NHC_EGEN010", n,
-                 std::string(role) + " '" + b.name + "' is walked by loop " + it.loops[it.p].name +
-                     " with stride " + std::to_string(sp) +
-                     " elements, not along its partitions: transpose it first");
-        ap.num_partitions = static_cast<int32_t>(it.loops[it.p].extent);
+                 what + ": loop " + it.loops[j].name +
+                     " walks several of its dims at once; give it a layout "
+                     "where each loop walks one");
+        if (j == it.p) {
+            if (dp == 0 && de == 0)
+                fail("NHC_EGEN009", n,
+                     what +
+                         " is the same for every partition (stride 0 along "
+                         "loop " +
+                         it.loops[j].name +
+                         "): broadcast it across partitions in its own stage "
+                         "first");
+            if (dp != 1)
+                fail("NHC_EGEN010", n,
+                     what + " is walked by loop " + it.loops[j].name +
+                         " along its free axis, not its partitions: transpose "
+                         "it first");
+            ap.num_partitions = static_cast<int32_t>(it.loops[j].extent);
+        } else {
+            if (dp != 0)
+                fail("NHC_EGEN010", n,
+                     what + ": free loop " + it.loops[j].name +
+                         " walks its partitions: transpose it first");
+            ap.dims.push_back({de, it.loops[j].extent});
+        }
     }
-    int64_t last = elem;
-    for (int j : it.free()) {
-        int64_t s = a.strides[j];
-        if (s != 0 && std::abs(s) >= R)
-            fail("NHC_EGEN010", n,
-                 std::string(role) + " '" + b.name + "': free loop " + it.loops[j].name +
-                     " walks its partitions: transpose it first");
-        ap.dims.push_back({s, it.loops[j].extent});
-        last += s * (it.loops[j].extent - 1);
-    }
-    nhc_assert(last < R && last >= 0, "access outside the row of " << b.name);
     if (ap.dims.empty())
         ap.dims.push_back({1, 1});
-    ap.offset = b.offset + elem * es;
+    ap.offset = b.offset + base.elem * es;
     return ap;
 }
 
@@ -366,8 +430,7 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     const Buffer &chip = dst.space != MemSpace::HBM ? dst : src;
     const Affine &ca = dst.space != MemSpace::HBM ? da : sa;
     for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
-        if (chip.space != MemSpace::HBM && ca.strides[j] != 0 &&
-            ca.strides[j] % chip.row_elems == 0)
+        if (walks_partitions(chip, ca, j, it.loops[j]))
             it.p = j;
     if (chip.space == MemSpace::HBM && !it.loops.empty())
         it.p = 0;
@@ -420,7 +483,7 @@ void Selector::select_matmul(const Nest &n) {
     for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
         if (da.strides[j] == 0)
             k = j;
-        else if (da.strides[j] == acc.row_elems && acc.partitions > 1)
+        else if (walks_partitions(acc, da, j, n.loops[j]))
             m = j;
         else
             nn = j;
@@ -439,7 +502,7 @@ void Selector::select_matmul(const Nest &n) {
     Loop one{"unit", 0, 1};
     Loop lk = n.loops[k], lm = m >= 0 ? n.loops[m] : one, ln = nn >= 0 ? n.loops[nn] : one;
     IterSpace dst_it{{lm, ln}, 0}, st_it{{lk, lm}, 0}, mv_it{{lk, ln}, 0};
-    Affine d2{da.base, {m >= 0 ? da.strides[m] : acc.row_elems, stride(da, nn)}};
+    Affine d2{da.base, {stride(da, m), stride(da, nn)}};
     Affine s2{sa.base, {sa.strides[k], stride(sa, m)}},
         m2{ma.base, {ma.strides[k], stride(ma, nn)}};
     int64_t K = lk.extent, M = lm.extent, N = ln.extent;
@@ -467,9 +530,9 @@ void Selector::select_transpose(const Nest &n, const std::string &src_name,
     Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);
     int p = -1, f = -1;
     for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
-        if (da.strides[j] != 0 && da.strides[j] == dst.row_elems && dst.partitions > 1)
+        if (walks_partitions(dst, da, j, n.loops[j]))
             p = j;
-        else if (sa.strides[j] != 0 && sa.strides[j] == src.row_elems && src.partitions > 1)
+        else if (walks_partitions(src, sa, j, n.loops[j]))
             f = j;
         else
             fail("NHC_EGEN012", n,
@@ -483,8 +546,8 @@ void Selector::select_transpose(const Nest &n, const std::string &src_name,
         return j >= 0 ? a.strides[j] : fallback;
     };
     IterSpace dst_it{{lp, lf}, 0}, src_it{{lf, lp}, 0};
-    Affine d2{da.base, {stride(da, p, dst.row_elems), stride(da, f, 0)}};
-    Affine s2{sa.base, {stride(sa, f, src.row_elems), stride(sa, p, 0)}};
+    Affine d2{da.base, {stride(da, p, 0), stride(da, f, 0)}};
+    Affine s2{sa.base, {stride(sa, f, 0), stride(sa, p, 0)}};
     Instr ins;
     ins.op = Opcode::Transpose;
     ins.dst = onchip_ap(dst, d2, dst_it, n, "destination");

@@ -39,10 +39,11 @@ struct HbmBinding {
 
 struct SelectOptions {
     const target::TargetInfo *target = nullptr;
-    std::map<std::string, HbmBinding> hbm;    ///< Halide buffer name -> HBM variable
-    std::map<std::string, int> partition_dim; ///< stage -> Halide dim on partitions (schedule)
-    std::string node_name;                    ///< carried by every instruction (traces, messages)
-    int dma_queues = 4;                       ///< DMA queues used round-robin
+    std::map<std::string, HbmBinding> hbm;          ///< Halide buffer name -> HBM variable
+    std::map<std::string, int> partition_dim;       ///< stage -> Halide dim on partitions
+    std::map<std::string, int64_t> partition_split; ///< stage -> partitions per chunk of that dim
+    std::string node_name; ///< carried by every instruction (traces, messages)
+    int dma_queues = 4;    ///< DMA queues used round-robin
 };
 
 std::vector<SelectedInstr> select_instructions(const Halide::Internal::Stmt &s,

@@ -12,7 +12,17 @@
 
 namespace nhc::codegen {
 
-/** A buffer named in the Stmt: an HBM variable or an on-chip allocation. */
+/** Where an element of an on-chip buffer lives. */
+struct Placement {
+    int64_t partition = 0;
+    int64_t elem = 0; ///< element offset inside the partition
+};
+
+/** A buffer named in the Stmt: an HBM variable or an on-chip allocation.
+ *  On chip, Halide's dims (extents, dim 0 innermost) are laid out as the schedule declares:
+ *  dim `pd` is on partitions (split as index % psplit on partitions and index / psplit as a chunk
+ *  when psplit > 0); in each partition the dims inside pd are contiguous, then the chunks, then
+ *  the dims outside pd. */
 struct Buffer {
     std::string name;
     neff::MemSpace space = neff::MemSpace::None;
@@ -21,6 +31,11 @@ struct Buffer {
     int64_t offset = 0;     ///< on chip: byte offset in each partition
     int64_t row_elems = 1;  ///< on chip: elements per partition
     int64_t partitions = 1; ///< on chip
+    std::vector<int64_t> extents;
+    int pd = -1;
+    int64_t psplit = 0;
+
+    Placement place(int64_t flat) const;
 };
 
 /** One perfect nest: loops outermost first and the Store, with every let substituted. */
@@ -49,6 +64,8 @@ public:
     neff::AccessPattern onchip_ap(const Buffer &b, const Affine &a, const IterSpace &it,
                                   const Nest &n, const char *role) const;
     void emit(neff::Engine e, neff::Instr i);
+    /** Whether loop j moves the access across the buffer's partitions. */
+    bool walks_partitions(const Buffer &b, const Affine &a, int j, const Loop &l) const;
     [[noreturn]] void fail(const std::string &code, const Nest &n, const std::string &what) const;
     /** A dense SBUF temporary shaped like the iteration space; released by release_temps(). */
     neff::AccessPattern temp_tile(const IterSpace &it, const Nest &n);

@@ -38,6 +38,9 @@ struct Group {
      *  (DESIGN.md §4); dims inside it are contiguous in each partition, dims outside it must have
      *  extent 1 in the stage's allocation. */
     std::map<std::string, int> partition_dim;
+    /** Optional: the partition dim is split, index % split on partitions and index / split as
+     *  chunks laid out in the free axis (a K of 2048 staged as 16 chunks of 128). */
+    std::map<std::string, int64_t> partition_split;
 
     /** The algorithm stage with this role, or an undefined Func. */
     Halide::Func stage(const std::string &role) const;
