@@ -2,6 +2,9 @@
 
 #include "support/Error.h"
 
+#include <cstdlib>
+#include <iostream>
+
 namespace nhc::codegen {
 
 namespace {
@@ -41,6 +44,9 @@ LoweredGroup lower_group(const sched::Group &g) {
     nhc_assert(capture.captured.defined(),
                "the capture pass did not run for " << g.node->describe());
     lg.body = capture.captured;
+    // NHC_DUMP_STMT=1 prints every group's lowered Stmt: the input of instruction selection.
+    if (const char *dump = std::getenv("NHC_DUMP_STMT"); dump && *dump == '1')
+        std::cerr << "// lowered Stmt of " << g.node->describe() << "\n" << lg.body << "\n";
     struct Names : Halide::Internal::IRVisitor {
         std::set<std::string> names;
         using IRVisitor::visit;

@@ -457,12 +457,41 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
         dst.space == MemSpace::HBM ? hbm_ap(dst, da, it) : onchip_ap(dst, da, it, n, "destination");
     ins.src =
         src.space == MemSpace::HBM ? hbm_ap(src, sa, it) : onchip_ap(src, sa, it, n, "source");
-    ins.queue = next_queue_;
-    next_queue_ = (next_queue_ + 1) % opt_.dma_queues;
-    emit(Engine::SP, ins);
+    // Loads are issued from SP and stores from Pool (idle otherwise): a store waits for the
+    // compute that produced its tile, and on SP that wait would hold back the next tile's loads.
+    // Each issuing engine has queues of its own, so that a queue completes in program order
+    // (the semaphore pass relies on it).
+    bool store = dst.space == MemSpace::HBM;
+    int &next = store ? next_store_queue_ : next_queue_;
+    ins.queue = (store ? opt_.dma_queues : 0) + next;
+    next = (next + 1) % opt_.dma_queues;
+    emit(store ? Engine::POOL : Engine::SP, ins);
+}
+
+/** The nest with its outermost loop fixed at `value`. */
+static Nest peel_outermost(const Nest &n, int64_t value) {
+    Nest inner = n;
+    Loop l = inner.loops.front();
+    inner.loops.erase(inner.loops.begin());
+    Halide::Expr v(static_cast<int>(value));
+    inner.index = simplify(substitute(l.name, v, n.index));
+    inner.value = simplify(substitute(l.name, v, n.value));
+    return inner;
 }
 
 void Selector::select_matmul(const Nest &n) {
+    // Accumulation loops outside the instruction (K chunks of a perfect nest) are unrolled into
+    // one matmul per chunk, accumulating in PSUM.
+    Affine acc_index = affine(n.dst, n.index, n);
+    int accumulation_loops = 0;
+    for (int64_t stride : acc_index.strides)
+        accumulation_loops += stride == 0 ? 1 : 0;
+    if (accumulation_loops > 1 || n.loops.size() > 3) {
+        const Loop &l = n.loops.front();
+        for (int64_t i = l.min; i < l.min + l.extent; i++)
+            select_matmul(peel_outermost(n, i));
+        return;
+    }
     // acc[i] = acc[i] + a * b, either operand order.
     const Add *add = n.value.as<Add>();
     const Load *self = add ? add->a.as<Load>() : nullptr;

@@ -90,7 +90,7 @@ private:
     OnChipAllocator sbuf_, psum_;
     std::vector<int64_t> temps_;
     std::vector<SelectedInstr> out_;
-    int next_queue_ = 0;
+    int next_queue_ = 0, next_store_queue_ = 0;
 };
 
 /** Elementwise, reduction and memset nests (SelectCompute.cpp). */

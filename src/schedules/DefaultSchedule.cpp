@@ -161,7 +161,75 @@ void schedule_compute(Group &g) {
     stage_inputs(g, tile);
 }
 
+// The SBUF a resident operand may take per partition: at most half of it, leaving room for the
+// per-tile stages and their second buffers. A scheduling budget, checked against the target's
+// real capacity by the code generator.
+constexpr int64_t kResidentBudgetBytes = 96 * 1024;
+
+/** The matmul schedule with operand reuse, for a 2-D output whose B is stored with K outer:
+ *  B is staged once, whole, with K split into chunks of <= 128 partitions; A is staged once per
+ *  row tile of M (loaded naturally and transposed chunk by chunk on the PE when its K is
+ *  innermost); the accumulator runs per 128 x 512 output tile over the K chunks. Each operand
+ *  crosses HBM once (A once per row tile), instead of once per output tile and K chunk.
+ *  Returns false, having changed nothing, when the shapes do not fit it. */
+bool schedule_matmul_resident(Group &g, int64_t k_chunk) {
+    const Shape &s = g.outputs[0].result.shape;
+    if (s.size() != 2 || k_innermost(*g.node, 1))
+        return false;
+    int64_t m = s[0], n = s[1];
+    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
+    int64_t k = *Halide::Internal::as_const_int(rv.extent);
+    int64_t op_bytes = rhs.output_types()[0].bytes();
+    int64_t tm = std::min<int64_t>(m, kMaxPartitions), tn = std::min<int64_t>(n, kMaxMovingFree);
+    if (k <= k_chunk || (k / k_chunk) * n * op_bytes > kResidentBudgetBytes ||
+        2 * k * op_bytes + (k / k_chunk) * tm * op_bytes > kResidentBudgetBytes / 2)
+        return false;
+    Func f = g.outputs[0].func;
+    Var no("no"), mo("mo"), ni("ni"), mi("mi"), kco("kco"), kci("kci");
+    f.tile(var(0), var(1), no, mo, ni, mi, static_cast<int>(tn), static_cast<int>(tm));
+    // B, whole, K chunks on partitions.
+    // One DMA per K chunk (unrolled), so that the first matmuls start after the first chunk.
+    rhs.compute_root()
+        .store_in(SBUF)
+        .split(var(1), kco, kci, static_cast<int>(k_chunk))
+        .unroll(kco);
+    g.partition_dim[rhs.name()] = 1;
+    g.partition_split[rhs.name()] = k_chunk;
+    // A, per row tile, K chunks on partitions.
+    lhs.compute_at(f, mo).store_in(SBUF).split(var(1), kco, kci, static_cast<int>(k_chunk));
+    g.partition_dim[lhs.name()] = 1;
+    g.partition_split[lhs.name()] = k_chunk;
+    if (k_innermost(*g.node, 0)) {
+        g.stage("a_nat").compute_at(f, mo).store_in(SBUF);
+        g.stage("a_tp").compute_at(lhs, kco).store_in(PSUM);
+        g.partition_dim[g.stage("a_nat").name()] = 1;
+        g.partition_dim[g.stage("a_tp").name()] = 1;
+    }
+    acc.compute_at(f, no).store_in(PSUM);
+    Halide::RVar ko("ko"), ki("ki");
+    acc.update().split(Halide::RVar(rv.var), ko, ki, static_cast<int>(k_chunk));
+    acc.update().reorder(ki, var(0), var(1), ko);
+    g.partition_dim[acc.name()] = 1;
+    TileLoop tile{false, Halide::LoopLevel(f, no)};
+    for (const alg::Stage &st : g.op.stages)
+        if (!is_operand_role(st.role) && st.role != "acc") {
+            place(st.func, tile, SBUF);
+            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0;
+        }
+    stage_inputs(g, tile);
+    return true;
+}
+
 void schedule_matmul(Group &g) {
+    {
+        Func acc = g.stage("acc");
+        const auto &rv = acc.function().update(0).schedule().rvars()[0];
+        const int64_t *k = Halide::Internal::as_const_int(rv.extent);
+        nhc_assert(k, "matmul reduction extent is not constant");
+        if (schedule_matmul_resident(g, divisor_at_most(*k, kMaxPartitions)))
+            return;
+    }
     GroupOutput &out = g.outputs[0];
     const Shape &s = out.result.shape;
     int rank = static_cast<int>(s.size());

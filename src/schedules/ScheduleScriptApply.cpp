@@ -115,6 +115,9 @@ void apply_loop_call(const Context &cx, Func f, const std::string &role, int upd
             st.tile(x, y, fresh(2, x.is_rvar), fresh(3, y.is_rvar), factor(4), factor(5),
                     tail_of(a, 6));
         });
+    } else if (c.method == "unroll") {
+        VarOrRVar l = L(0);
+        halide_call(cx, "unroll", [&] { st.unroll(l); });
     } else if (c.method == "reorder") {
         std::vector<VarOrRVar> order;
         for (size_t i = 0; i < a.size(); i++)
@@ -183,9 +186,16 @@ void apply_directive(Context &cx, const ScriptLine &l, std::vector<LevelCall> &l
 }
 
 void apply_hint(Context &cx, const ScriptLine &l) {
-    // partition_dim is the only hint (checked by the parser).
+    // partition_dim and partition_split (checked by the parser).
     Func f = cx.stage(l.hint_args[0].text);
     int64_t dim = l.hint_args[1].value;
+    if (l.hint == "partition_split") {
+        if (dim <= 0)
+            cx.fail("NHC_ESCH115", "hint partition_split " + l.hint_args[0].text + " " +
+                                       std::to_string(dim) + ": expected a positive chunk size");
+        cx.group.partition_split[f.name()] = dim;
+        return;
+    }
     if (dim >= f.dimensions())
         cx.fail("NHC_ESCH115", "hint partition_dim " + l.hint_args[0].text + " " +
                                    std::to_string(dim) + ": the stage has " +

@@ -219,7 +219,7 @@ void Parser::parse_header(const LexedLine &l) {
 void Parser::parse_hint(ScriptLine &out) {
     next(); // `hint`
     out.kind = ScriptLine::Kind::Hint;
-    out.hint = expect_ident("the name of a hint (partition_dim)");
+    out.hint = expect_ident("the name of a hint (partition_dim, partition_split)");
     while (peek().kind == Token::Kind::Ident || peek().kind == Token::Kind::Int) {
         ScriptArg a;
         a.kind = peek().kind == Token::Kind::Int ? ScriptArg::Kind::Int : ScriptArg::Kind::Name;
@@ -287,6 +287,7 @@ const std::map<std::string, Signature> &signatures() {
           "tile(x, y, xo, yo, xi, yi, xfactor, yfactor[, TailStrategy::...]) or "
           "tile(x, y, xi, yi, xfactor, yfactor[, TailStrategy::...])"}},
         {"reorder", {{{P::Loop}}, true, false, false, "reorder(innermost, ..., outermost)"}},
+        {"unroll", {{{P::Loop}}, false, false, false, "unroll(loop)"}},
         {"update", {{{}, {P::Index}}, false, false, false, "update() or update(index)"}},
         {"compute_at", {{{P::Stage, P::Loop}}, false, false, true, "compute_at(stage, loop)"}},
         {"store_at", {{{P::Stage, P::Loop}}, false, false, true, "store_at(stage, loop)"}},
@@ -377,13 +378,14 @@ void Parser::check_directive(const ScriptLine &l) const {
 }
 
 void Parser::check_hint(const ScriptLine &l) const {
-    if (l.hint != "partition_dim")
-        fail("NHC_ESCH102", "unknown hint '" + l.hint + "'; expected partition_dim");
+    if (l.hint != "partition_dim" && l.hint != "partition_split")
+        fail("NHC_ESCH102",
+             "unknown hint '" + l.hint + "'; expected partition_dim or partition_split");
     if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
         l.hint_args[1].kind != ScriptArg::Kind::Int)
-        fail("NHC_ESCH102", "wrong arguments for hint partition_dim: expected 'hint partition_dim "
-                            "<stage> <dim>', found 'hint partition_dim " +
-                                arg_list(l.hint_args) + "'");
+        fail("NHC_ESCH102", "wrong arguments for hint " + l.hint + ": expected 'hint " + l.hint +
+                                " <stage> <" + (l.hint == "partition_dim" ? "dim" : "chunk") +
+                                ">', found 'hint " + l.hint + " " + arg_list(l.hint_args) + "'");
 }
 
 void Parser::add_to_block(ScriptLine l) {

@@ -119,6 +119,9 @@ std::vector<ScriptCall> loop_calls(const Halide::Internal::Function &fn, const D
             c.args.push_back(name_arg(friendly_loop_name(l, d)));
         calls.push_back(std::move(c));
     }
+    for (const Halide::Internal::Dim &dim : d.schedule().dims())
+        if (dim.for_type == Halide::Internal::ForType::Unrolled)
+            calls.push_back({"unroll", {name_arg(friendly_loop_name(dim.var, d))}});
     return calls;
 }
 
@@ -142,6 +145,14 @@ public:
             h.hint_args = {name_arg(role),
                            {ScriptArg::Kind::Int, std::to_string(pd->second), pd->second}};
             b.lines.push_back(std::move(h));
+            auto split = g_.partition_split.find(f.name());
+            if (split != g_.partition_split.end()) {
+                ScriptLine sh = b.lines.back();
+                sh.hint = "partition_split";
+                sh.hint_args[1] = {ScriptArg::Kind::Int, std::to_string(split->second),
+                                   split->second};
+                b.lines.push_back(std::move(sh));
+            }
         }
         return b;
     }

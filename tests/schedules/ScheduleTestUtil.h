@@ -94,6 +94,7 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
     so.target = &target::target_by_name("trn1");
     so.node_name = g.nodes[0].name;
     so.partition_dim = lg.partition_dim;
+    so.partition_split = lg.partition_split;
     std::map<std::string, int> var_of;
     for (const std::string &v : g.inputs) {
         var_of[v] = static_cast<int>(c.program.vars.size());
