@@ -2,6 +2,7 @@
 
 #include "graph/AutoCast.h"
 #include "graph/FoldTranspose.h"
+#include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
 #include "graph/WeightLayout.h"
 #include "neff/InsertSemaphores.h"
@@ -63,9 +64,8 @@ public:
 
     neff::Program build() {
         plan_memory();
-        for (const Node &n : g_.nodes)
-            if (!is_view(n) || alias_target(n))
-                compile_node(n);
+        for (const std::vector<const Node *> &group : form_groups())
+            compile_group(group);
         copy_outputs_without_producer();
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
@@ -96,26 +96,23 @@ private:
             if (!var_of_.count(out))
                 var_of_[out] = add_var(out, neff::VarKind::Output, g_.value(out));
         }
-        // Weights get their variable when generated code first reads them (var()): a constant
-        // used only as an attribute (Reshape's shape, Split's sizes) never reaches HBM.
-        for (const Node &n : g_.nodes) {
-            if (is_view(n) && !alias_target(n)) {
-                var_of_[n.outputs[0]] = var_of_.at(n.inputs[0]);
-                continue;
-            }
-            for (const std::string &out : n.outputs)
-                if (!out.empty() && !var_of_.count(out))
-                    var_of_[out] = add_var(out, neff::VarKind::Scratch, g_.value(out));
-        }
+        // Weights and intermediates get their variable when generated code first touches them
+        // (var()): a constant used only as an attribute (Reshape's shape) and a value that stays
+        // inside a fused group never reach HBM. A view aliases its input's variable.
+        for (const Node &n : g_.nodes)
+            if (is_view(n) && !alias_target(n))
+                alias_of_[n.outputs[0]] = n.inputs[0];
     }
 
     int var(const std::string &value) {
         auto it = var_of_.find(value);
         if (it != var_of_.end())
             return it->second;
+        if (auto a = alias_of_.find(value); a != alias_of_.end())
+            return var_of_[value] = var(a->second);
         const Value &v = g_.value(value);
-        nhc_assert(v.is_constant(), "value '" << value << "' has no variable");
-        return var_of_[value] = add_var(value, neff::VarKind::Weight, v);
+        return var_of_[value] = add_var(
+                   value, v.is_constant() ? neff::VarKind::Weight : neff::VarKind::Scratch, v);
     }
 
     codegen::HbmBinding binding(const std::string &value) {
@@ -123,14 +120,51 @@ private:
         return {v, prog_.vars.at(v).dtype};
     }
 
-    void compile_node(const Node &n) {
-        TimedStep step("codegen: " + n.name);
+    /** Nodes in graph order, one group each, except that a chain of compute-family nodes
+     *  (elementwise, Softmax, LayerNormalization, Reduce) of one output shape is fused when each
+     *  link's value has no other reader: the chain keeps its intermediates on chip. */
+    std::vector<std::vector<const Node *>> form_groups() const {
+        std::map<std::string, int> readers;
+        for (const Node &n : g_.nodes)
+            for (const std::string &in : n.inputs)
+                readers[in]++;
+        auto scripted = [&](const Node &n) { return o_.schedule && o_.schedule->find(n.name); };
+        auto fusable = [&](const Node &n) {
+            return n.outputs.size() == 1 && !is_view(n) && !scripted(n) &&
+                   sched::schedule_family(n.op_type) == sched::Family::Compute;
+        };
+        std::vector<std::vector<const Node *>> groups;
+        for (const Node &n : g_.nodes) {
+            if (is_view(n) && !alias_target(n))
+                continue;
+            if (!groups.empty() && fusable(n) && fusable(*groups.back().back())) {
+                const Node &last = *groups.back().back();
+                const std::string &link = last.outputs[0];
+                bool reads_link =
+                    std::find(n.inputs.begin(), n.inputs.end(), link) != n.inputs.end();
+                if (reads_link && readers[link] == 1 && !graph_outputs_.count(link) &&
+                    g_.value(link).shape == g_.value(n.outputs[0]).shape) {
+                    groups.back().push_back(&n);
+                    continue;
+                }
+            }
+            groups.push_back({&n});
+        }
+        return groups;
+    }
+
+    void compile_group(const std::vector<const Node *> &nodes) {
+        const Node &n = *nodes.back();
+        std::string name;
+        for (const Node *m : nodes)
+            name += (name.empty() ? "" : "+") + m->name;
+        TimedStep step("codegen: " + name);
         if (is_view(n)) {
             flat_copy(n.inputs[0], n.outputs[0], n.name);
             return;
         }
         // A --schedule block for this node replaces its default schedule.
-        sched::Group grp = sched::build_node_group(g_, n);
+        sched::Group grp = sched::build_group(g_, nodes);
         const sched::ScriptBlock *block = o_.schedule ? o_.schedule->find(n.name) : nullptr;
         if (block)
             sched::apply_schedule_block(*o_.schedule, *block, grp);
@@ -142,14 +176,14 @@ private:
                   : codegen::lower_group(grp);
         codegen::SelectOptions so;
         so.target = target_;
-        so.node_name = n.name;
+        so.node_name = name;
         so.partition_dim = lg.partition_dim;
         so.partition_split = lg.partition_split;
         for (const auto &[buf, value] : lg.hbm_buffers)
             if (lg.referenced.count(buf))
                 so.hbm[buf] = binding(value);
         std::vector<codegen::SelectedInstr> ins = codegen::select_instructions(lg.body, so);
-        log_debug(n.describe(), ": ", ins.size(), " instructions");
+        log_debug(name, ": ", ins.size(), " instructions");
         selected_.insert(selected_.end(), ins.begin(), ins.end());
     }
 
@@ -200,6 +234,7 @@ private:
     const target::TargetInfo *target_ = nullptr;
     neff::Program prog_;
     std::map<std::string, int> var_of_;
+    std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
     std::set<std::string> graph_outputs_;
     std::vector<codegen::SelectedInstr> selected_;
 };
@@ -224,6 +259,8 @@ void register_codegen_operators() {
 }
 
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
+    int linear = canonicalize_linear_layers(g);
+    log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int folded = fold_transposes_into_matmuls(g);
     log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");
     int relaid = layout_matmul_weights(g);

@@ -2,6 +2,9 @@
 
 #include "support/Error.h"
 
+#include <map>
+#include <set>
+
 namespace nhc::sched {
 
 Halide::Func Group::stage(const std::string &role) const {
@@ -26,44 +29,76 @@ void set_dense_output_bounds(Halide::Func f, const Shape &shape) {
 } // namespace
 
 Group build_node_group(const Graph &g, const Node &node) {
+    return build_group(g, {&node});
+}
+
+Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
+    nhc_assert(!nodes.empty(), "an empty group");
     Group grp;
-    grp.node = &node;
-    alg::OpContext ctx{node, {}, {}, {}, g.opset};
-    for (const std::string &in : node.inputs) {
-        if (in.empty()) {
-            ctx.inputs.emplace_back();
-            ctx.constants.push_back(nullptr);
-            continue;
+    grp.node = nodes.back();
+    grp.nodes = nodes;
+    std::set<std::string> produced, read_outside;
+    for (const Node *n : nodes)
+        produced.insert(n->outputs.begin(), n->outputs.end());
+    std::map<std::string, alg::Tensor> tensors; // values available inside the group
+    for (const Node *node : nodes) {
+        alg::OpContext ctx{*node, {}, {}, {}, g.opset};
+        for (const std::string &in : node->inputs) {
+            if (in.empty()) {
+                ctx.inputs.emplace_back();
+                ctx.constants.push_back(nullptr);
+                continue;
+            }
+            const Value &v = g.value(in);
+            if (!tensors.count(in)) { // an HBM input of the group: staged by an identity Func
+                alg::InputParam p = alg::make_input(v);
+                std::vector<Halide::Var> vars =
+                    alg::Builder::vars(static_cast<int>(v.shape.size()));
+                Halide::Func staged(
+                    alg::Namer(node->name)("stage_" + std::to_string(grp.inputs.size())));
+                std::vector<Halide::Expr> args(vars.begin(), vars.end());
+                alg::define(staged, vars, args.empty() ? p.tensor.func() : p.tensor.func(args));
+                grp.inputs.push_back({in, p.param, staged});
+                tensors[in] = alg::Tensor{staged, v.shape, v.dtype};
+            }
+            ctx.inputs.push_back(tensors.at(in));
+            ctx.constants.push_back(v.constant.get());
         }
-        const Value &v = g.value(in);
-        alg::InputParam p = alg::make_input(v);
-        std::vector<Halide::Var> vars = alg::Builder::vars(static_cast<int>(v.shape.size()));
-        Halide::Func staged(alg::Namer(node.name)("stage_" + std::to_string(grp.inputs.size())));
-        std::vector<Halide::Expr> args(vars.begin(), vars.end());
-        alg::define(staged, vars, args.empty() ? p.tensor.func() : p.tensor.func(args));
-        grp.inputs.push_back({in, p.param, staged});
-        ctx.inputs.push_back(alg::Tensor{staged, v.shape, v.dtype});
-        ctx.constants.push_back(v.constant.get());
+        for (const std::string &out : node->outputs)
+            ctx.outputs.push_back(out.empty() ? nullptr : &g.value(out));
+        alg::OpResult r = alg::build_algorithm(ctx);
+        for (size_t o = 0; o < r.outputs.size(); o++)
+            if (!node->outputs[o].empty()) {
+                const Value &v = g.value(node->outputs[o]);
+                nhc_assert(r.outputs[o].shape == v.shape,
+                           node->describe()
+                               << " output " << o << " has shape " << shape_str(r.outputs[o].shape)
+                               << ", inferred " << shape_str(v.shape));
+                tensors[v.name] = r.outputs[o];
+            }
+        grp.op.stages.insert(grp.op.stages.end(), r.stages.begin(), r.stages.end());
+        grp.op.outputs.insert(grp.op.outputs.end(), r.outputs.begin(), r.outputs.end());
     }
-    for (const std::string &out : node.outputs)
-        ctx.outputs.push_back(out.empty() ? nullptr : &g.value(out));
-    grp.op = alg::build_algorithm(ctx);
-    for (size_t o = 0; o < grp.op.outputs.size(); o++) {
-        if (node.outputs[o].empty())
-            continue;
-        const alg::Tensor &t = grp.op.outputs[o];
-        const Value &v = g.value(node.outputs[o]);
-        nhc_assert(t.shape == v.shape, node.describe()
-                                           << " output " << o << " has shape " << shape_str(t.shape)
-                                           << ", inferred " << shape_str(v.shape));
-        std::vector<Halide::Var> vars = alg::Builder::vars(t.rank());
-        Halide::Func f(alg::Namer(node.name)("final" + std::to_string(o)));
-        std::vector<Halide::Expr> args(vars.begin(), vars.end());
-        Halide::Func src = t.func;
-        alg::define(f, vars, args.empty() ? src() : src(args));
-        set_dense_output_bounds(f, t.shape);
-        grp.outputs.push_back({v.name, f, t});
-    }
+    // Group outputs: the values the group produces that something outside it reads.
+    std::set<std::string> wanted(g.outputs.begin(), g.outputs.end());
+    std::set<const Node *> inside(nodes.begin(), nodes.end());
+    for (const Node &n : g.nodes)
+        if (!inside.count(&n))
+            wanted.insert(n.inputs.begin(), n.inputs.end());
+    for (const Node *node : nodes)
+        for (size_t o = 0; o < node->outputs.size(); o++) {
+            const std::string &name = node->outputs[o];
+            if (name.empty() || !wanted.count(name) || !tensors.count(name))
+                continue;
+            const alg::Tensor &t = tensors.at(name);
+            std::vector<Halide::Var> vars = alg::Builder::vars(t.rank());
+            Halide::Func f(alg::Namer(node->name)("final" + std::to_string(o)));
+            std::vector<Halide::Expr> args(vars.begin(), vars.end());
+            Halide::Func src = t.func;
+            alg::define(f, vars, args.empty() ? src() : src(args));
+            set_dense_output_bounds(f, t.shape);
+            grp.outputs.push_back({name, f, t});
+        }
     return grp;
 }
 

@@ -29,7 +29,8 @@ struct GroupOutput {
 };
 
 struct Group {
-    const Node *node = nullptr;
+    const Node *node = nullptr;      ///< the last node (the group's operator family)
+    std::vector<const Node *> nodes; ///< every node of the group, in graph order
     std::vector<GroupInput> inputs;
     std::vector<GroupOutput> outputs;
     alg::OpResult op;
@@ -49,6 +50,11 @@ struct Group {
 /** Builds the group of one node: staging Funcs, the algorithm, identity outputs with constant
  *  output bounds and dense strides. */
 Group build_node_group(const Graph &g, const Node &node);
+
+/** Builds a fused group of several nodes (graph order): a value produced inside the group is read
+ *  as the producer's Func (it never goes to HBM); the group's outputs are the values that a node
+ *  outside it, or the graph, reads. */
+Group build_group(const Graph &g, const std::vector<const Node *> &nodes);
 
 } // namespace nhc::sched
 

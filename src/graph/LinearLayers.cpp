@@ -1,0 +1,91 @@
+#include "graph/LinearLayers.h"
+
+#include <set>
+
+namespace nhc {
+
+namespace {
+
+/** A constant int64 shape tensor, as Reshape takes it. */
+std::string shape_constant(Graph &g, const std::string &name, const Shape &shape) {
+    auto t = std::make_shared<HostTensor>(HostTensor::from_i64(shape));
+    g.values[name] = Value{name, DType::Int64, t->shape(), t};
+    return name;
+}
+
+Node reshape_node(const std::string &name, const std::string &in, const std::string &shape,
+                  const std::string &out) {
+    Node n;
+    n.name = name;
+    n.op_type = "Reshape";
+    n.inputs = {in, shape};
+    n.outputs = {out};
+    return n;
+}
+
+} // namespace
+
+int canonicalize_linear_layers(Graph &g) {
+    std::map<std::string, int> readers;
+    for (const Node &n : g.nodes)
+        for (const std::string &in : n.inputs)
+            readers[in]++;
+    std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
+    std::vector<Node> out_nodes;
+    std::set<size_t> absorbed; // Adds folded into a Gemm
+    int count = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++) {
+        if (absorbed.count(i))
+            continue;
+        const Node &mm = g.nodes[i];
+        const Value *x = mm.op_type == "MatMul" && mm.domain.empty() && mm.input_perm.empty()
+                             ? &g.value(mm.inputs[0])
+                             : nullptr;
+        const Value *w = x ? &g.value(mm.inputs[1]) : nullptr;
+        if (!x || x->shape.size() < 3 || w->shape.size() != 2) {
+            out_nodes.push_back(mm);
+            continue;
+        }
+        int64_t k = x->shape.back(), n = w->shape[1], m = shape_numel(x->shape) / k;
+        const Value &y = g.value(mm.outputs[0]);
+        // The bias Add, when it is the only reader of the MatMul's output.
+        std::string bias, final_out = mm.outputs[0];
+        if (readers[y.name] == 1 && !outputs.count(y.name) && i + 1 < g.nodes.size()) {
+            const Node &add = g.nodes[i + 1];
+            int other = add.inputs.size() == 2 && add.inputs[1] == y.name   ? 0
+                        : add.inputs.size() == 2 && add.inputs[0] == y.name ? 1
+                                                                            : -1;
+            if (add.op_type == "Add" && add.domain.empty() && other >= 0) {
+                const Value &b = g.value(add.inputs[other]);
+                if (b.is_constant() && b.shape == Shape{n} &&
+                    g.value(add.outputs[0]).shape == y.shape) {
+                    bias = b.name;
+                    final_out = add.outputs[0];
+                    absorbed.insert(i + 1);
+                }
+            }
+        }
+        std::string x2 = mm.name + "__x2d", y2 = mm.name + "__y2d";
+        g.values[x2] = Value{x2, x->dtype, {m, k}, nullptr};
+        g.values[y2] = Value{y2, y.dtype, {m, n}, nullptr};
+        out_nodes.push_back(reshape_node(mm.name + "__flatten", x->name,
+                                         shape_constant(g, mm.name + "__shape2d", {m, k}), x2));
+        Node gemm;
+        gemm.name = mm.name;
+        gemm.op_type = "Gemm";
+        gemm.inputs = {x2, w->name};
+        if (!bias.empty())
+            gemm.inputs.push_back(bias);
+        gemm.outputs = {y2};
+        gemm.operand_cast = mm.operand_cast;
+        out_nodes.push_back(gemm);
+        out_nodes.push_back(reshape_node(mm.name + "__unflatten", y2,
+                                         shape_constant(g, mm.name + "__shape_nd", y.shape),
+                                         final_out));
+        count++;
+    }
+    g.nodes = std::move(out_nodes);
+    return count;
+}
+
+} // namespace nhc
