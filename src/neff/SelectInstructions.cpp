@@ -432,8 +432,16 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
         if (walks_partitions(chip, ca, j, it.loops[j]))
             it.p = j;
-    if (chip.space == MemSpace::HBM && !it.loops.empty())
+    // HBM -> HBM: the rows are the longest loop that fits the partition limit, since a transfer
+    // is spread over one DMA engine per 8 rows (target DmaParams::partitions_per_engine).
+    if (chip.space == MemSpace::HBM && !it.loops.empty()) {
         it.p = 0;
+        for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
+            if (it.loops[j].extent <= opt_.target->partitions &&
+                (it.loops[it.p].extent > opt_.target->partitions ||
+                 it.loops[j].extent > it.loops[it.p].extent))
+                it.p = j;
+    }
     coalesce(it, {&da, &sa});
     bool too_many_dims =
         static_cast<int>(it.loops.size()) - (it.p >= 0 ? 1 : 0) > neff::kMaxFreeDims;

@@ -280,9 +280,28 @@ void schedule_matmul(Group &g) {
     stage_inputs(g, tile);
 }
 
+// A layout group small enough is staged whole in SBUF: loaded with the longest dim on partitions
+// and stored back, so both DMAs have an SBUF side (spread over the DMA engines by partition,
+// target DmaParams::partitions_per_engine) instead of one HBM -> HBM copy.
+constexpr int64_t kLayoutStagingBudgetBytes = 64 * 1024;
+
 void schedule_layout(Group &g) {
-    // Every stage is inlined into the outputs, which then copy HBM to HBM.
-    (void)g;
+    for (GroupOutput &o : g.outputs) {
+        const alg::Tensor &t = o.result;
+        int rank = t.rank();
+        int pd = -1; // the Halide dim on partitions: the longest that fits, dim 0 stays free
+        for (int d = 1; d < rank; d++) {
+            int64_t e = t.shape[rank - 1 - d];
+            if (e <= kMaxPartitions && (pd < 0 || e > t.shape[rank - 1 - pd]))
+                pd = d;
+        }
+        int64_t bytes = shape_numel(t.shape) * t.func.output_types()[0].bytes();
+        if (pd < 0 || bytes / t.shape[rank - 1 - pd] > kLayoutStagingBudgetBytes)
+            continue; // stays inlined: one HBM -> HBM copy
+        Func stage = t.func;
+        stage.compute_root().store_in(SBUF);
+        g.partition_dim[stage.name()] = pd;
+    }
 }
 
 } // namespace
