@@ -137,7 +137,16 @@ private:
         for (const Node &n : g_.nodes) {
             if (is_view(n) && !alias_target(n))
                 continue;
-            if (!groups.empty() && fusable(n) && fusable(*groups.back().back())) {
+            // A compute chain; or elementwise nodes in a matmul's epilogue (same output tiles).
+            bool chain = false;
+            if (!groups.empty() && fusable(n)) {
+                const Node &front = *groups.back().front();
+                bool matmul_group = sched::schedule_family(front.op_type) == sched::Family::Matmul;
+                chain = matmul_group ? sched::is_elementwise(n.op_type) && !scripted(front) &&
+                                           front.outputs.size() == 1
+                                     : fusable(*groups.back().back());
+            }
+            if (chain) {
                 const Node &last = *groups.back().back();
                 const std::string &link = last.outputs[0];
                 bool reads_link =

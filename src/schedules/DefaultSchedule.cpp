@@ -214,8 +214,8 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk) {
     TileLoop tile{false, Halide::LoopLevel(f, no)};
     for (const alg::Stage &st : g.op.stages)
         if (!is_operand_role(st.role) && st.role != "acc") {
-            place(st.func, tile, SBUF);
-            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0;
+            place(st.func, tile, SBUF); // the epilogue: bias, cast and fused elementwise nodes
+            declare_layout(g, st.func, 2);
         }
     stage_inputs(g, tile);
     return true;
@@ -273,9 +273,12 @@ void schedule_matmul(Group &g) {
         g.stage("b_tp").compute_at(acc, ko).store_in(PSUM);
     }
     for (const alg::Stage &st : g.op.stages) {
-        if (!is_operand_role(st.role) && st.role != "acc")
-            place(st.func, tile, SBUF);
-        g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
+        if (!is_operand_role(st.role) && st.role != "acc") {
+            place(st.func, tile, SBUF); // the epilogue: bias, cast and fused elementwise nodes
+            declare_layout(g, st.func, rank);
+        } else {
+            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
+        }
     }
     stage_inputs(g, tile);
 }
@@ -305,6 +308,13 @@ void schedule_layout(Group &g) {
 }
 
 } // namespace
+
+bool is_elementwise(const std::string &op_type) {
+    static const std::set<std::string> ops = {
+        "Abs", "Add", "Cast",       "Div",  "Erf",     "Exp",  "Log", "Max",  "Min",  "Mul",
+        "Neg", "Pow", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Sub", "Tanh", "Where"};
+    return ops.count(op_type) != 0;
+}
 
 Family schedule_family(const std::string &op_type) {
     if (op_type == "MatMul" || op_type == "Gemm")

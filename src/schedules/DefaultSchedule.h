@@ -22,6 +22,9 @@ enum class Family { Matmul, Layout, Compute };
 
 Family schedule_family(const std::string &op_type);
 
+/** Elementwise operators, which can run in another group's tile (a matmul's epilogue). */
+bool is_elementwise(const std::string &op_type);
+
 /** Applies the default schedule; NHC_ESCH001 if the group's shape cannot be scheduled yet. */
 void apply_default_schedule(Group &g);
 

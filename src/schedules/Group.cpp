@@ -35,7 +35,7 @@ Group build_node_group(const Graph &g, const Node &node) {
 Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
     nhc_assert(!nodes.empty(), "an empty group");
     Group grp;
-    grp.node = nodes.back();
+    grp.node = nodes.front();
     grp.nodes = nodes;
     std::set<std::string> produced, read_outside;
     for (const Node *n : nodes)
