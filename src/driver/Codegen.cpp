@@ -1,6 +1,7 @@
 #include "driver/Codegen.h"
 
 #include "graph/AutoCast.h"
+#include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
@@ -124,10 +125,6 @@ private:
      *  (elementwise, Softmax, LayerNormalization, Reduce) of one output shape is fused when each
      *  link's value has no other reader: the chain keeps its intermediates on chip. */
     std::vector<std::vector<const Node *>> form_groups() const {
-        std::map<std::string, int> readers;
-        for (const Node &n : g_.nodes)
-            for (const std::string &in : n.inputs)
-                readers[in]++;
         auto scripted = [&](const Node &n) { return o_.schedule && o_.schedule->find(n.name); };
         auto fusable = [&](const Node &n) {
             return n.outputs.size() == 1 && !is_view(n) && !scripted(n) &&
@@ -137,29 +134,60 @@ private:
         for (const Node &n : g_.nodes) {
             if (is_view(n) && !alias_target(n))
                 continue;
-            // A compute chain; or elementwise nodes in a matmul's epilogue (same output tiles).
-            bool chain = false;
-            if (!groups.empty() && fusable(n)) {
-                const Node &front = *groups.back().front();
-                bool matmul_group = sched::schedule_family(front.op_type) == sched::Family::Matmul;
-                chain = matmul_group ? sched::is_elementwise(n.op_type) && !scripted(front) &&
-                                           front.outputs.size() == 1
-                                     : fusable(*groups.back().back());
-            }
-            if (chain) {
-                const Node &last = *groups.back().back();
-                const std::string &link = last.outputs[0];
-                bool reads_link =
-                    std::find(n.inputs.begin(), n.inputs.end(), link) != n.inputs.end();
-                if (reads_link && readers[link] == 1 && !graph_outputs_.count(link) &&
-                    g_.value(link).shape == g_.value(n.outputs[0]).shape) {
-                    groups.back().push_back(&n);
-                    continue;
-                }
-            }
-            groups.push_back({&n});
+            if (!groups.empty() && can_join(groups.back(), n, fusable, scripted))
+                groups.back().push_back(&n);
+            else
+                groups.push_back({&n});
         }
-        return groups;
+        return split_escaping(groups);
+    }
+
+    /** Whether `n` continues `group`: a compute chain, or elementwise nodes in a matmul's
+     *  epilogue; it must read a value the group produces and have the group's output shape. */
+    template <typename Fusable, typename Scripted>
+    bool can_join(const std::vector<const Node *> &group, const Node &n, Fusable fusable,
+                  Scripted scripted) const {
+        const Node &front = *group.front();
+        if (!fusable(n))
+            return false;
+        bool matmul_group = sched::schedule_family(front.op_type) == sched::Family::Matmul;
+        if (matmul_group ? !(sched::is_elementwise(n.op_type) && !scripted(front) &&
+                             front.outputs.size() == 1)
+                         : !fusable(*group.back()))
+            return false;
+        bool reads_group = false;
+        for (const Node *m : group)
+            for (const std::string &in : n.inputs)
+                reads_group = reads_group || (!in.empty() && in == m->outputs[0]);
+        return reads_group &&
+               g_.value(group.back()->outputs[0]).shape == g_.value(n.outputs[0]).shape;
+    }
+
+    /** A value computed inside a group must stay inside it (only the last node's output leaves
+     *  the chip): a group whose intermediate is read outside it is cut after that node. */
+    std::vector<std::vector<const Node *>>
+    split_escaping(const std::vector<std::vector<const Node *>> &groups) const {
+        std::map<std::string, std::set<const Node *>> readers;
+        for (const Node &n : g_.nodes)
+            for (const std::string &in : n.inputs)
+                readers[in].insert(&n);
+        std::vector<std::vector<const Node *>> out;
+        for (const auto &group : groups) {
+            std::set<const Node *> inside(group.begin(), group.end());
+            size_t cut = group.size();
+            for (size_t i = 0; i + 1 < group.size() && cut == group.size(); i++) {
+                const std::string &v = group[i]->outputs[0];
+                bool escapes = graph_outputs_.count(v) != 0;
+                for (const Node *r : readers[v])
+                    escapes = escapes || !inside.count(r);
+                if (escapes)
+                    cut = i + 1;
+            }
+            out.emplace_back(group.begin(), group.begin() + cut);
+            for (size_t i = cut; i < group.size(); i++)
+                out.push_back({group[i]});
+        }
+        return out;
     }
 
     void compile_group(const std::vector<const Node *> &nodes) {
@@ -270,6 +298,8 @@ void register_codegen_operators() {
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
+    int flattened = flatten_elementwise_after_views(g);
+    log_info("flatten: ", flattened, " elementwise nodes compute on their Gemm's 2-D shape");
     int folded = fold_transposes_into_matmuls(g);
     log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");
     int relaid = layout_matmul_weights(g);

@@ -1,0 +1,126 @@
+#include "graph/FlattenElementwise.h"
+
+#include <set>
+
+namespace nhc {
+
+bool is_elementwise_op(const std::string &op) {
+    static const std::set<std::string> ops = {
+        "Abs", "Add", "Cast",       "Div",  "Erf",     "Exp",  "Log", "Max",  "Min",  "Mul",
+        "Neg", "Pow", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Sub", "Tanh", "Where"};
+    return ops.count(op) != 0;
+}
+
+namespace {
+
+bool is_flattening_view(const Graph &g, const Node &n) {
+    if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.empty() || n.outputs.size() != 1)
+        return false;
+    const Shape &in = g.value(n.inputs[0]).shape, &out = g.value(n.outputs[0]).shape;
+    return in.size() == 2 && out.size() > 2 && out.back() == in.back() &&
+           shape_numel(out) == shape_numel(in);
+}
+
+/** A constant that broadcasts along the last axis only: [], [N] or [1, ..., 1, N]. Returns its
+ *  2-D form's name (a [N] copy for the last case), or "" when it does not qualify. */
+std::string last_axis_constant(Graph &g, const Value &v, int64_t n) {
+    if (!v.is_constant())
+        return "";
+    if (v.shape.empty() || v.shape == Shape{n} || v.shape == Shape{1})
+        return v.name;
+    for (size_t i = 0; i + 1 < v.shape.size(); i++)
+        if (v.shape[i] != 1)
+            return "";
+    if (v.shape.back() != n)
+        return "";
+    std::string name = v.name + "__row";
+    if (!g.has_value(name)) {
+        auto t = std::make_shared<HostTensor>(v.dtype, Shape{n});
+        t->bytes() = v.constant->bytes();
+        g.values[name] = Value{name, v.dtype, {n}, t};
+    }
+    return name;
+}
+
+} // namespace
+
+int flatten_elementwise_after_views(Graph &g) {
+    std::map<std::string, std::string> flat; // N-D value -> its 2-D form
+    std::set<std::string> rewritten_nd;      // N-D values no node produces any more
+    int count = 0;
+    for (Node &n : g.nodes) {
+        if (is_flattening_view(g, n)) {
+            flat[n.outputs[0]] = n.inputs[0];
+            continue;
+        }
+        if (!n.domain.empty() || !is_elementwise_op(n.op_type) || n.outputs.size() != 1)
+            continue;
+        const Value &out = g.value(n.outputs[0]);
+        if (out.shape.size() < 3)
+            continue;
+        int64_t cols = out.shape.back(), rows = shape_numel(out.shape) / cols;
+        std::vector<std::string> inputs;
+        bool ok = false; // at least one input must already be flat
+        for (const std::string &in : n.inputs) {
+            if (in.empty()) {
+                inputs.push_back(in);
+                continue;
+            }
+            auto f = flat.find(in);
+            if (f != flat.end() && g.value(in).shape == out.shape) {
+                inputs.push_back(f->second);
+                ok = true;
+                continue;
+            }
+            std::string c = last_axis_constant(g, g.value(in), cols);
+            if (c.empty()) {
+                ok = false;
+                break;
+            }
+            inputs.push_back(c);
+        }
+        if (!ok || inputs.size() != n.inputs.size())
+            continue;
+        std::string out2d = out.name + "__2d";
+        g.values[out2d] = Value{out2d, out.dtype, {rows, cols}, nullptr};
+        flat[out.name] = out2d;
+        rewritten_nd.insert(out.name);
+        n.inputs = inputs;
+        n.outputs = {out2d};
+        count++;
+    }
+    // Re-insert the view where an N-D value that lost its producer is still read.
+    std::set<std::string> read(g.outputs.begin(), g.outputs.end());
+    for (const Node &n : g.nodes)
+        read.insert(n.inputs.begin(), n.inputs.end());
+    std::vector<Node> nodes;
+    for (Node &n : g.nodes) {
+        nodes.push_back(n);
+        if (n.outputs.size() != 1)
+            continue;
+        for (const std::string &nd : rewritten_nd) {
+            if (flat.at(nd) != n.outputs[0] || !read.count(nd))
+                continue;
+            std::string shape = nd + "__shape";
+            auto t = std::make_shared<HostTensor>(HostTensor::from_i64(g.value(nd).shape));
+            g.values[shape] = Value{shape, DType::Int64, t->shape(), t};
+            Node view;
+            view.name = nd + "__unflatten";
+            view.op_type = "Reshape";
+            view.inputs = {n.outputs[0], shape};
+            view.outputs = {nd};
+            nodes.push_back(view);
+        }
+    }
+    // Views that nothing reads any more (the original unflatten of a rewritten chain) go.
+    std::set<std::string> still_read(g.outputs.begin(), g.outputs.end());
+    for (const Node &n : nodes)
+        still_read.insert(n.inputs.begin(), n.inputs.end());
+    g.nodes.clear();
+    for (Node &n : nodes)
+        if (!(n.op_type == "Reshape" && n.outputs.size() == 1 && !still_read.count(n.outputs[0])))
+            g.nodes.push_back(std::move(n));
+    return count;
+}
+
+} // namespace nhc
