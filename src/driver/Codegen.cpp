@@ -151,9 +151,9 @@ private:
         if (!fusable(n))
             return false;
         bool matmul_group = sched::schedule_family(front.op_type) == sched::Family::Matmul;
-        if (matmul_group ? !(sched::is_elementwise(n.op_type) && !scripted(front) &&
-                             front.outputs.size() == 1)
-                         : !fusable(*group.back()))
+        if (matmul_group
+                ? !(is_elementwise_op(n.op_type) && !scripted(front) && front.outputs.size() == 1)
+                : !fusable(*group.back()))
             return false;
         bool reads_group = false;
         for (const Node *m : group)
@@ -206,7 +206,7 @@ private:
         if (block)
             sched::apply_schedule_block(*o_.schedule, *block, grp);
         else
-            sched::apply_default_schedule(grp);
+            sched::apply_default_schedule(grp, *target_);
         codegen::LoweredGroup lg =
             block ? sched::lower_scripted(*o_.schedule, *block, grp,
                                           [&] { return codegen::lower_group(grp); })

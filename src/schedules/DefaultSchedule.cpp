@@ -1,5 +1,6 @@
 #include "schedules/DefaultSchedule.h"
 
+#include "graph/FlattenElementwise.h"
 #include "schedules/MemoryTypes.h"
 #include "support/Error.h"
 
@@ -12,10 +13,20 @@ namespace {
 using Halide::Func;
 using Halide::Var;
 
-// Instruction tile limits of the matmul (../shared/reference/neuroncore.md §1.3: K, M <= 128,
-// N <= 512 fp32 in one PSUM bank). The schedule only chooses tiles; src/target holds the machine.
-constexpr int kMaxPartitions = 128;
-constexpr int kMaxMovingFree = 512;
+/** What the schedules size their tiles and budgets by, all from the target (src/target). */
+struct Limits {
+    int partitions;          ///< partitions of an on-chip tile (and K, M of a matmul)
+    int moving_free;         ///< matmul moving free size N (one PSUM bank of fp32)
+    int64_t resident_budget; ///< SBUF bytes per partition a resident operand may take
+    int64_t layout_budget;   ///< SBUF bytes per partition a staged layout group may take
+};
+
+// Budgets are fractions of the usable SBUF, leaving room for per-tile stages and their second
+// buffers (a scheduling choice; the code generator checks the real capacity).
+Limits limits_of(const target::TargetInfo &t) {
+    return {t.partitions, t.matmul_max_moving, t.sbuf_usable_per_partition / 2,
+            t.sbuf_usable_per_partition / 3};
+}
 
 Var var(int i) {
     return Var("v" + std::to_string(i));
@@ -85,20 +96,20 @@ struct TileLoop {
     Halide::LoopLevel level = Halide::LoopLevel::root();
 };
 
-TileLoop tile_elementwise_output(Func f, const Shape &shape) {
+TileLoop tile_elementwise_output(Func f, const Shape &shape, const Limits &L) {
     int rank = static_cast<int>(shape.size());
     TileLoop t;
     if (rank < 2) {
-        if (rank == 1 && shape[0] > kMaxPartitions)
+        if (rank == 1 && shape[0] > L.partitions)
             user_error("NHC_ESCH001", "stage '", f.name(), "' is a 1-D tensor of ", shape[0],
-                       " elements; 1-D tensors over ", kMaxPartitions,
+                       " elements; 1-D tensors over ", L.partitions,
                        " elements are not scheduled yet");
         return t;
     }
     int64_t rows = shape[rank - 2];
-    if (rows > kMaxPartitions) {
+    if (rows > L.partitions) {
         Var vo("v1o"), vi("v1i");
-        f.split(var(1), vo, vi, kMaxPartitions); // ShiftInwards: the last tile overlaps
+        f.split(var(1), vo, vi, L.partitions); // ShiftInwards: the last tile overlaps
         t.root = false;
         t.level = Halide::LoopLevel(f, vo);
     } else if (rank >= 3) {
@@ -147,12 +158,12 @@ void stage_inputs(Group &g, const TileLoop &tile) {
         }
 }
 
-void schedule_compute(Group &g) {
+void schedule_compute(Group &g, const Limits &L) {
     // With several outputs (LayerNormalization's Mean and InvStdDev) the stages serve all of
     // them, so they are computed once, at root.
     TileLoop tile;
     if (g.outputs.size() == 1)
-        tile = tile_elementwise_output(g.outputs[0].func, g.outputs[0].result.shape);
+        tile = tile_elementwise_output(g.outputs[0].func, g.outputs[0].result.shape, L);
     int out_rank = static_cast<int>(g.outputs[0].result.shape.size());
     for (const alg::Stage &s : g.op.stages) {
         place(s.func, tile, SBUF);
@@ -161,18 +172,13 @@ void schedule_compute(Group &g) {
     stage_inputs(g, tile);
 }
 
-// The SBUF a resident operand may take per partition: at most half of it, leaving room for the
-// per-tile stages and their second buffers. A scheduling budget, checked against the target's
-// real capacity by the code generator.
-constexpr int64_t kResidentBudgetBytes = 96 * 1024;
-
 /** The matmul schedule with operand reuse, for a 2-D output whose B is stored with K outer:
  *  B is staged once, whole, with K split into chunks of <= 128 partitions; A is staged once per
  *  row tile of M (loaded naturally and transposed chunk by chunk on the PE when its K is
  *  innermost); the accumulator runs per 128 x 512 output tile over the K chunks. Each operand
  *  crosses HBM once (A once per row tile), instead of once per output tile and K chunk.
  *  Returns false, having changed nothing, when the shapes do not fit it. */
-bool schedule_matmul_resident(Group &g, int64_t k_chunk) {
+bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2 || k_innermost(*g.node, 1))
         return false;
@@ -181,9 +187,9 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk) {
     const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
     int64_t k = *Halide::Internal::as_const_int(rv.extent);
     int64_t op_bytes = rhs.output_types()[0].bytes();
-    int64_t tm = std::min<int64_t>(m, kMaxPartitions), tn = std::min<int64_t>(n, kMaxMovingFree);
-    if (k <= k_chunk || (k / k_chunk) * n * op_bytes > kResidentBudgetBytes ||
-        2 * k * op_bytes + (k / k_chunk) * tm * op_bytes > kResidentBudgetBytes / 2)
+    int64_t tm = std::min<int64_t>(m, L.partitions), tn = std::min<int64_t>(n, L.moving_free);
+    if (k <= k_chunk || (k / k_chunk) * n * op_bytes > L.resident_budget ||
+        2 * k * op_bytes + (k / k_chunk) * tm * op_bytes > L.resident_budget / 2)
         return false;
     Func f = g.outputs[0].func;
     Var no("no"), mo("mo"), ni("ni"), mi("mi"), kco("kco"), kci("kci");
@@ -221,13 +227,13 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk) {
     return true;
 }
 
-void schedule_matmul(Group &g) {
+void schedule_matmul(Group &g, const Limits &L) {
     {
         Func acc = g.stage("acc");
         const auto &rv = acc.function().update(0).schedule().rvars()[0];
         const int64_t *k = Halide::Internal::as_const_int(rv.extent);
         nhc_assert(k, "matmul reduction extent is not constant");
-        if (schedule_matmul_resident(g, divisor_at_most(*k, kMaxPartitions)))
+        if (schedule_matmul_resident(g, divisor_at_most(*k, L.partitions), L))
             return;
     }
     GroupOutput &out = g.outputs[0];
@@ -242,8 +248,8 @@ void schedule_matmul(Group &g) {
     if (rank >= 2) {
         Var no("no"), mo("mo"), ni("ni"), mi("mi");
         f.tile(var(0), var(1), no, mo, ni, mi,
-               static_cast<int>(std::min<int64_t>(n, kMaxMovingFree)),
-               static_cast<int>(std::min<int64_t>(m, kMaxPartitions)));
+               static_cast<int>(std::min<int64_t>(n, L.moving_free)),
+               static_cast<int>(std::min<int64_t>(m, L.partitions)));
         tile = {false, Halide::LoopLevel(f, no)};
     }
     acc.store_in(PSUM);
@@ -257,7 +263,7 @@ void schedule_matmul(Group &g) {
     const int64_t *k_extent = Halide::Internal::as_const_int(rv.extent);
     nhc_assert(k_extent, "matmul reduction extent is not constant");
     Halide::RVar ko("ko"), ki("ki");
-    acc.update().split(rk, ko, ki, divisor_at_most(*k_extent, kMaxPartitions));
+    acc.update().split(rk, ko, ki, divisor_at_most(*k_extent, L.partitions));
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
@@ -286,20 +292,19 @@ void schedule_matmul(Group &g) {
 // A layout group small enough is staged whole in SBUF: loaded with the longest dim on partitions
 // and stored back, so both DMAs have an SBUF side (spread over the DMA engines by partition,
 // target DmaParams::partitions_per_engine) instead of one HBM -> HBM copy.
-constexpr int64_t kLayoutStagingBudgetBytes = 64 * 1024;
 
-void schedule_layout(Group &g) {
+void schedule_layout(Group &g, const Limits &L) {
     for (GroupOutput &o : g.outputs) {
         const alg::Tensor &t = o.result;
         int rank = t.rank();
         int pd = -1; // the Halide dim on partitions: the longest that fits, dim 0 stays free
         for (int d = 1; d < rank; d++) {
             int64_t e = t.shape[rank - 1 - d];
-            if (e <= kMaxPartitions && (pd < 0 || e > t.shape[rank - 1 - pd]))
+            if (e <= L.partitions && (pd < 0 || e > t.shape[rank - 1 - pd]))
                 pd = d;
         }
         int64_t bytes = shape_numel(t.shape) * t.func.output_types()[0].bytes();
-        if (pd < 0 || bytes / t.shape[rank - 1 - pd] > kLayoutStagingBudgetBytes)
+        if (pd < 0 || bytes / t.shape[rank - 1 - pd] > L.layout_budget)
             continue; // stays inlined: one HBM -> HBM copy
         Func stage = t.func;
         stage.compute_root().store_in(SBUF);
@@ -309,13 +314,6 @@ void schedule_layout(Group &g) {
 
 } // namespace
 
-bool is_elementwise(const std::string &op_type) {
-    static const std::set<std::string> ops = {
-        "Abs", "Add", "Cast",       "Div",  "Erf",     "Exp",  "Log", "Max",  "Min",  "Mul",
-        "Neg", "Pow", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Sub", "Tanh", "Where"};
-    return ops.count(op_type) != 0;
-}
-
 Family schedule_family(const std::string &op_type) {
     if (op_type == "MatMul" || op_type == "Gemm")
         return Family::Matmul;
@@ -324,16 +322,17 @@ Family schedule_family(const std::string &op_type) {
     return Family::Compute;
 }
 
-void apply_default_schedule(Group &g) {
+void apply_default_schedule(Group &g, const target::TargetInfo &target) {
+    Limits L = limits_of(target);
     switch (schedule_family(g.node->op_type)) {
     case Family::Matmul:
-        schedule_matmul(g);
+        schedule_matmul(g, L);
         break;
     case Family::Layout:
-        schedule_layout(g);
+        schedule_layout(g, L);
         break;
     case Family::Compute:
-        schedule_compute(g);
+        schedule_compute(g, L);
         break;
     }
 }

@@ -15,6 +15,7 @@
  */
 
 #include "schedules/Group.h"
+#include "target/Target.h"
 
 namespace nhc::sched {
 
@@ -22,11 +23,9 @@ enum class Family { Matmul, Layout, Compute };
 
 Family schedule_family(const std::string &op_type);
 
-/** Elementwise operators, which can run in another group's tile (a matmul's epilogue). */
-bool is_elementwise(const std::string &op_type);
-
-/** Applies the default schedule; NHC_ESCH001 if the group's shape cannot be scheduled yet. */
-void apply_default_schedule(Group &g);
+/** Applies the default schedule for `target` (tile sizes and SBUF budgets come from it);
+ *  NHC_ESCH001 if the group's shape cannot be scheduled yet. */
+void apply_default_schedule(Group &g, const target::TargetInfo &target);
 
 } // namespace nhc::sched
 

@@ -24,6 +24,7 @@
  */
 
 #include "schedules/Group.h"
+#include "target/Target.h"
 
 #include <string>
 #include <vector>
@@ -126,7 +127,8 @@ auto lower_scripted(const ScheduleScript &s, const ScriptBlock &b, const Group &
 ScriptBlock describe_schedule(const Group &g);
 
 /** The default schedule of a node as script text (a starting point for --schedule). */
-std::string print_default_schedule(const Graph &g, const Node &node);
+std::string print_default_schedule(const Graph &g, const Node &node,
+                                   const target::TargetInfo &target);
 
 /** The role names a script may use for the stages of a group, in group order: staged inputs
  *  (`stage_<i>`), the algorithm's stages, the outputs (`final<o>`). */

@@ -225,9 +225,10 @@ ScriptBlock describe_schedule(const Group &g) {
     return Describer(g).describe();
 }
 
-std::string print_default_schedule(const Graph &g, const Node &node) {
+std::string print_default_schedule(const Graph &g, const Node &node,
+                                   const target::TargetInfo &target) {
     Group grp = build_node_group(g, node);
-    apply_default_schedule(grp);
+    apply_default_schedule(grp, target);
     ScheduleScript s;
     s.blocks.push_back(describe_schedule(grp));
     s.blocks.back().leading_comments.push_back(" default schedule of " + node.describe());

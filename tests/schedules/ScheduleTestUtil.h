@@ -57,7 +57,7 @@ inline std::string error_code(const std::function<void()> &f, std::string *messa
 inline sched::Group scheduled_group(const Graph &g, const std::string &script) {
     sched::Group grp = sched::build_node_group(g, g.nodes[0]);
     if (script.empty()) {
-        sched::apply_default_schedule(grp);
+        sched::apply_default_schedule(grp, target::target_by_name("trn1"));
     } else {
         sched::ScheduleScript s = sched::parse_schedule(script, "test.sched");
         REQUIRE(sched::apply_schedule_script(s, grp));

@@ -135,7 +135,8 @@ TEST_CASE("the default schedule printed as a script compiles to the same instruc
     };
     for (const Graph &g : graphs) {
         CAPTURE(g.nodes[0].op_type);
-        std::string text = sched::print_default_schedule(g, g.nodes[0]);
+        std::string text =
+            sched::print_default_schedule(g, g.nodes[0], target::target_by_name("trn1"));
         CAPTURE(text);
         sched::ScheduleScript s = sched::parse_schedule(text, "default.sched");
         CHECK(s.to_string() == text);
