@@ -10,8 +10,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <onnx/onnx_pb.h>
+#include <set>
 #include <string>
 
 namespace nhc::test {
@@ -80,6 +82,64 @@ inline Comparison compare(const HostTensor &got_in, const HostTensor &want, doub
     }
     c.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
     return c;
+}
+
+/** The command line of the case runners: `[--expected FILE] [--verbose] DIR...`. Runs
+ *  `run_case` (returning "pass", "skip" or why it failed) on every case folder, sorted. A case
+ *  listed in the expected-failures file may fail; any other failure, and any listed case that
+ *  passes, makes the run fail (so the list stays true). Returns the exit status. */
+template <typename RunCase>
+int run_case_suite(int argc, char **argv, RunCase run_case, const char *skip_reason) {
+    std::set<std::string> expected;
+    bool verbose = false;
+    std::vector<std::string> dirs;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--expected" && i + 1 < argc) {
+            std::ifstream in(argv[++i]);
+            for (std::string line; std::getline(in, line);)
+                if (!line.empty() && line[0] != '#')
+                    expected.insert(line.substr(0, line.find(' ')));
+        } else if (a == "--verbose") {
+            verbose = true;
+        } else {
+            dirs.push_back(a);
+        }
+    }
+    int pass = 0, skip = 0, fail_expected = 0, bad = 0;
+    for (const std::string &d : dirs) {
+        std::vector<std::filesystem::path> cases;
+        for (const auto &e : std::filesystem::directory_iterator(d))
+            if (std::filesystem::exists(e.path() / "model.onnx"))
+                cases.push_back(e.path());
+        std::sort(cases.begin(), cases.end());
+        for (const auto &c : cases) {
+            std::string name = c.filename().string(), r = run_case(c);
+            bool listed = expected.count(name) != 0;
+            if (r == "skip") {
+                skip++;
+            } else if (r == "pass") {
+                pass++;
+                if (listed) {
+                    bad++;
+                    std::cout << "UNEXPECTED PASS " << name
+                              << " (remove it from the expected failures)\n";
+                } else if (verbose) {
+                    std::cout << "pass " << name << "\n";
+                }
+            } else if (listed) {
+                fail_expected++;
+                if (verbose)
+                    std::cout << "expected failure " << name << ": " << r << "\n";
+            } else {
+                bad++;
+                std::cout << "FAIL " << name << ": " << r << "\n";
+            }
+        }
+    }
+    std::cout << pass << " passed, " << fail_expected << " expected failures, " << bad
+              << " unexpected, " << skip << " skipped (" << skip_reason << ")\n";
+    return bad == 0 ? 0 : 1;
 }
 
 } // namespace nhc::test

@@ -50,54 +50,5 @@ std::string run_case(const fs::path &dir) {
 int main(int argc, char **argv) {
     Logger::instance().set_console_level(100);
     register_codegen_operators();
-    std::set<std::string> expected;
-    bool verbose = false;
-    std::vector<std::string> dirs;
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        if (a == "--expected" && i + 1 < argc) {
-            std::ifstream in(argv[++i]);
-            for (std::string line; std::getline(in, line);)
-                if (!line.empty() && line[0] != '#')
-                    expected.insert(line.substr(0, line.find(' ')));
-        } else if (a == "--verbose") {
-            verbose = true;
-        } else {
-            dirs.push_back(a);
-        }
-    }
-    int pass = 0, skip = 0, fail_expected = 0, bad = 0;
-    for (const std::string &d : dirs) {
-        std::vector<fs::path> cases;
-        for (const auto &e : fs::directory_iterator(d))
-            if (fs::exists(e.path() / "model.onnx"))
-                cases.push_back(e.path());
-        std::sort(cases.begin(), cases.end());
-        for (const fs::path &c : cases) {
-            std::string name = c.filename().string(), r = run_case(c);
-            bool listed = expected.count(name) != 0;
-            if (r == "skip") {
-                skip++;
-            } else if (r == "pass") {
-                pass++;
-                if (listed) {
-                    bad++;
-                    std::cout << "UNEXPECTED PASS " << name
-                              << " (remove it from the expected failures)\n";
-                } else if (verbose) {
-                    std::cout << "pass " << name << "\n";
-                }
-            } else if (listed) {
-                fail_expected++;
-                if (verbose)
-                    std::cout << "expected failure " << name << ": " << r << "\n";
-            } else {
-                bad++;
-                std::cout << "FAIL " << name << ": " << r << "\n";
-            }
-        }
-    }
-    std::cout << pass << " passed, " << fail_expected << " expected failures, " << bad
-              << " unexpected, " << skip << " skipped (unsupported operators)\n";
-    return bad == 0 ? 0 : 1;
+    return test::run_case_suite(argc, argv, run_case, "unsupported operators");
 }
