@@ -3,6 +3,7 @@
 #include "graph/AutoCast.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
+#include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
 #include "graph/WeightLayout.h"
@@ -296,6 +297,8 @@ void register_codegen_operators() {
 }
 
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
+    int norms = fuse_decomposed_layer_norms(g);
+    log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int flattened = flatten_elementwise_after_views(g);

@@ -1,0 +1,117 @@
+// Graph passes: each rewrites the exporter pattern it names and leaves others alone. Numerics of
+// the rewritten graphs are checked end to end in tests/e2e (dev models, node tests).
+
+#include "TestModels.h"
+#include "frontend/Frontend.h"
+#include "graph/FlattenElementwise.h"
+#include "graph/FoldTranspose.h"
+#include "graph/FuseLayerNorm.h"
+#include "graph/LinearLayers.h"
+#include "graph/WeightLayout.h"
+
+#include <doctest/doctest.h>
+
+using namespace nhc;
+
+namespace {
+
+Graph load(const std::string &text) {
+    test::TempDir dir;
+    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+}
+
+std::vector<std::string> ops(const Graph &g) {
+    std::vector<std::string> v;
+    for (const Node &n : g.nodes)
+        v.push_back(n.op_type);
+    return v;
+}
+
+const char *kDecomposedLayerNorm = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 8] x) => (float[2, 8] y, float[2, 8] z) <float two = {2.0}, float eps = {1e-5},
+    float[8] gamma = {1,1,1,1,1,1,1,1}, float[8] beta = {0,0,0,0,0,0,0,0}> {
+  m = ReduceMean <axes = [-1]> (x)
+  d = Sub(x, m)
+  p = Pow(d, two)
+  v = ReduceMean <axes = [-1]> (p)
+  ve = Add(v, eps)
+  s = Sqrt(ve)
+  n = Div(d, s)
+  g1 = Mul(n, gamma)
+  y = Add(g1, beta)
+  z = Relu(x)
+}
+)";
+
+} // namespace
+
+TEST_CASE("a decomposed LayerNorm becomes one LayerNormalization node") {
+    Graph g = load(kDecomposedLayerNorm);
+    REQUIRE(fuse_decomposed_layer_norms(g) == 1);
+    CHECK(ops(g) == std::vector<std::string>{"LayerNormalization", "Relu"});
+    const Node &ln = g.nodes[0];
+    CHECK(ln.inputs == std::vector<std::string>{"x", "gamma", "beta"});
+    CHECK(ln.outputs == std::vector<std::string>{"y"});
+    CHECK(ln.attr_float("epsilon", 0) == doctest::Approx(1e-5));
+    g.verify();
+}
+
+TEST_CASE("a LayerNorm pattern whose intermediate is read elsewhere is left alone") {
+    std::string text = kDecomposedLayerNorm;
+    text.replace(text.find("z = Relu(x)"), 11, "z = Relu(d)");
+    Graph g = load(text);
+    CHECK(fuse_decomposed_layer_norms(g) == 0);
+    CHECK(g.nodes.size() == 10);
+}
+
+TEST_CASE("linear layers become 2-D Gemms with the bias, and their elementwise chain follows") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 4] x) => (float[2, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20},
+    float[5] b = {1,2,3,4,5}, float half = {0.5}> {
+  h = MatMul(x, w)
+  hb = Add(b, h)
+  y = Mul(hb, half)
+}
+)");
+    CHECK(canonicalize_linear_layers(g) == 1);
+    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Gemm", "Reshape", "Mul"});
+    CHECK(g.nodes[1].inputs.size() == 3); // the bias joined the Gemm
+    CHECK(g.value(g.nodes[1].outputs[0]).shape == Shape{6, 5});
+    CHECK(flatten_elementwise_after_views(g) == 1);
+    // The Mul now reads the Gemm's 2-D output; the view moved after it, to the graph output.
+    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Gemm", "Mul", "Reshape"});
+    CHECK(g.nodes[2].inputs[0] == g.nodes[1].outputs[0]);
+    CHECK(g.nodes[3].outputs[0] == "y");
+    g.verify();
+}
+
+TEST_CASE("a Transpose read only by a MatMul is folded into it") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4, 3] a, float[2, 5, 3] b) => (float[2, 4, 5] y) {
+  bt = Transpose <perm = [0, 2, 1]> (b)
+  y = MatMul(a, bt)
+}
+)");
+    CHECK(fold_transposes_into_matmuls(g) == 1);
+    REQUIRE(g.nodes.size() == 1);
+    CHECK(g.nodes[0].inputs[1] == "b");
+    CHECK(g.nodes[0].input_perm.at(1) == std::vector<int64_t>{0, 2, 1});
+}
+
+TEST_CASE("a Gemm weight with transB is stored transposed") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3] x) => (float[1, 2] y) <float[2, 3] w = {1, 2, 3, 4, 5, 6}> {
+  y = Gemm <transB = 1> (x, w)
+}
+)");
+    CHECK(layout_matmul_weights(g) == 1);
+    const Node &gemm = g.nodes[0];
+    CHECK(gemm.attr_int("transB", 1) == 0);
+    const HostTensor &wt = *g.value(gemm.inputs[1]).constant;
+    CHECK(wt.shape() == Shape{3, 2});
+    CHECK(wt.get_f64(1) == 4.0); // w[1][0] is now at [0][1]
+}
