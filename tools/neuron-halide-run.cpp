@@ -17,10 +17,10 @@
 
 #include <llvm/Support/CommandLine.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -49,6 +49,23 @@ constexpr int kExitInternalError = 70;
 
 rt::Tensor to_runtime(const NpyTensor &h, const std::string &name) {
     rt::Tensor t;
+    if (h.dtype == "int64") {
+        // NEFFs hold int64 tensors as int32 (the compiler's int64 downcast, like neuronx-cc's
+        // default --native-int64); values must fit.
+        t.dtype = neff::DType::I32;
+        t.shape = h.shape;
+        for (size_t i = 0; i + 8 <= h.data.size(); i += 8) {
+            int64_t v;
+            std::memcpy(&v, h.data.data() + i, 8);
+            if (v < INT32_MIN || v > INT32_MAX)
+                user_error("NHC_ERT003", "input '", name, "' holds ", v,
+                           ", which does not fit the int32 the NEFF takes");
+            int32_t w = static_cast<int32_t>(v);
+            const uint8_t *b = reinterpret_cast<const uint8_t *>(&w);
+            t.data.insert(t.data.end(), b, b + 4);
+        }
+        return t;
+    }
     if (!neff::parse_dtype_numpy_name(h.dtype, t.dtype)) {
         user_error("NHC_ERT003", "input '", name, "' is ", h.dtype,
                    ", which no NEFF input can have");

@@ -21,9 +21,10 @@ OpResult build_reduce(const OpContext &ctx);     // Reduce.cpp
 OpResult build_transpose(const OpContext &ctx);  // Layout.cpp
 OpResult
 build_reshape(const OpContext &ctx); // Layout.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Identity
-OpResult build_split(const OpContext &ctx);  // Layout.cpp
-OpResult build_concat(const OpContext &ctx); // Layout.cpp
-OpResult build_gather(const OpContext &ctx); // Gather.cpp
+OpResult build_split(const OpContext &ctx);       // Layout.cpp
+OpResult build_concat(const OpContext &ctx);      // Layout.cpp
+OpResult build_gather(const OpContext &ctx);      // Gather.cpp
+OpResult build_gather_rows(const OpContext &ctx); // Matmul.cpp: Gather of table rows
 
 /** NHC_EALG001: the node uses a form of its operator that the algorithm does not cover. */
 [[noreturn]] void unsupported_form(const Node &node, const std::string &what);

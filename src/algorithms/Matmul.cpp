@@ -20,8 +20,6 @@ struct Contraction {
 };
 
 // acc(n, m, batch...) = sum_k lhs(k at m) * rhs(n at k), over the batch shape `batch`.
-// lhs_at(m, k, batch) and rhs_at(n, k, batch) read the ONNX operands.
-// acc(n, m, batch...) = sum_k lhs(k at m) * rhs(n at k), over the batch shape `batch`.
 // lhs_at(m, k, batch) and rhs_at(n, k, batch) read the ONNX operands (stored as `a_type` and
 // `b_type`); the staged operands have `operand` type (fp32, or the auto-cast type).
 template <typename LhsAt, typename RhsAt>
@@ -169,6 +167,56 @@ OpResult build_gemm(const OpContext &ctx) {
     Halide::Func out = b.func("out");
     define(out, v, from_compute(y, a.dtype));
     return b.result({Tensor{out, out_shape, a.dtype}});
+}
+
+/** Gather of rows of a 2-D table (an embedding lookup) as a contraction with a one-hot matrix:
+ *  out[t, h] = sum_v (ids[t] == v) * table[v, h]. The NeuronCore has no data-dependent DMA in
+ *  this ISA, but the PE multiplies: the one-hot rows are built on chip from the indices broadcast
+ *  across partitions (`ids_b`) compared with the partition index, then multiplied by the table
+ *  in K = vocabulary chunks. Exact in fp32 (one product per output element is non-zero).
+ *  Negative indices count from the end, as ONNX says. */
+OpResult build_gather_rows(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &data = input(ctx, 0), &ids = input(ctx, 1);
+    int64_t v_size = data.shape[0], h_size = data.shape[1];
+    Shape batch = ids.shape;
+    int64_t m = 1;
+    if (!batch.empty()) {
+        m = batch.back();
+        batch.pop_back();
+    }
+    int nb = static_cast<int>(batch.size());
+    // ids_b(m, k, batch) = ids[batch, m]: the indices, the same on every partition k.
+    std::vector<Halide::Var> v = Builder::vars(nb + 2);
+    std::vector<Halide::Var> bvars(v.begin() + 2, v.end());
+    std::vector<Expr> idx = onnx_index(bvars);
+    if (!ids.shape.empty())
+        idx.push_back(v[0]);
+    Halide::Func ids_b = b.func("ids_b");
+    std::vector<Expr> args = {v[0], v[1]};
+    args.insert(args.end(), bvars.begin(), bvars.end());
+    ids_b(args) = ids.at(idx);
+    auto lhs_at = [&](Expr mi, Expr ki, const std::vector<Expr> &bi) {
+        std::vector<Expr> a = {mi, ki};
+        std::vector<Expr> hb(bi.rbegin(), bi.rend());
+        a.insert(a.end(), hb.begin(), hb.end());
+        Expr i = Halide::cast(Halide::Int(32), ids_b(a));
+        i = Halide::select(i < 0, i + static_cast<int>(v_size), i);
+        return Halide::cast(Halide::Float(32), i == ki);
+    };
+    auto rhs_at = [&](Expr ni, Expr ki, const std::vector<Expr> &) { return data.at({ki, ni}); };
+    Contraction con = contract(b, m, h_size, v_size, batch, lhs_at, rhs_at, DType::Float32,
+                               data.dtype, DType::Float32);
+    Shape out_shape = ids.shape;
+    out_shape.push_back(h_size);
+    std::vector<Halide::Var> ov = Builder::vars(static_cast<int>(out_shape.size()));
+    std::vector<Expr> oi = onnx_index(ov);
+    std::vector<Expr> acc_idx(oi.begin(), oi.begin() + nb);
+    acc_idx.push_back(ids.shape.empty() ? Expr(0) : oi[nb]);
+    acc_idx.push_back(oi.back());
+    Halide::Func out = b.func("out");
+    define(out, ov, from_compute(call_onnx(con.acc, acc_idx), data.dtype));
+    return b.result({Tensor{out, out_shape, data.dtype}});
 }
 
 } // namespace nhc::alg

@@ -1,6 +1,7 @@
 #include "driver/Codegen.h"
 
 #include "graph/AutoCast.h"
+#include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
 #include "graph/FuseLayerNorm.h"
@@ -281,22 +282,48 @@ private:
 
 void register_codegen_operators() {
     // Each listed operator compiles end to end and matches ONNX's test data on the simulator
-    // (tests/e2e). Gather (indirect DMA) and Concat (a select of clamped reads) are not here yet.
-    for (const char *op : {"Abs",        "Add",        "Div",
-                           "Erf",        "Exp",        "Flatten",
-                           "Gemm",       "Identity",   "LayerNormalization",
-                           "Log",        "MatMul",     "Max",
-                           "Min",        "Mul",        "Neg",
-                           "Pow",        "Reciprocal", "ReduceMax",
-                           "ReduceMean", "ReduceSum",  "Relu",
-                           "Reshape",    "Sigmoid",    "Softmax",
-                           "Split",      "Sqrt",       "Squeeze",
-                           "Sub",        "Tanh",       "Transpose",
-                           "Unsqueeze",  "Where"})
+    // (tests/e2e). Concat (a select of clamped reads) is not here yet; Gather covers rows of a
+    // 2-D table (a one-hot contraction).
+    for (const char *op : {"Abs",
+                           "Add",
+                           "Cast",
+                           "Div",
+                           "Erf",
+                           "Exp",
+                           "Flatten",
+                           "Gather",
+                           "Gemm",
+                           "Identity",
+                           "LayerNormalization",
+                           "Log",
+                           "MatMul",
+                           "Max",
+                           "Min",
+                           "Mul",
+                           "Neg",
+                           "Pow",
+                           "Reciprocal",
+                           "ReduceMax",
+                           "ReduceMean",
+                           "ReduceSum",
+                           "Relu",
+                           "Reshape",
+                           "Sigmoid",
+                           "Softmax",
+                           "Split",
+                           "Sqrt",
+                           "Squeeze",
+                           "Sub",
+                           "Tanh",
+                           "Transpose",
+                           "Unsqueeze",
+                           "Where"})
         register_operator({op, "codegen"});
 }
 
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
+    int narrowed = downcast_int64(g);
+    log_info("int64: ", narrowed, " values computed as int32");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
     int linear = canonicalize_linear_layers(g);

@@ -162,6 +162,29 @@ private:
         s_.fail("NHC_EGEN014", n_, "the function '" + c->name + "' has no engine instruction");
     }
 
+    /** A loop variable as a tile of its values (iota on Pool). */
+    Operand iota(const Variable *v, const AccessPattern *into) {
+        int j = -1;
+        for (int i = 0; i < static_cast<int>(it_.loops.size()); i++)
+            if (it_.loops[i].name == v->name)
+                j = i;
+        if (j < 0)
+            s_.fail("NHC_EGEN014", n_,
+                    "the value of '" + v->name + "' is not a loop of the instruction");
+        Instr i;
+        i.op = Opcode::Iota;
+        Operand r = result(into);
+        i.dst = r.ap;
+        i.pattern.base = it_.loops[j].min;
+        i.pattern.partition_mult = j == it_.p ? 1 : 0;
+        for (int f : it_.free())
+            i.pattern.steps.push_back(f == j ? 1 : 0);
+        if (i.pattern.steps.empty())
+            i.pattern.steps.push_back(0); // the {1, 1} dim of a single-element row
+        s_.emit(Engine::POOL, i);
+        return r;
+    }
+
     Operand select(const Select *sel, const AccessPattern *into) {
         AccessPattern pred = tile(sel->condition), t = tile(sel->true_value),
                       f = tile(sel->false_value);
@@ -222,6 +245,8 @@ private:
             return binary(AluOp::IsEqual, o->a, Halide::Expr(0.0f), into, true);
         if (const Select *o = e.as<Select>())
             return select(o, into);
+        if (const Variable *v = e.as<Variable>())
+            return iota(v, into);
         if (const Call *c = e.as<Call>())
             return call(c, into);
         std::ostringstream os;

@@ -67,8 +67,8 @@ int divisor_at_most(int64_t n, int limit) {
 // The matmul's operand chain (views, natural loads, transposes, staged operands): placed by the
 // matmul schedule itself, or inlined.
 bool is_operand_role(const std::string &role) {
-    return role == "a_view" || role == "b_view" || role == "a_nat" || role == "a_tp" ||
-           role == "lhs_t" || role == "b_nat" || role == "b_tp" || role == "rhs";
+    return role == "ids_b" || role == "a_view" || role == "b_view" || role == "a_nat" ||
+           role == "a_tp" || role == "lhs_t" || role == "b_nat" || role == "b_tp" || role == "rhs";
 }
 
 /** Whether matmul operand i (0 = A, 1 = B) is stored with its contraction axis innermost. */
@@ -82,7 +82,9 @@ bool k_innermost(const Node &n, int i) {
     }
     if (n.op_type == "Gemm")
         return i == 0 ? n.attr_int("transA", 0) == 0 : n.attr_int("transB", 0) != 0;
-    return i == 0; // MatMul: A [.., M, K] has K innermost, B [.., K, N] does not
+    if (n.op_type == "Gather")
+        return false; // the one-hot operand is computed on chip, the table read by rows
+    return i == 0;    // MatMul: A [.., M, K] has K innermost, B [.., K, N] does not
 }
 
 bool is_staging_role(const std::string &role) {
@@ -180,7 +182,7 @@ void schedule_compute(Group &g, const Limits &L) {
  *  Returns false, having changed nothing, when the shapes do not fit it. */
 bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
-    if (s.size() != 2 || k_innermost(*g.node, 1))
+    if (s.size() != 2 || k_innermost(*g.node, 1) || g.node->op_type == "Gather")
         return false;
     int64_t m = s[0], n = s[1];
     Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
@@ -267,6 +269,8 @@ void schedule_matmul(Group &g, const Limits &L) {
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
+    if (Func ids_b = g.stage("ids_b"); ids_b.defined()) // Gather: the broadcast indices
+        ids_b.compute_at(acc, ko).store_in(SBUF);
     // An operand stored with K innermost would need one DMA descriptor row per element to land K
     // on partitions; it is loaded naturally and transposed on the PE instead
     // (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").
@@ -315,8 +319,8 @@ void schedule_layout(Group &g, const Limits &L) {
 } // namespace
 
 Family schedule_family(const std::string &op_type) {
-    if (op_type == "MatMul" || op_type == "Gemm")
-        return Family::Matmul;
+    if (op_type == "MatMul" || op_type == "Gemm" || op_type == "Gather")
+        return Family::Matmul; // Gather of table rows is a one-hot contraction (Matmul.cpp)
     if (op_type == "Transpose" || op_type == "Split")
         return Family::Layout;
     return Family::Compute;
@@ -326,7 +330,11 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
     Limits L = limits_of(target);
     switch (schedule_family(g.node->op_type)) {
     case Family::Matmul:
-        schedule_matmul(g, L);
+        // A Gather that is not of table rows has no contraction: a data-movement group.
+        if (g.stage("acc").defined())
+            schedule_matmul(g, L);
+        else
+            schedule_layout(g, L);
         break;
     case Family::Layout:
         schedule_layout(g, L);

@@ -17,11 +17,20 @@ inline rt::Tensor to_rt(const HostTensor &t, neff::DType dt) {
     rt::Tensor r;
     r.dtype = dt;
     r.shape = t.shape();
+    if (t.dtype() == DType::Int64 && dt == neff::DType::I32) { // the compiler's int64 downcast
+        HostTensor n(DType::Int32, t.shape());
+        for (int64_t i = 0; i < t.numel(); i++)
+            n.set_i64(i, t.get_i64(i));
+        r.data = n.bytes();
+        return r;
+    }
     r.data = t.bytes();
     return r;
 }
 
 inline HostTensor from_rt(const rt::Tensor &t, DType dt) {
+    if (dt == DType::Int64)
+        dt = DType::Int32; // the compiler's int64 downcast
     HostTensor h(dt, t.shape);
     nhc_assert(h.bytes().size() == t.data.size(), "output size mismatch");
     std::memcpy(h.bytes().data(), t.data.data(), t.data.size());

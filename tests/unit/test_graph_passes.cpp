@@ -3,11 +3,13 @@
 
 #include "TestModels.h"
 #include "frontend/Frontend.h"
+#include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/WeightLayout.h"
+#include "support/Error.h"
 
 #include <doctest/doctest.h>
 
@@ -114,4 +116,26 @@ g (float[1, 3] x) => (float[1, 2] y) <float[2, 3] w = {1, 2, 3, 4, 5, 6}> {
     const HostTensor &wt = *g.value(gemm.inputs[1]).constant;
     CHECK(wt.shape() == Shape{3, 2});
     CHECK(wt.get_f64(1) == 4.0); // w[1][0] is now at [0][1]
+}
+
+TEST_CASE("int64 values become int32; a constant that does not fit is NHC_EDTY002") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64[3] x) => (int64[3] y) <int64[3] k = {1, 2, 3}> { y = Add(x, k) }
+)");
+    CHECK(downcast_int64(g) == 3);
+    CHECK(g.value("x").dtype == DType::Int32);
+    CHECK(g.value("k").constant->dtype() == DType::Int32);
+    CHECK(g.value("k").constant->get_i64(2) == 3);
+    Graph big = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64[1] x) => (int64[1] y) <int64[1] k = {4294967296}> { y = Add(x, k) }
+)");
+    try {
+        downcast_int64(big);
+        FAIL("no error");
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_EDTY002");
+        CHECK(std::string(e.what()).find("'k'") != std::string::npos);
+    }
 }
