@@ -152,10 +152,16 @@ private:
         const Node &front = *group.front();
         if (!fusable(n))
             return false;
-        bool matmul_group = sched::schedule_family(front.op_type) == sched::Family::Matmul;
-        if (matmul_group
-                ? !(is_elementwise_op(n.op_type) && !scripted(front) && front.outputs.size() == 1)
-                : !fusable(*group.back()))
+        bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm";
+        // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
+        // holds whole rows (N within one PSUM bank): attention scores never leave the chip.
+        const Shape &shape = g_.value(n.outputs[0]).shape;
+        bool row_op = (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
+                      !shape.empty() && shape.back() <= target_->matmul_max_moving &&
+                      n.attr_int("axis", -1) == -1;
+        if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&
+                             front.outputs.size() == 1)
+                         : !fusable(*group.back()))
             return false;
         bool reads_group = false;
         for (const Node *m : group)
