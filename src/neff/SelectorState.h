@@ -93,6 +93,9 @@ private:
     int next_queue_ = 0, next_store_queue_ = 0;
 };
 
+/** The load under any number of casts (a copy with a dtype conversion), or nullptr. */
+const Halide::Internal::Load *as_load(const Halide::Expr &e);
+
 /** Elementwise, reduction and memset nests (SelectCompute.cpp). */
 void select_compute(Selector &s, const Nest &n);
 

@@ -1,0 +1,241 @@
+// Instruction selection, part two (see SelectInstructions.h): the nests that move data or
+// multiply: DMA (HBM <-> SBUF, HBM -> HBM, with casts and peeling of nests that do not fit one
+// descriptor), matmul (PSUM accumulation over K chunks) and PE transposes.
+
+#include "neff/SelectorState.h"
+
+#include "support/Error.h"
+
+namespace nhc::codegen {
+
+using namespace Halide::Internal;
+using neff::AccessPattern;
+using neff::Engine;
+using neff::Instr;
+using neff::MemSpace;
+using neff::Opcode;
+
+namespace {
+
+AccessPattern hbm_ap(const Buffer &b, const Affine &a, const IterSpace &it) {
+    AccessPattern ap;
+    ap.space = MemSpace::HBM;
+    ap.dtype = b.dtype;
+    ap.var = b.var;
+    int64_t es = neff::dtype_size(b.dtype);
+    ap.offset = a.base * es;
+    ap.num_partitions = it.p >= 0 ? static_cast<int32_t>(it.loops[it.p].extent) : 1;
+    ap.partition_step = it.p >= 0 ? a.strides[it.p] * es : 0;
+    for (int j : it.free())
+        ap.dims.push_back({a.strides[j] * es, it.loops[j].extent});
+    if (ap.dims.empty())
+        ap.dims.push_back({es, 1});
+    return ap;
+}
+
+/** Merges adjacent free loops that every access walks as one (stride_outer = stride_inner*ext). */
+void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
+    for (int j = static_cast<int>(it.loops.size()) - 2; j >= 0; j--) {
+        if (j == it.p || j + 1 == it.p)
+            continue;
+        bool ok = true;
+        for (Affine *a : accesses)
+            ok = ok && a->strides[j] == a->strides[j + 1] * it.loops[j + 1].extent;
+        if (!ok)
+            continue;
+        it.loops[j].extent *= it.loops[j + 1].extent;
+        it.loops[j].name += "*" + it.loops[j + 1].name;
+        it.loops.erase(it.loops.begin() + j + 1);
+        for (Affine *a : accesses) {
+            a->strides[j] = a->strides[j + 1];
+            a->strides.erase(a->strides.begin() + j + 1);
+        }
+        if (it.p > j)
+            it.p--;
+    }
+}
+
+} // namespace
+
+const Load *as_load(const Halide::Expr &e) {
+    Halide::Expr cur = e;
+    while (const Cast *c = cur.as<Cast>())
+        cur = c->value;
+    return cur.as<Load>();
+}
+
+void Selector::select_dma(const Nest &n, const std::string &src_name,
+                          const Halide::Expr &src_index) {
+    const Buffer &dst = buffer(n.dst), &src = buffer(src_name);
+    if (dst.space == MemSpace::PSUM || src.space == MemSpace::PSUM)
+        fail("NHC_EGEN011", n, "DMA cannot read or write PSUM; copy through SBUF");
+    Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);
+    IterSpace it{n.loops, -1};
+    // The partition loop is the one that walks the on-chip side's partitions; for HBM -> HBM the
+    // outermost loop plays that role.
+    const Buffer &chip = dst.space != MemSpace::HBM ? dst : src;
+    const Affine &ca = dst.space != MemSpace::HBM ? da : sa;
+    for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
+        if (walks_partitions(chip, ca, j, it.loops[j]))
+            it.p = j;
+    // HBM -> HBM: the rows are the longest loop that fits the partition limit, since a transfer
+    // is spread over one DMA engine per 8 rows (target DmaParams::partitions_per_engine).
+    if (chip.space == MemSpace::HBM && !it.loops.empty()) {
+        it.p = 0;
+        for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
+            if (it.loops[j].extent <= opt_.target->partitions &&
+                (it.loops[it.p].extent > opt_.target->partitions ||
+                 it.loops[j].extent > it.loops[it.p].extent))
+                it.p = j;
+    }
+    coalesce(it, {&da, &sa});
+    bool too_many_dims =
+        static_cast<int>(it.loops.size()) - (it.p >= 0 ? 1 : 0) > neff::kMaxFreeDims;
+    bool too_many_rows = it.p >= 0 && it.loops[it.p].extent > opt_.target->partitions;
+    if ((too_many_dims || too_many_rows) && !it.loops.empty()) {
+        // Peel the outermost loop into separate DMAs.
+        Nest inner = n;
+        Loop l = inner.loops.front();
+        inner.loops.erase(inner.loops.begin());
+        for (int64_t i = l.min; i < l.min + l.extent; i++) {
+            Nest step = inner;
+            step.index = simplify(substitute(l.name, Halide::Expr(static_cast<int>(i)), n.index));
+            select_dma(step, src_name,
+                       simplify(substitute(l.name, Halide::Expr(static_cast<int>(i)), src_index)));
+        }
+        return;
+    }
+    Instr ins;
+    ins.op = Opcode::Dma;
+    ins.dst =
+        dst.space == MemSpace::HBM ? hbm_ap(dst, da, it) : onchip_ap(dst, da, it, n, "destination");
+    ins.src =
+        src.space == MemSpace::HBM ? hbm_ap(src, sa, it) : onchip_ap(src, sa, it, n, "source");
+    // Loads are issued from SP and stores from Pool (idle otherwise): a store waits for the
+    // compute that produced its tile, and on SP that wait would hold back the next tile's loads.
+    // Each issuing engine has queues of its own, so that a queue completes in program order
+    // (the semaphore pass relies on it).
+    bool store = dst.space == MemSpace::HBM;
+    int &next = store ? next_store_queue_ : next_queue_;
+    ins.queue = (store ? opt_.dma_queues : 0) + next;
+    next = (next + 1) % opt_.dma_queues;
+    emit(store ? Engine::POOL : Engine::SP, ins);
+}
+
+/** The nest with its outermost loop fixed at `value`. */
+static Nest peel_outermost(const Nest &n, int64_t value) {
+    Nest inner = n;
+    Loop l = inner.loops.front();
+    inner.loops.erase(inner.loops.begin());
+    Halide::Expr v(static_cast<int>(value));
+    inner.index = simplify(substitute(l.name, v, n.index));
+    inner.value = simplify(substitute(l.name, v, n.value));
+    return inner;
+}
+
+void Selector::select_matmul(const Nest &n) {
+    // Accumulation loops outside the instruction (K chunks of a perfect nest) are unrolled into
+    // one matmul per chunk, accumulating in PSUM.
+    Affine acc_index = affine(n.dst, n.index, n);
+    int accumulation_loops = 0;
+    for (int64_t stride : acc_index.strides)
+        accumulation_loops += stride == 0 ? 1 : 0;
+    if (accumulation_loops > 1 || n.loops.size() > 3) {
+        const Loop &l = n.loops.front();
+        for (int64_t i = l.min; i < l.min + l.extent; i++)
+            select_matmul(peel_outermost(n, i));
+        return;
+    }
+    // acc[i] = acc[i] + a * b, either operand order.
+    const Add *add = n.value.as<Add>();
+    const Load *self = add ? add->a.as<Load>() : nullptr;
+    const Mul *mul = add ? add->b.as<Mul>() : nullptr;
+    if (add && !(self && self->name == n.dst)) {
+        self = add->b.as<Load>();
+        mul = add->a.as<Mul>();
+    }
+    const Load *x = mul ? as_load(mul->a) : nullptr, *y = mul ? as_load(mul->b) : nullptr;
+    if (!self || self->name != n.dst || !x || !y)
+        fail("NHC_EGEN012", n, "a PSUM stage must be a matmul accumulation acc += a * b");
+    Affine da = affine(n.dst, n.index, n), xa = affine(x->name, x->index, n),
+           ya = affine(y->name, y->index, n);
+    // Loop roles from the destination: K has stride 0 (innermost), M walks the destination's
+    // partitions, N its free axis. M or N may be absent (extent 1 loops are dropped).
+    const Buffer &acc = buffer(n.dst);
+    int k = -1, m = -1, nn = -1;
+    for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
+        if (da.strides[j] == 0)
+            k = j;
+        else if (walks_partitions(acc, da, j, n.loops[j]))
+            m = j;
+        else
+            nn = j;
+    }
+    if (k != static_cast<int>(n.loops.size()) - 1 || (m >= 0 && nn >= 0 && m > nn))
+        fail("NHC_EGEN012", n,
+             "a matmul nest needs loops M (partitions), N (free) and K "
+             "(contraction, innermost), in that order");
+    auto stride = [](const Affine &a, int j) { return j < 0 ? int64_t(0) : a.strides[j]; };
+    // The stationary operand varies with M (not N), the moving one with N (not M).
+    bool x_stationary = stride(xa, nn) == 0 && (stride(ya, m) == 0);
+    const Load *st = x_stationary ? x : y, *mv = x_stationary ? y : x;
+    Affine sa = x_stationary ? xa : ya, ma = x_stationary ? ya : xa;
+    if (stride(sa, nn) != 0 || stride(ma, m) != 0)
+        fail("NHC_EGEN012", n, "each matmul operand must vary with only one of M and N");
+    Loop one{"unit", 0, 1};
+    Loop lk = n.loops[k], lm = m >= 0 ? n.loops[m] : one, ln = nn >= 0 ? n.loops[nn] : one;
+    IterSpace dst_it{{lm, ln}, 0}, st_it{{lk, lm}, 0}, mv_it{{lk, ln}, 0};
+    Affine d2{da.base, {stride(da, m), stride(da, nn)}};
+    Affine s2{sa.base, {sa.strides[k], stride(sa, m)}},
+        m2{ma.base, {ma.strides[k], stride(ma, nn)}};
+    int64_t K = lk.extent, M = lm.extent, N = ln.extent;
+    // Staging (<= 128 partitions, NHC_EGEN003) and the PSUM bank (NHC_EGEN004) bound every tile.
+    nhc_assert(K <= opt_.target->pe_rows && M <= opt_.target->pe_cols &&
+                   N <= opt_.target->matmul_max_moving,
+               "matmul tile K=" << K << " M=" << M << " N=" << N << " passed the staging checks");
+    Instr ins;
+    ins.op = Opcode::Matmul;
+    ins.dst = onchip_ap(buffer(n.dst), d2, dst_it, n, "accumulator");
+    ins.src = onchip_ap(buffer(st->name), s2, st_it, n, "stationary operand");
+    ins.src1 = onchip_ap(buffer(mv->name), m2, mv_it, n, "moving operand");
+    if (psum_pending_zero_[n.dst])
+        psum_pending_zero_[n.dst] = false; // the first matmul overwrites
+    else
+        ins.flags |= neff::kFlagAccumulate;
+    emit(Engine::PE, ins);
+}
+
+void Selector::select_transpose(const Nest &n, const std::string &src_name,
+                                const Halide::Expr &src_index) {
+    // dst[p, f] (PSUM) = src[f, p] (SBUF): the destination's partition loop walks the source's
+    // free axis and its free loop walks the source's partitions.
+    const Buffer &dst = buffer(n.dst), &src = buffer(src_name);
+    Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);
+    int p = -1, f = -1;
+    for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
+        if (walks_partitions(dst, da, j, n.loops[j]))
+            p = j;
+        else if (walks_partitions(src, sa, j, n.loops[j]))
+            f = j;
+        else
+            fail("NHC_EGEN012", n,
+                 "a PSUM copy of an SBUF tile must be a 2-D transpose (the "
+                 "destination's partitions walk the source's free axis)");
+    }
+    // A side of extent 1 has no loop (extent-1 loops are dropped): stand in a unit loop.
+    Loop unit{"unit", 0, 1};
+    Loop lp = p >= 0 ? n.loops[p] : unit, lf = f >= 0 ? n.loops[f] : unit;
+    auto stride = [](const Affine &a, int j, int64_t fallback) {
+        return j >= 0 ? a.strides[j] : fallback;
+    };
+    IterSpace dst_it{{lp, lf}, 0}, src_it{{lf, lp}, 0};
+    Affine d2{da.base, {stride(da, p, 0), stride(da, f, 0)}};
+    Affine s2{sa.base, {stride(sa, f, 0), stride(sa, p, 0)}};
+    Instr ins;
+    ins.op = Opcode::Transpose;
+    ins.dst = onchip_ap(dst, d2, dst_it, n, "destination");
+    ins.src = onchip_ap(src, s2, src_it, n, "source");
+    emit(Engine::PE, ins);
+}
+
+} // namespace nhc::codegen
