@@ -14,6 +14,14 @@ namespace {
 
 using Halide::Expr;
 
+// The graph's type for the product: the operands' own type, unless auto-cast stores them narrower
+// than the product (graph/AutoCast.h), where the graph keeps the product's type.
+DType result_type(const OpContext &ctx, DType operand_type) {
+    if (ctx.outputs.empty() || ctx.outputs[0] == nullptr)
+        return operand_type;
+    return ctx.outputs[0]->dtype;
+}
+
 struct Contraction {
     Halide::Func acc;
     Shape out_shape; // ONNX order, before removing 1-D operand axes
@@ -127,8 +135,9 @@ OpResult build_matmul(const OpContext &ctx) {
     acc_idx.push_back(c.rank() > 1 ? oi.back() : Expr(0));
     Halide::Func out = b.func("out");
     std::vector<Expr> hidx(acc_idx.rbegin(), acc_idx.rend());
-    define(out, v, from_compute(con.acc(hidx), a.dtype));
-    return b.result({Tensor{out, out_shape, a.dtype}});
+    DType out_type = result_type(ctx, a.dtype);
+    define(out, v, from_compute(con.acc(hidx), out_type));
+    return b.result({Tensor{out, out_shape, out_type}});
 }
 
 OpResult build_gemm(const OpContext &ctx) {
@@ -165,8 +174,9 @@ OpResult build_gemm(const OpContext &ctx) {
         y = y + (beta == 1.0f ? be : be * beta);
     }
     Halide::Func out = b.func("out");
-    define(out, v, from_compute(y, a.dtype));
-    return b.result({Tensor{out, out_shape, a.dtype}});
+    DType out_type = result_type(ctx, a.dtype);
+    define(out, v, from_compute(y, out_type));
+    return b.result({Tensor{out, out_shape, out_type}});
 }
 
 /** Gather of rows of a 2-D table (an embedding lookup) as a contraction with a one-hot matrix:

@@ -344,6 +344,9 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
         DType t = options.auto_cast_type == "bf16" ? DType::BFloat16 : DType::Float16;
         int n = auto_cast_matmuls(g, t);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
+        int narrowed = store_matmul_operands_narrow(g, t);
+        log_info("auto-cast: ", narrowed, " values read only as matmul operands stored as ",
+                 options.auto_cast_type);
     }
 }
 

@@ -2,6 +2,9 @@
 
 #include "support/Error.h"
 
+#include <map>
+#include <set>
+
 namespace nhc {
 
 namespace {
@@ -19,7 +22,73 @@ std::string cast_constant(Graph &g, const std::string &name, DType t) {
     return cast_name;
 }
 
+// Ops that only reinterpret their input's shape: a value read through them is still read by
+// whoever reads their output, in the same element type.
+bool is_view(const Node &n) {
+    static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                                "Identity"};
+    return n.domain.empty() && views.count(n.op_type) != 0;
+}
+
+class NarrowOperandFinder {
+public:
+    NarrowOperandFinder(const Graph &g, DType cast_type) : cast_type_(cast_type) {
+        for (const Node &n : g.nodes)
+            for (size_t i = 0; i < n.inputs.size(); i++)
+                readers_[n.inputs[i]].push_back({&n, i});
+        outputs_.insert(g.outputs.begin(), g.outputs.end());
+    }
+
+    /** True when every read of `name`, directly or through views, is a matmul operand that
+     *  rounds to the cast type; collects the views' outputs into `chain`. */
+    bool only_cast_operands(const std::string &name, std::vector<std::string> &chain) const {
+        if (outputs_.count(name))
+            return false;
+        auto it = readers_.find(name);
+        if (it == readers_.end())
+            return false;
+        for (const auto &[node, index] : it->second) {
+            bool matmul = node->domain.empty() &&
+                          (node->op_type == "MatMul" || node->op_type == "Gemm") &&
+                          node->operand_cast == cast_type_ && index < 2;
+            if (matmul)
+                continue;
+            if (!is_view(*node) || index != 0)
+                return false;
+            chain.push_back(node->outputs[0]);
+            if (!only_cast_operands(node->outputs[0], chain))
+                return false;
+        }
+        return true;
+    }
+
+private:
+    DType cast_type_;
+    std::map<std::string, std::vector<std::pair<const Node *, size_t>>> readers_;
+    std::set<std::string> outputs_;
+};
+
 } // namespace
+
+int store_matmul_operands_narrow(Graph &g, DType cast_type) {
+    NarrowOperandFinder finder(g, cast_type);
+    std::vector<std::string> narrowed;
+    for (const Node &n : g.nodes) {
+        if (is_view(n))
+            continue; // a view's output is narrowed with the value it views, or not at all
+        for (const std::string &out : n.outputs) {
+            std::vector<std::string> chain;
+            if (out.empty() || g.value(out).dtype != DType::Float32 ||
+                !finder.only_cast_operands(out, chain))
+                continue;
+            narrowed.push_back(out);
+            narrowed.insert(narrowed.end(), chain.begin(), chain.end());
+        }
+    }
+    for (const std::string &name : narrowed)
+        g.values[name].dtype = cast_type;
+    return static_cast<int>(narrowed.size());
+}
 
 int auto_cast_matmuls(Graph &g, DType cast_type) {
     nhc_assert(cast_type == DType::BFloat16 || cast_type == DType::Float16,

@@ -90,12 +90,17 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
             const std::string &name = node->outputs[o];
             if (name.empty() || !wanted.count(name) || !tensors.count(name))
                 continue;
-            const alg::Tensor &t = tensors.at(name);
+            alg::Tensor t = tensors.at(name);
             std::vector<Halide::Var> vars = alg::Builder::vars(t.rank());
             Halide::Func f(alg::Namer(node->name)("final" + std::to_string(o)));
             std::vector<Halide::Expr> args(vars.begin(), vars.end());
             Halide::Func src = t.func;
-            alg::define(f, vars, args.empty() ? src() : src(args));
+            // The graph may store the value narrower than the algorithm computes it (auto-cast's
+            // store_matmul_operands_narrow): the final copy rounds on the way out.
+            DType stored = g.value(name).dtype;
+            Halide::Expr e = args.empty() ? src() : src(args);
+            alg::define(f, vars, stored == t.dtype ? e : alg::from_compute(e, stored));
+            t.dtype = stored;
             set_dense_output_bounds(f, t.shape);
             grp.outputs.push_back({name, f, t});
         }

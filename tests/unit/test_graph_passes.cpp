@@ -3,6 +3,7 @@
 
 #include "TestModels.h"
 #include "frontend/Frontend.h"
+#include "graph/AutoCast.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
@@ -138,4 +139,29 @@ g (int64[1] x) => (int64[1] y) <int64[1] k = {4294967296}> { y = Add(x, k) }
         CHECK(e.code() == "NHC_EDTY002");
         CHECK(std::string(e.what()).find("'k'") != std::string::npos);
     }
+}
+
+TEST_CASE("auto-cast stores values read only as matmul operands in the cast type") {
+    // r feeds a MatMul directly and through a Reshape: narrowed with the Reshape's output. e is
+    // also read by an Add, and y is a graph output: both stay fp32, as do the constants' readers.
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 4] x, float[4, 4] w) => (float[2, 4] y, float[2, 4] z) <int64[2] shape = {2, 4}> {
+  r = Relu(x)
+  rv = Reshape(r, shape)
+  m = MatMul(r, w)
+  e = Exp(m)
+  y = MatMul(rv, e)
+  z = Add(e, x)
+}
+)");
+    REQUIRE(auto_cast_matmuls(g, DType::BFloat16) == 2);
+    CHECK(store_matmul_operands_narrow(g, DType::BFloat16) == 2);
+    CHECK(g.value("r").dtype == DType::BFloat16);
+    CHECK(g.value("rv").dtype == DType::BFloat16);
+    CHECK(g.value("e").dtype == DType::Float32);
+    CHECK(g.value("m").dtype == DType::Float32);
+    CHECK(g.value("y").dtype == DType::Float32);
+    CHECK(g.value("x").dtype == DType::Float32);
+    g.verify();
 }
