@@ -22,11 +22,11 @@ std::string cast_constant(Graph &g, const std::string &name, DType t) {
     return cast_name;
 }
 
-// Ops that only reinterpret their input's shape: a value read through them is still read by
+// Ops that only move elements (reshape or permute): a value read through them is still read by
 // whoever reads their output, in the same element type.
 bool is_view(const Node &n) {
-    static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                                "Identity"};
+    static const std::set<std::string> views = {"Reshape",   "Flatten",  "Squeeze",
+                                                "Unsqueeze", "Identity", "Transpose"};
     return n.domain.empty() && views.count(n.op_type) != 0;
 }
 
