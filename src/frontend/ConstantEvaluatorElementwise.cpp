@@ -1,0 +1,273 @@
+// Constant folding of elementwise operators (see ConstantEvaluatorSupport.h): broadcasting, and
+// arithmetic, comparison, unary, Where and Cast on host tensors.
+
+#include "frontend/ConstantEvaluatorSupport.h"
+
+#include "frontend/ConstantEvaluator.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nhc::folding {
+
+std::vector<int64_t> row_major_strides(const Shape &s) {
+    std::vector<int64_t> st(s.size(), 1);
+    for (int i = static_cast<int>(s.size()) - 2; i >= 0; i--)
+        st[i] = st[i + 1] * s[i + 1];
+    return st;
+}
+
+Shape broadcast_shapes(const Ctx &c, const std::vector<Shape> &shapes) {
+    size_t rank = 0;
+    for (const Shape &s : shapes)
+        rank = std::max(rank, s.size());
+    Shape out(rank, 1);
+    for (const Shape &s : shapes)
+        for (size_t i = 0; i < s.size(); i++) {
+            int64_t &o = out[rank - s.size() + i];
+            if (s[i] == o || s[i] == 1)
+                continue;
+            if (o != 1)
+                c.fail("shapes " + shape_str(shapes[0]) + " and " + shape_str(s) +
+                       " do not broadcast");
+            o = s[i];
+        }
+    return out;
+}
+
+/** For each element of `out`, the flat index of the broadcast element of a tensor of shape `in`. */
+std::vector<int64_t> broadcast_map(const Shape &in, const Shape &out) {
+    std::vector<int64_t> in_st = row_major_strides(in), map(shape_numel(out));
+    size_t off = out.size() - in.size();
+    std::vector<int64_t> idx(out.size(), 0);
+    for (int64_t o = 0; o < static_cast<int64_t>(map.size()); o++) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < in.size(); d++)
+            flat += (in[d] == 1 ? 0 : idx[off + d]) * in_st[d];
+        map[o] = flat;
+        for (int d = static_cast<int>(out.size()) - 1; d >= 0; d--) {
+            if (++idx[d] < out[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return map;
+}
+
+void check_size(const Ctx &c, const Shape &s) {
+    for (int64_t d : s)
+        if (d < 0)
+            c.fail("computed a negative dimension in " + shape_str(s));
+}
+
+bool too_big(const Shape &s) {
+    double n = 1;
+    for (int64_t d : s)
+        n *= static_cast<double>(d);
+    return n > static_cast<double>(kMaxFoldedElements);
+}
+
+// Applies f elementwise over broadcast inputs. Integer dtypes compute in int64, floats in double.
+Outputs elementwise(const Ctx &c, size_t arity, DType out_dtype,
+                    const std::function<double(const std::vector<double> &)> &ff,
+                    const std::function<int64_t(const std::vector<int64_t> &)> &fi) {
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < arity; i++)
+        shapes.push_back(c.input(i).shape());
+    Shape out_shape = broadcast_shapes(c, shapes);
+    if (too_big(out_shape))
+        return std::nullopt;
+    HostTensor out(out_dtype, out_shape);
+    std::vector<std::vector<int64_t>> maps;
+    for (const Shape &s : shapes)
+        maps.push_back(broadcast_map(s, out_shape));
+    DType compute = c.input(arity == 3 ? 1 : 0).dtype(); // Where computes on X/Y
+    bool use_float = dtype_is_float(compute) || !fi;
+    std::vector<double> vf(arity);
+    std::vector<int64_t> vi(arity);
+    for (int64_t o = 0; o < out.numel(); o++) {
+        if (use_float) {
+            for (size_t i = 0; i < arity; i++)
+                vf[i] = c.input(i).get_f64(maps[i][o]);
+            out.set_f64(o, ff(vf));
+        } else {
+            for (size_t i = 0; i < arity; i++)
+                vi[i] = c.input(i).get_i64(maps[i][o]);
+            out.set_i64(o, fi(vi));
+        }
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs binary_arith(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    DType t = c.input(0).dtype();
+    auto ff = [&](const std::vector<double> &v) -> double {
+        double a = v[0], b = v[1];
+        if (op == "Add")
+            return a + b;
+        if (op == "Sub")
+            return a - b;
+        if (op == "Mul")
+            return a * b;
+        if (op == "Div")
+            return a / b;
+        if (op == "Pow")
+            return std::pow(a, b);
+        if (op == "Max")
+            return std::max(a, b);
+        if (op == "Min")
+            return std::min(a, b);
+        if (op == "Mod")
+            return std::fmod(a, b);
+        nhc_assert(false, "unhandled binary op " << op);
+    };
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        int64_t a = v[0], b = v[1];
+        if ((op == "Div" || op == "Mod") && b == 0)
+            c.fail("integer division by zero");
+        if (op == "Add")
+            return a + b;
+        if (op == "Sub")
+            return a - b;
+        if (op == "Mul")
+            return a * b;
+        if (op == "Div")
+            return a / b;
+        if (op == "Pow")
+            return static_cast<int64_t>(std::pow(double(a), double(b)));
+        if (op == "Max")
+            return std::max(a, b);
+        if (op == "Min")
+            return std::min(a, b);
+        if (op == "Mod") {
+            if (c.attr_int("fmod", 0))
+                return a % b;
+            int64_t r = a % b; // Python semantics: the sign of the divisor
+            return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+        }
+        nhc_assert(false, "unhandled binary op " << op);
+    };
+    if (op != "Pow" && c.input(1).dtype() != t)
+        c.fail("operand types differ");
+    return elementwise(c, 2, t, ff, fi);
+}
+
+Outputs compare(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    auto ff = [&](const std::vector<double> &v) -> double {
+        double a = v[0], b = v[1];
+        if (op == "Equal")
+            return a == b;
+        if (op == "Less")
+            return a < b;
+        if (op == "Greater")
+            return a > b;
+        if (op == "LessOrEqual")
+            return a <= b;
+        if (op == "GreaterOrEqual")
+            return a >= b;
+        if (op == "And")
+            return (a != 0) && (b != 0);
+        if (op == "Or")
+            return (a != 0) || (b != 0);
+        if (op == "Xor")
+            return (a != 0) != (b != 0);
+        nhc_assert(false, "unhandled comparison " << op);
+    };
+    // Exact integer comparison matters for int64 (doubles lose precision past 2^53).
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        int64_t a = v[0], b = v[1];
+        if (op == "Equal")
+            return a == b;
+        if (op == "Less")
+            return a < b;
+        if (op == "Greater")
+            return a > b;
+        if (op == "LessOrEqual")
+            return a <= b;
+        if (op == "GreaterOrEqual")
+            return a >= b;
+        if (op == "And")
+            return (a != 0) && (b != 0);
+        if (op == "Or")
+            return (a != 0) || (b != 0);
+        if (op == "Xor")
+            return (a != 0) != (b != 0);
+        nhc_assert(false, "unhandled comparison " << op);
+    };
+    return elementwise(c, 2, DType::Bool, ff, fi);
+}
+
+Outputs unary(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    DType t = op == "Not" ? DType::Bool : c.input(0).dtype();
+    auto ff = [&](const std::vector<double> &v) -> double {
+        double a = v[0];
+        if (op == "Neg")
+            return -a;
+        if (op == "Abs")
+            return std::fabs(a);
+        if (op == "Sqrt")
+            return std::sqrt(a);
+        if (op == "Reciprocal")
+            return 1.0 / a;
+        if (op == "Floor")
+            return std::floor(a);
+        if (op == "Ceil")
+            return std::ceil(a);
+        if (op == "Not")
+            return a == 0;
+        if (op == "Identity")
+            return a;
+        nhc_assert(false, "unhandled unary op " << op);
+    };
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        int64_t a = v[0];
+        if (op == "Neg")
+            return -a;
+        if (op == "Abs")
+            return a < 0 ? -a : a;
+        if (op == "Not")
+            return a == 0;
+        if (op == "Identity" || op == "Floor" || op == "Ceil")
+            return a;
+        return static_cast<int64_t>(ff({double(a)}));
+    };
+    if (op == "Identity") {
+        return std::vector<HostTensor>{c.input(0)};
+    }
+    return elementwise(c, 1, t, ff, fi);
+}
+
+Outputs where(const Ctx &c) {
+    auto ff = [](const std::vector<double> &v) { return v[0] != 0 ? v[1] : v[2]; };
+    auto fi = [](const std::vector<int64_t> &v) { return v[0] != 0 ? v[1] : v[2]; };
+    // Condition is bool; X and Y share the output dtype. Integer X/Y use the exact path.
+    if (dtype_is_float(c.input(1).dtype()))
+        return elementwise(c, 3, c.input(1).dtype(), ff, nullptr);
+    return elementwise(c, 3, c.input(1).dtype(), ff, fi);
+}
+
+Outputs cast(const Ctx &c) {
+    const auto *to = c.attr("to");
+    if (!to)
+        c.fail("attribute 'to' is missing");
+    std::optional<DType> t = dtype_from_onnx(static_cast<int>(to->i()));
+    if (!t)
+        return std::nullopt;
+    const HostTensor &x = c.input(0);
+    HostTensor out(*t, x.shape());
+    for (int64_t i = 0; i < x.numel(); i++) {
+        if (dtype_is_float(x.dtype()) && !dtype_is_float(*t) && *t != DType::Bool)
+            out.set_i64(i, x.get_i64(i));
+        else if (dtype_is_float(x.dtype()) || dtype_is_float(*t))
+            out.set_f64(i, x.get_f64(i));
+        else
+            out.set_i64(i, x.get_i64(i));
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+} // namespace nhc::folding

@@ -1,0 +1,87 @@
+#ifndef NHC_FRONTEND_CONSTANTEVALUATORSUPPORT_H
+#define NHC_FRONTEND_CONSTANTEVALUATORSUPPORT_H
+
+/** \file
+ * Internal to the constant evaluator (ConstantEvaluator.h): the per-node context, the broadcasting
+ * helpers, and the elementwise evaluators (ConstantEvaluatorElementwise.cpp) that the evaluator
+ * table in ConstantEvaluator.cpp dispatches to alongside its shape operators.
+ */
+
+#include "graph/HostTensor.h"
+#include "support/Error.h"
+
+#include <functional>
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nhc::folding {
+
+using Inputs = std::vector<const HostTensor *>;
+using Outputs = std::optional<std::vector<HostTensor>>;
+
+struct Ctx {
+    const onnx::NodeProto &node;
+    const Inputs &in;
+    int opset;
+
+    [[noreturn]] void fail(const std::string &what) const {
+        user_error("NHC_EFLD001", "cannot fold constant ", node.op_type(), " '", node.name(),
+                   "': ", what);
+    }
+    const onnx::AttributeProto *attr(const char *name) const {
+        for (const auto &a : node.attribute())
+            if (a.name() == name)
+                return &a;
+        return nullptr;
+    }
+    int64_t attr_int(const char *name, int64_t fallback) const {
+        const auto *a = attr(name);
+        return a ? a->i() : fallback;
+    }
+    std::optional<std::vector<int64_t>> attr_ints(const char *name) const {
+        const auto *a = attr(name);
+        if (!a)
+            return std::nullopt;
+        return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+    }
+    const HostTensor &input(size_t i) const {
+        if (i >= in.size() || !in[i])
+            fail("input " + std::to_string(i) + " is missing");
+        return *in[i];
+    }
+    bool has_input(size_t i) const { return i < in.size() && in[i] != nullptr; }
+    /** axis in [-rank, rank) normalised to [0, rank). */
+    int64_t norm_axis(int64_t axis, int64_t rank) const {
+        if (axis < -rank || axis >= rank)
+            fail("axis " + std::to_string(axis) + " is out of range for rank " +
+                 std::to_string(rank));
+        return axis < 0 ? axis + rank : axis;
+    }
+};
+
+std::vector<int64_t> row_major_strides(const Shape &s);
+/** The broadcast of `shapes` (NHC_EFLD001 when they do not broadcast). */
+Shape broadcast_shapes(const Ctx &c, const std::vector<Shape> &shapes);
+/** For each element of `out`, the flat index of the broadcast element of a tensor of shape `in`. */
+std::vector<int64_t> broadcast_map(const Shape &in, const Shape &out);
+/** NHC_EFLD001 when a computed shape has a negative dimension. */
+void check_size(const Ctx &c, const Shape &s);
+/** True when a tensor of shape `s` is over the folding limit (it is left to run on device). */
+bool too_big(const Shape &s);
+
+/** Applies ff (floats, in double) or fi (integers, in int64) elementwise over broadcast inputs. */
+Outputs elementwise(const Ctx &c, size_t arity, DType out_dtype,
+                    const std::function<double(const std::vector<double> &)> &ff,
+                    const std::function<int64_t(const std::vector<int64_t> &)> &fi);
+
+Outputs binary_arith(const Ctx &c); ///< Add Sub Mul Div Pow Mod Min Max
+Outputs compare(const Ctx &c);      ///< Equal Less Greater And Or (and their kin)
+Outputs unary(const Ctx &c);        ///< Not Neg Abs Sqrt Reciprocal Floor Ceil
+Outputs where(const Ctx &c);
+Outputs cast(const Ctx &c);
+
+} // namespace nhc::folding
+
+#endif
