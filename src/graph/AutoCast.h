@@ -18,9 +18,9 @@ namespace nhc {
 int auto_cast_matmuls(Graph &g, DType cast_type);
 
 /** After auto_cast_matmuls: a runtime fp32 value whose every reader (directly or through
- *  Reshape/Transpose-like views) is an auto-cast matmul operand is stored in the cast type, since
- * each reader rounds it to that type anyway: the producer rounds (RNE) when it writes instead, the
- *  numbers are the same and the value crosses HBM at half the size. Graph outputs are kept.
+ *  Reshape/Transpose-like views) is an auto-cast matmul operand is stored in the cast type, as
+ *  each reader rounds it to that type anyway: the producer rounds (RNE) when it writes instead,
+ *  the numbers are the same and the value crosses HBM at half the size. Graph outputs are kept.
  *  Returns the number of values narrowed. */
 int store_matmul_operands_narrow(Graph &g, DType cast_type);
 
