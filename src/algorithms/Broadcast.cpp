@@ -5,21 +5,10 @@
 namespace nhc::alg {
 
 Shape broadcast_shape(const Node &node, const std::vector<Shape> &shapes) {
-    size_t rank = 0;
-    for (const Shape &s : shapes)
-        rank = std::max(rank, s.size());
-    Shape out(rank, 1);
-    for (const Shape &s : shapes)
-        for (size_t i = 0; i < s.size(); i++) {
-            int64_t &o = out[rank - s.size() + i];
-            if (s[i] == o || s[i] == 1)
-                continue;
-            if (o != 1)
-                unsupported_form(node, "operand shapes " + shape_str(shapes[0]) + " and " +
-                                           shape_str(s) + " do not broadcast");
-            o = s[i];
-        }
-    return out;
+    std::optional<Shape> out = numpy_broadcast(shapes);
+    if (!out)
+        unsupported_form(node, "operand shapes " + shapes_str(shapes) + " do not broadcast");
+    return *out;
 }
 
 std::vector<Halide::Expr> broadcast_index(const Shape &in, const Shape &out,

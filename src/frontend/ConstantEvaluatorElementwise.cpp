@@ -19,21 +19,10 @@ std::vector<int64_t> row_major_strides(const Shape &s) {
 }
 
 Shape broadcast_shapes(const Ctx &c, const std::vector<Shape> &shapes) {
-    size_t rank = 0;
-    for (const Shape &s : shapes)
-        rank = std::max(rank, s.size());
-    Shape out(rank, 1);
-    for (const Shape &s : shapes)
-        for (size_t i = 0; i < s.size(); i++) {
-            int64_t &o = out[rank - s.size() + i];
-            if (s[i] == o || s[i] == 1)
-                continue;
-            if (o != 1)
-                c.fail("shapes " + shape_str(shapes[0]) + " and " + shape_str(s) +
-                       " do not broadcast");
-            o = s[i];
-        }
-    return out;
+    std::optional<Shape> out = numpy_broadcast(shapes);
+    if (!out)
+        c.fail("shapes " + shapes_str(shapes) + " do not broadcast");
+    return *out;
 }
 
 /** For each element of `out`, the flat index of the broadcast element of a tensor of shape `in`. */
@@ -154,50 +143,35 @@ Outputs binary_arith(const Ctx &c) {
     return elementwise(c, 2, t, ff, fi);
 }
 
+// One definition for doubles and int64 (exact integer comparison matters for int64: doubles lose
+// precision past 2^53).
+template <typename T>
+T compare_values(const std::string &op, T a, T b) {
+    if (op == "Equal")
+        return a == b;
+    if (op == "Less")
+        return a < b;
+    if (op == "Greater")
+        return a > b;
+    if (op == "LessOrEqual")
+        return a <= b;
+    if (op == "GreaterOrEqual")
+        return a >= b;
+    if (op == "And")
+        return (a != 0) && (b != 0);
+    if (op == "Or")
+        return (a != 0) || (b != 0);
+    if (op == "Xor")
+        return (a != 0) != (b != 0);
+    nhc_assert(false, "unhandled comparison " << op);
+}
+
 Outputs compare(const Ctx &c) {
     const std::string &op = c.node.op_type();
-    auto ff = [&](const std::vector<double> &v) -> double {
-        double a = v[0], b = v[1];
-        if (op == "Equal")
-            return a == b;
-        if (op == "Less")
-            return a < b;
-        if (op == "Greater")
-            return a > b;
-        if (op == "LessOrEqual")
-            return a <= b;
-        if (op == "GreaterOrEqual")
-            return a >= b;
-        if (op == "And")
-            return (a != 0) && (b != 0);
-        if (op == "Or")
-            return (a != 0) || (b != 0);
-        if (op == "Xor")
-            return (a != 0) != (b != 0);
-        nhc_assert(false, "unhandled comparison " << op);
-    };
-    // Exact integer comparison matters for int64 (doubles lose precision past 2^53).
-    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
-        int64_t a = v[0], b = v[1];
-        if (op == "Equal")
-            return a == b;
-        if (op == "Less")
-            return a < b;
-        if (op == "Greater")
-            return a > b;
-        if (op == "LessOrEqual")
-            return a <= b;
-        if (op == "GreaterOrEqual")
-            return a >= b;
-        if (op == "And")
-            return (a != 0) && (b != 0);
-        if (op == "Or")
-            return (a != 0) || (b != 0);
-        if (op == "Xor")
-            return (a != 0) != (b != 0);
-        nhc_assert(false, "unhandled comparison " << op);
-    };
-    return elementwise(c, 2, DType::Bool, ff, fi);
+    return elementwise(
+        c, 2, DType::Bool,
+        [&](const std::vector<double> &v) { return compare_values(op, v[0], v[1]); },
+        [&](const std::vector<int64_t> &v) { return compare_values(op, v[0], v[1]); });
 }
 
 Outputs unary(const Ctx &c) {

@@ -2,6 +2,7 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,6 +22,30 @@ std::string shape_str(const Shape &shape) {
     for (size_t i = 0; i < shape.size(); i++)
         s += (i ? "," : "") + std::to_string(shape[i]);
     return s + "]";
+}
+
+std::optional<Shape> numpy_broadcast(const std::vector<Shape> &shapes) {
+    size_t rank = 0;
+    for (const Shape &s : shapes)
+        rank = std::max(rank, s.size());
+    Shape out(rank, 1);
+    for (const Shape &s : shapes)
+        for (size_t i = 0; i < s.size(); i++) {
+            int64_t &o = out[rank - s.size() + i];
+            if (s[i] == o || s[i] == 1)
+                continue;
+            if (o != 1)
+                return std::nullopt;
+            o = s[i];
+        }
+    return out;
+}
+
+std::string shapes_str(const std::vector<Shape> &shapes) {
+    std::string s;
+    for (const Shape &shape : shapes)
+        s += (s.empty() ? "" : ", ") + shape_str(shape);
+    return s;
 }
 
 HostTensor::HostTensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {

@@ -11,6 +11,7 @@
 #include "graph/DType.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape &shape);
 /** "[1,64,256]" */
 std::string shape_str(const Shape &shape);
+/** The multidirectional (numpy) broadcast of `shapes` (ONNX Broadcasting.md); nullopt when they do
+ *  not broadcast. */
+std::optional<Shape> numpy_broadcast(const std::vector<Shape> &shapes);
+/** "[a], [b], ..." for a message about several shapes. */
+std::string shapes_str(const std::vector<Shape> &shapes);
 
 class HostTensor {
 public:

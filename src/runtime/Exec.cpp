@@ -1,5 +1,7 @@
 #include "runtime/Exec.h"
 
+#include "runtime/AluOps.h"
+
 #include "support/Error.h"
 
 #include <cstdlib>
@@ -77,6 +79,12 @@ void check_compute_operand(const Machine &m, const AccessPattern &ap, const Wher
         require_space(ap, {MemSpace::SBUF, MemSpace::PSUM}, w, field);
     }
     m.check(ap, w, field, /*compute=*/true);
+}
+
+void require_reduce_op(const neff::Instr &i, const Where &w) {
+    if (!is_reduce_op(i.alu0))
+        user_error("NHC_ERT018", w.str(), " reduces with ", neff::alu_op_name(i.alu0),
+                   ": expected add, subtract, mult, max, min, abs_max or a logical op");
 }
 
 std::vector<float> scalar_values(const Machine &m, const neff::Scalar &s, int partitions,

@@ -55,6 +55,8 @@ void require_same_shape(const neff::AccessPattern &a, const neff::AccessPattern 
 /** Checks a compute operand (space by engine, Machine::check with the start rule). */
 void check_compute_operand(const Machine &m, const neff::AccessPattern &ap, const Where &w,
                            const char *field);
+/** NHC_ERT018 unless the instruction's alu0 is a reduction operator (AluOps.h is_reduce_op). */
+void require_reduce_op(const neff::Instr &i, const Where &w);
 /** Per-partition values of a Scalar operand for P partitions. */
 std::vector<float> scalar_values(const Machine &m, const neff::Scalar &s, int partitions,
                                  const Where &w, const char *field);

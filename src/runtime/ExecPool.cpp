@@ -135,10 +135,7 @@ ExecInfo exec_affine_select(Machine &m, const neff::Instr &i, const Where &w) {
 ExecInfo exec_partition_reduce(Machine &m, const neff::Instr &i, const Where &w) {
     check_compute_operand(m, i.dst, w, "dst");
     check_compute_operand(m, i.src, w, "src");
-    if (!is_reduce_op(i.alu0)) {
-        user_error("NHC_ERT018", w.str(), " reduces with ", neff::alu_op_name(i.alu0),
-                   ": expected add, subtract, mult, max, min, abs_max or a logical op");
-    }
+    require_reduce_op(i, w);
     if (i.dst.num_partitions != 1 || i.dst.free_count() != i.src.free_count()) {
         user_error("NHC_ERT008", w.str(), " writes dst [", i.dst.num_partitions, " x ",
                    i.dst.free_count(), "]: reducing [", i.src.num_partitions, " x ",

@@ -151,10 +151,7 @@ ExecInfo exec_tensor_scalar(Machine &m, const neff::Instr &i, const Where &w) {
 ExecInfo exec_tensor_reduce(Machine &m, const neff::Instr &i, const Where &w) {
     check_compute_operand(m, i.dst, w, "dst");
     check_compute_operand(m, i.src, w, "src");
-    if (!is_reduce_op(i.alu0)) {
-        user_error("NHC_ERT018", w.str(), " reduces with ", neff::alu_op_name(i.alu0),
-                   ": expected add, subtract, mult, max, min, abs_max or a logical op");
-    }
+    require_reduce_op(i, w);
     int nd = int(i.src.dims.size());
     int axes = i.axes == 0 ? nd : i.axes;
     if (axes < 1 || axes > nd) {

@@ -5,6 +5,7 @@
 // comparing tensors, for the tests that check computed outputs against stored references.
 
 #include "graph/Graph.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -82,6 +83,27 @@ inline Comparison compare(const HostTensor &got_in, const HostTensor &want, doub
     }
     c.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
     return c;
+}
+
+/** The verdict on one case folder: "pass", why an output differs from the stored one (rtol 1e-3,
+ *  atol 1e-5), or the error `run` raised. `run` maps the case's inputs to the graph's outputs. */
+template <typename Run>
+std::string check_case_outputs(const Graph &g, const std::filesystem::path &dir, Run run) {
+    try {
+        std::map<std::string, HostTensor> outs = run(read_inputs(g, dir / "test_data_set_0"));
+        for (size_t i = 0; i < g.outputs.size(); i++) {
+            HostTensor want =
+                read_pb(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
+            Comparison c = compare(outs.at(g.outputs[i]), want, 1e-3, 1e-5);
+            if (!c.ok)
+                return "wrong output '" + g.outputs[i] + "': " + c.why;
+        }
+    } catch (const UserError &e) {
+        return e.formatted();
+    } catch (const std::exception &e) {
+        return std::string("exception: ") + e.what();
+    }
+    return "pass";
 }
 
 /** The command line of the case runners: `[--expected FILE] [--verbose] DIR...`. Runs

@@ -37,22 +37,9 @@ std::string run_case(const fs::path &dir) {
     }
     if (!all_ops_have_algorithms(g) || !fs::exists(dir / "test_data_set_0"))
         return "skip";
-    try {
-        std::map<std::string, HostTensor> outs =
-            alg::run_reference(g, test::read_inputs(g, dir / "test_data_set_0"));
-        for (size_t i = 0; i < g.outputs.size(); i++) {
-            HostTensor want =
-                test::read_pb(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
-            test::Comparison c = test::compare(outs.at(g.outputs[i]), want, 1e-3, 1e-5);
-            if (!c.ok)
-                return "wrong output '" + g.outputs[i] + "': " + c.why;
-        }
-    } catch (const UserError &e) {
-        return e.formatted();
-    } catch (const std::exception &e) {
-        return std::string("exception: ") + e.what();
-    }
-    return "pass";
+    return test::check_case_outputs(g, dir, [&](const std::map<std::string, HostTensor> &in) {
+        return alg::run_reference(g, in);
+    });
 }
 
 } // namespace

@@ -28,21 +28,9 @@ std::string run_case(const fs::path &dir) {
     }
     if (!fs::exists(dir / "test_data_set_0"))
         return "skip";
-    try {
-        test::E2EResult r = test::compile_and_run(g, test::read_inputs(g, dir / "test_data_set_0"));
-        for (size_t i = 0; i < g.outputs.size(); i++) {
-            HostTensor want =
-                test::read_pb(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
-            test::Comparison c = test::compare(r.outputs.at(g.outputs[i]), want, 1e-3, 1e-5);
-            if (!c.ok)
-                return "wrong output '" + g.outputs[i] + "': " + c.why;
-        }
-    } catch (const UserError &e) {
-        return e.formatted();
-    } catch (const std::exception &e) {
-        return std::string("exception: ") + e.what();
-    }
-    return "pass";
+    return test::check_case_outputs(g, dir, [&](const std::map<std::string, HostTensor> &in) {
+        return test::compile_and_run(g, in).outputs;
+    });
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // default schedules avoid them, so each case here builds a group and schedules it by hand, the
 // way a --schedule script will, then runs lowering and instruction selection.
 
+#include "../schedules/OneNodeGraph.h"
 #include "driver/Codegen.h"
 #include "neff/LowerGroup.h"
 #include "neff/SelectInstructions.h"
@@ -17,27 +18,6 @@ using Halide::Func;
 using Halide::Var;
 
 namespace {
-
-Graph graph_of(const std::string &op, const std::vector<Shape> &in_shapes, const Shape &out_shape,
-               std::map<std::string, AttrValue> attrs = {}) {
-    Graph g;
-    g.opset = 17;
-    Node n;
-    n.name = "node";
-    n.op_type = op;
-    n.attrs = std::move(attrs);
-    for (size_t i = 0; i < in_shapes.size(); i++) {
-        std::string name = "in" + std::to_string(i);
-        g.values[name] = Value{name, DType::Float32, in_shapes[i], nullptr};
-        g.inputs.push_back(name);
-        n.inputs.push_back(name);
-    }
-    g.values["out"] = Value{"out", DType::Float32, out_shape, nullptr};
-    n.outputs = {"out"};
-    g.outputs = {"out"};
-    g.nodes.push_back(n);
-    return g;
-}
 
 /** The code of the user error that selecting instructions for the hand-scheduled group raises. */
 std::string select_error(const Graph &g, const std::function<void(sched::Group &)> &schedule) {
@@ -81,36 +61,36 @@ void gemm_tiles(sched::Group &g, int tn, int tm, int tk) {
 } // namespace
 
 TEST_CASE("a PSUM tile larger than one bank is NHC_EGEN004") {
-    Graph g = graph_of("Gemm", {{128, 128}, {128, 1024}}, {128, 1024});
+    Graph g = test::one_node_graph("Gemm", {{128, 128}, {128, 1024}}, {128, 1024});
     CHECK(select_error(g, [](sched::Group &s) { gemm_tiles(s, 1024, 128, 128); }) == "NHC_EGEN004");
 }
 
 TEST_CASE("a contraction chunk over 128 partitions is NHC_EGEN003") {
-    Graph g = graph_of("Gemm", {{128, 256}, {256, 512}}, {128, 512});
+    Graph g = test::one_node_graph("Gemm", {{128, 256}, {256, 512}}, {128, 512});
     CHECK(select_error(g, [](sched::Group &s) { gemm_tiles(s, 512, 128, 256); }) == "NHC_EGEN003");
 }
 
 TEST_CASE("a tile over 128 partitions is NHC_EGEN003") {
-    Graph g = graph_of("Gemm", {{256, 128}, {128, 512}}, {256, 512});
+    Graph g = test::one_node_graph("Gemm", {{256, 128}, {128, 512}}, {256, 512});
     CHECK(select_error(g, [](sched::Group &s) { gemm_tiles(s, 512, 256, 128); }) == "NHC_EGEN003");
 }
 
 TEST_CASE("a stage left in HBM is NHC_EGEN002") {
-    Graph g = graph_of("Relu", {{4, 8}}, {4, 8});
+    Graph g = test::one_node_graph("Relu", {{4, 8}}, {4, 8});
     CHECK(select_error(g, [](sched::Group &s) {
               s.stage("out").compute_root(); // no store_in: Halide's heap
           }) == "NHC_EGEN002");
 }
 
 TEST_CASE("a compute stage reading HBM is NHC_EGEN011") {
-    Graph g = graph_of("Relu", {{4, 8}}, {4, 8});
+    Graph g = test::one_node_graph("Relu", {{4, 8}}, {4, 8});
     CHECK(select_error(g, [](sched::Group &s) {
               s.stage("out").compute_root().store_in(sched::SBUF); // input not staged
           }) == "NHC_EGEN011");
 }
 
 TEST_CASE("a PSUM stage that is not a matmul is NHC_EGEN012") {
-    Graph g = graph_of("Relu", {{4, 8}}, {4, 8});
+    Graph g = test::one_node_graph("Relu", {{4, 8}}, {4, 8});
     CHECK(select_error(g, [](sched::Group &s) {
               s.inputs[0].staged.compute_root().store_in(sched::SBUF);
               s.stage("out").compute_root().store_in(sched::PSUM);
@@ -118,7 +98,7 @@ TEST_CASE("a PSUM stage that is not a matmul is NHC_EGEN012") {
 }
 
 TEST_CASE("more than four free loops in one instruction is NHC_EGEN015") {
-    Graph g = graph_of("Relu", {{2, 2, 2, 2, 2, 2}}, {2, 2, 2, 2, 2, 2});
+    Graph g = test::one_node_graph("Relu", {{2, 2, 2, 2, 2, 2}}, {2, 2, 2, 2, 2, 2});
     CHECK(select_error(g, [](sched::Group &s) {
               s.inputs[0].staged.compute_root().store_in(sched::SBUF);
               s.stage("out").compute_root().store_in(sched::SBUF);
@@ -126,7 +106,8 @@ TEST_CASE("more than four free loops in one instruction is NHC_EGEN015") {
 }
 
 TEST_CASE("a reduction loop that is not innermost is NHC_EGEN016") {
-    Graph g = graph_of("ReduceSum", {{4, 8}}, {4, 1}, {{"axes", std::vector<int64_t>{1}}});
+    Graph g =
+        test::one_node_graph("ReduceSum", {{4, 8}}, {4, 1}, {{"axes", std::vector<int64_t>{1}}});
     CHECK(select_error(g, [](sched::Group &s) {
               Func acc = s.stage("acc");
               Halide::RVar r(acc.function().update(0).schedule().rvars()[0].var);
@@ -140,7 +121,7 @@ TEST_CASE("a reduction loop that is not innermost is NHC_EGEN016") {
 
 TEST_CASE("a data-dependent (non-affine) access is NHC_EGEN008") {
     // Gather along an inner axis (not rows of a 2-D table): the index selects the address.
-    Graph g = graph_of("Gather", {{2, 10, 4}, {3}}, {2, 3, 4}, {{"axis", int64_t(1)}});
+    Graph g = test::one_node_graph("Gather", {{2, 10, 4}, {3}}, {2, 3, 4}, {{"axis", int64_t(1)}});
     g.values["in1"].dtype = DType::Int32;
     CHECK(select_error(g, [](sched::Group &s) {
               for (auto &in : s.inputs)
@@ -150,7 +131,7 @@ TEST_CASE("a data-dependent (non-affine) access is NHC_EGEN008") {
 }
 
 TEST_CASE("a row larger than SBUF is NHC_EGEN005") {
-    Graph g = graph_of("Relu", {{2, 100000}}, {2, 100000});
+    Graph g = test::one_node_graph("Relu", {{2, 100000}}, {2, 100000});
     CHECK(select_error(g, [](sched::Group &s) {
               sched::apply_default_schedule(s, target::target_by_name("trn1"));
           }) == "NHC_EGEN005");

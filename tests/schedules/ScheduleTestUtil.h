@@ -5,6 +5,7 @@
 // scripted groups compiled to a program and run on the simulator (the path of
 // src/driver/Codegen.cpp for one node, with a script instead of the default schedule).
 
+#include "OneNodeGraph.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
 #include "neff/SelectInstructions.h"
@@ -19,27 +20,6 @@
 #include <map>
 
 namespace nhc::test {
-
-inline Graph one_node_graph(const std::string &op, const std::vector<Shape> &in_shapes,
-                            const Shape &out_shape, std::map<std::string, AttrValue> attrs = {}) {
-    Graph g;
-    g.opset = 17;
-    Node n;
-    n.name = "node";
-    n.op_type = op;
-    n.attrs = std::move(attrs);
-    for (size_t i = 0; i < in_shapes.size(); i++) {
-        std::string name = "in" + std::to_string(i);
-        g.values[name] = Value{name, DType::Float32, in_shapes[i], nullptr};
-        g.inputs.push_back(name);
-        n.inputs.push_back(name);
-    }
-    g.values["out"] = Value{"out", DType::Float32, out_shape, nullptr};
-    n.outputs = {"out"};
-    g.outputs = {"out"};
-    g.nodes.push_back(n);
-    return g;
-}
 
 /** The code of the UserError `f` throws, "no error" if none; the message goes to `message`. */
 inline std::string error_code(const std::function<void()> &f, std::string *message = nullptr) {
