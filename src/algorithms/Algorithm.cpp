@@ -44,9 +44,9 @@ std::string Namer::operator()(const std::string &role) {
     return name;
 }
 
-Halide::Func Builder::func(const std::string &role) {
+Halide::Func Builder::func(const std::string &role, Shape shape) {
     Halide::Func f(namer_(role));
-    stages_.push_back({role, f});
+    stages_.push_back({role, f, std::move(shape)});
     return f;
 }
 

@@ -38,6 +38,7 @@ struct Tensor {
 struct Stage {
     std::string role;
     Halide::Func func;
+    Shape shape; ///< the stage's extents (ONNX order) where the builder records them, else empty
 };
 
 struct OpResult {
@@ -71,7 +72,7 @@ public:
     Builder(const OpContext &ctx) : ctx_(ctx), namer_(ctx.node.name) {}
     const OpContext &ctx() const { return ctx_; }
     /** A fresh Func for a stage with the given role; recorded in the result's stages. */
-    Halide::Func func(const std::string &role);
+    Halide::Func func(const std::string &role, Shape shape = {});
     /** Vars v0..v(rank-1) in Halide order (v0 innermost = last ONNX axis). */
     static std::vector<Halide::Var> vars(int rank);
     OpResult result(std::vector<Tensor> outputs) {

@@ -28,7 +28,7 @@ Tensor broadcast_to(Builder &b, const Tensor &t, const Shape &out, const std::st
     if (t.shape == out)
         return t;
     std::vector<Halide::Var> v = Builder::vars(static_cast<int>(out.size()));
-    Halide::Func f = b.func(role);
+    Halide::Func f = b.func(role, out);
     Halide::Expr e = t.at(broadcast_index(t.shape, out, onnx_index(v)));
     define(f, v, e);
     return Tensor{f, out, t.dtype};

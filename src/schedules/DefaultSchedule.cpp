@@ -1,6 +1,7 @@
 #include "schedules/DefaultSchedule.h"
 
 #include "graph/FlattenElementwise.h"
+#include "schedules/FoldBroadcasts.h"
 #include "schedules/MemoryTypes.h"
 #include "support/Error.h"
 
@@ -15,17 +16,18 @@ using Halide::Var;
 
 /** What the schedules size their tiles and budgets by, all from the target (src/target). */
 struct Limits {
-    int partitions;          ///< partitions of an on-chip tile (and K, M of a matmul)
-    int moving_free;         ///< matmul moving free size N (one PSUM bank of fp32)
-    int64_t resident_budget; ///< SBUF bytes per partition a resident operand may take
-    int64_t layout_budget;   ///< SBUF bytes per partition a staged layout group may take
+    int partitions;           ///< partitions of an on-chip tile (and K, M of a matmul)
+    int moving_free;          ///< matmul moving free size N (one PSUM bank of fp32)
+    int64_t resident_budget;  ///< SBUF bytes per partition a resident operand may take
+    int64_t layout_budget;    ///< SBUF bytes per partition a staged layout group may take
+    int64_t broadcast_budget; ///< SBUF bytes per partition one broadcast built once may take
 };
 
 // Budgets are fractions of the usable SBUF, leaving room for per-tile stages and their second
 // buffers (a scheduling choice; the code generator checks the real capacity).
 Limits limits_of(const target::TargetInfo &t) {
     return {t.partitions, t.matmul_max_moving, t.sbuf_usable_per_partition / 2,
-            t.sbuf_usable_per_partition / 3};
+            t.sbuf_usable_per_partition / 3, t.sbuf_usable_per_partition / 8};
 }
 
 Var var(int i) {
@@ -61,6 +63,14 @@ int divisor_at_most(int64_t n, int limit) {
         if (n % d == 0)
             return d;
     return 1;
+}
+
+/** The tile size that covers n in the fewest tiles of at most `limit`, all of one size: 768 in
+ *  two tiles of 384 rather than 512 and a last tile shifted inwards over 256 elements the first
+ *  already covered (computed, and stored, twice). */
+int balanced_tile(int64_t n, int limit) {
+    int64_t tiles = (n + limit - 1) / limit;
+    return static_cast<int>((n + tiles - 1) / tiles);
 }
 
 // Staging roles are copies from HBM: they become DMAs, so the inputs they read stay in HBM.
@@ -189,7 +199,7 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
     const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
     int64_t k = *Halide::Internal::as_const_int(rv.extent);
     int64_t op_bytes = rhs.output_types()[0].bytes();
-    int64_t tm = std::min<int64_t>(m, L.partitions), tn = std::min<int64_t>(n, L.moving_free);
+    int64_t tm = balanced_tile(m, L.partitions), tn = balanced_tile(n, L.moving_free);
     if (k <= k_chunk || (k / k_chunk) * n * op_bytes > L.resident_budget ||
         2 * k * op_bytes + (k / k_chunk) * tm * op_bytes > L.resident_budget / 2)
         return false;
@@ -249,9 +259,8 @@ void schedule_matmul(Group &g, const Limits &L) {
     TileLoop tile;
     if (rank >= 2) {
         Var no("no"), mo("mo"), ni("ni"), mi("mi");
-        f.tile(var(0), var(1), no, mo, ni, mi,
-               static_cast<int>(std::min<int64_t>(n, L.moving_free)),
-               static_cast<int>(std::min<int64_t>(m, L.partitions)));
+        f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(n, L.moving_free),
+               balanced_tile(m, L.partitions));
         tile = {false, Halide::LoopLevel(f, no)};
     }
     acc.store_in(PSUM);
@@ -328,6 +337,7 @@ Family schedule_family(const std::string &op_type) {
 
 void apply_default_schedule(Group &g, const target::TargetInfo &target) {
     Limits L = limits_of(target);
+    std::set<std::string> folded = fold_broadcast_stages(g, L.partitions, L.broadcast_budget);
     switch (schedule_family(g.node->op_type)) {
     case Family::Matmul:
         // A Gather that is not of table rows has no contraction: a data-movement group.
@@ -343,6 +353,13 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
         schedule_compute(g, L);
         break;
     }
+    // Broadcasts folded to one tile of partitions are built once, before the tiles that read them.
+    for (const alg::Stage &st : g.op.stages)
+        if (folded.count(st.func.name())) {
+            Func f = st.func;
+            f.compute_root().store_in(SBUF);
+            g.partition_dim[f.name()] = 1;
+        }
 }
 
 } // namespace nhc::sched
