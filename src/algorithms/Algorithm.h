@@ -99,6 +99,13 @@ Halide::Type compute_type(DType t);
 /** Converts a computed value (fp32 for floating types) to the storage type of `t`. */
 Halide::Expr from_compute(const Halide::Expr &e, DType t);
 
+/** The pure extern calls the algorithms emit for GELU (graph/FuseGelu): the code generator maps
+ *  them to ACT's gelu and gelu_apprx_tanh; the host reference links host_jit_externs(). */
+inline constexpr const char *kGeluErfExtern = "nhc_gelu";
+inline constexpr const char *kGeluTanhExtern = "nhc_gelu_tanh";
+/** Host definitions of the algorithms' own extern calls, for Halide's JIT (Pipeline). */
+std::map<std::string, Halide::JITExtern> host_jit_externs();
+
 using BuilderFn = OpResult (*)(const OpContext &);
 
 /** The builder for an ONNX op type (default domain), or nullptr. */

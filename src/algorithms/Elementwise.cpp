@@ -5,6 +5,8 @@
 #include "algorithms/Families.h"
 #include "support/Error.h"
 
+#include <cmath>
+
 namespace nhc::alg {
 
 namespace {
@@ -15,6 +17,17 @@ using Halide::Expr;
 // node in the IR (the code generator maps it to ACT's erf, the host JIT links libm's erff).
 Expr erf_call(const Expr &x) {
     return Halide::Internal::Call::make(Halide::Float(32), "erff", {x},
+                                        Halide::Internal::Call::PureExtern);
+}
+
+// GELU (graph/FuseGelu makes the node) is one pure extern call for the same reason: the code
+// generator maps it to one ACT function; the host JIT links host_jit_externs() below.
+Expr gelu_call(const Node &node, const Expr &x) {
+    std::string form = node.attr_string("approximate", "none");
+    if (form != "none" && form != "tanh")
+        unsupported_form(node, "approximate='" + form + "' (expected 'none' or 'tanh')");
+    return Halide::Internal::Call::make(Halide::Float(32),
+                                        form == "none" ? kGeluErfExtern : kGeluTanhExtern, {x},
                                         Halide::Internal::Call::PureExtern);
 }
 
@@ -36,6 +49,8 @@ Expr unary_expr(const Node &node, const Expr &x) {
         return Halide::tanh(x);
     if (op == "Erf")
         return erf_call(x);
+    if (op == "Gelu")
+        return gelu_call(node, x);
     if (op == "Reciprocal")
         return 1.0f / x;
     if (op == "Sigmoid")
@@ -82,7 +97,21 @@ Expr binary_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
     unsupported_form(ctx.node, "no binary form");
 }
 
+float gelu_erf_host(float x) {
+    return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+}
+
+float gelu_tanh_host(float x) {
+    const float k = static_cast<float>(std::sqrt(2.0 / M_PI));
+    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+
 } // namespace
+
+std::map<std::string, Halide::JITExtern> host_jit_externs() {
+    return {{kGeluErfExtern, Halide::JITExtern(gelu_erf_host)},
+            {kGeluTanhExtern, Halide::JITExtern(gelu_tanh_host)}};
+}
 
 OpResult build_unary(const OpContext &ctx) {
     Builder b(ctx);

@@ -87,7 +87,9 @@ std::map<std::string, HostTensor> run_reference(const Graph &g,
                     Halide::reinterpret(Halide::UInt(16), args.empty() ? result() : result(args)));
                 result = bits;
             }
-            result.realize(buf, target);
+            Halide::Pipeline pipeline(result);
+            pipeline.set_jit_externs(host_jit_externs());
+            pipeline.realize(buf, target);
             buffers[v.name] = buf;
         }
     }

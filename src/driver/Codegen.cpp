@@ -4,6 +4,7 @@
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
+#include "graph/FuseGelu.h"
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
@@ -332,6 +333,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("int64: ", narrowed, " values computed as int32");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
+    int gelus = fuse_gelu_patterns(g);
+    log_info("gelu: ", gelus, " GELU patterns recognised");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int flattened = flatten_elementwise_after_views(g);

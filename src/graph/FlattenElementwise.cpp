@@ -6,8 +6,8 @@ namespace nhc {
 
 bool is_elementwise_op(const std::string &op) {
     static const std::set<std::string> ops = {
-        "Abs", "Add", "Cast",       "Div",  "Erf",     "Exp",  "Log", "Max",  "Min",  "Mul",
-        "Neg", "Pow", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Sub", "Tanh", "Where"};
+        "Abs", "Add", "Cast", "Div",        "Erf",  "Exp",     "Gelu", "Log", "Max",  "Min",
+        "Mul", "Neg", "Pow",  "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Sub", "Tanh", "Where"};
     return ops.count(op) != 0;
 }
 

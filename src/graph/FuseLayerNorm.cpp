@@ -1,58 +1,14 @@
 #include "graph/FuseLayerNorm.h"
 
+#include "graph/PatternMatch.h"
+
+#include <map>
 #include <optional>
 #include <set>
 
 namespace nhc {
 
 namespace {
-
-class Matcher {
-public:
-    explicit Matcher(const Graph &g) : g_(g) {
-        for (size_t i = 0; i < g.nodes.size(); i++) {
-            for (const std::string &o : g.nodes[i].outputs)
-                producer_[o] = static_cast<int>(i);
-            for (const std::string &in : g.nodes[i].inputs)
-                readers_[in]++;
-        }
-        outputs_.insert(g.outputs.begin(), g.outputs.end());
-    }
-
-    /** The node producing `v` if it is `op` (default domain), else nullptr. */
-    const Node *producer(const std::string &v, const char *op) const {
-        auto it = producer_.find(v);
-        if (it == producer_.end())
-            return nullptr;
-        const Node &n = g_.nodes[it->second];
-        return n.op_type == op && n.domain.empty() ? &n : nullptr;
-    }
-    int index(const Node *n) const { return static_cast<int>(n - g_.nodes.data()); }
-    bool private_value(const std::string &v, int readers) const {
-        auto it = readers_.find(v);
-        return !outputs_.count(v) && it != readers_.end() && it->second == readers;
-    }
-    const Value *constant(const std::string &v) const {
-        const Value &val = g_.value(v);
-        return val.is_constant() ? &val : nullptr;
-    }
-    /** The operand of a two-input node that is not `known`, or "". */
-    static std::string other(const Node &n, const std::string &known) {
-        if (n.inputs.size() != 2)
-            return "";
-        return n.inputs[0] == known ? n.inputs[1] : n.inputs[1] == known ? n.inputs[0] : "";
-    }
-    static bool last_axis_mean(const Node &n, int rank) {
-        std::vector<int64_t> axes = n.attr_ints("axes");
-        return n.inputs.size() == 1 && axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) &&
-               n.attr_int("keepdims", 1) == 1;
-    }
-
-private:
-    const Graph &g_;
-    std::map<std::string, int> producer_, readers_;
-    std::set<std::string> outputs_;
-};
 
 struct Pattern {
     std::string x, gamma, beta, y;
@@ -61,7 +17,7 @@ struct Pattern {
 };
 
 // Walks up from the final Add (y = Mul(...) + beta).
-std::optional<Pattern> match_at(const Graph &g, const Matcher &m, const Node &add_beta) {
+std::optional<Pattern> match_at(const Graph &g, const PatternMatcher &m, const Node &add_beta) {
     if (add_beta.op_type != "Add" || !add_beta.domain.empty() || add_beta.inputs.size() != 2)
         return std::nullopt;
     for (int side = 0; side < 2; side++) {
@@ -106,8 +62,9 @@ std::optional<Pattern> match_at(const Graph &g, const Matcher &m, const Node &ad
         const Value &xv = g.value(x);
         int rank = static_cast<int>(xv.shape.size());
         Shape row{rank ? xv.shape.back() : 1};
-        if (!Matcher::last_axis_mean(*mean, rank) || !Matcher::last_axis_mean(*mean2, rank) ||
-            g.value(gamma).shape != row || g.value(beta).shape != row)
+        if (!PatternMatcher::last_axis_mean(*mean, rank) ||
+            !PatternMatcher::last_axis_mean(*mean2, rank) || g.value(gamma).shape != row ||
+            g.value(beta).shape != row)
             continue;
         Pattern p{x, gamma, beta, add_beta.outputs[0], eps_v->constant->get_f64(0), {}};
         for (const Node *n : {mean, sub, pow, mean2, add_eps, sqrt, div, mul, &add_beta})
@@ -120,7 +77,7 @@ std::optional<Pattern> match_at(const Graph &g, const Matcher &m, const Node &ad
 } // namespace
 
 int fuse_decomposed_layer_norms(Graph &g) {
-    Matcher m(g);
+    PatternMatcher m(g);
     std::set<int> removed;
     std::map<int, Node> replacement; // at the final Add's position
     for (const Node &n : g.nodes) {

@@ -5,6 +5,8 @@
 
 #include "neff/SelectorState.h"
 
+#include "algorithms/Algorithm.h"
+
 #include "support/Error.h"
 
 namespace nhc::codegen {
@@ -151,9 +153,14 @@ private:
 
     Operand call(const Call *c, const AccessPattern *into) {
         static const std::map<std::string, neff::ActFunc> funcs = {
-            {"exp_f32", neff::ActFunc::Exp},   {"log_f32", neff::ActFunc::Log},
-            {"sqrt_f32", neff::ActFunc::Sqrt}, {"tanh_f32", neff::ActFunc::Tanh},
-            {"erff", neff::ActFunc::Erf},      {"abs", neff::ActFunc::Abs}};
+            {"exp_f32", neff::ActFunc::Exp},
+            {"log_f32", neff::ActFunc::Log},
+            {"sqrt_f32", neff::ActFunc::Sqrt},
+            {"tanh_f32", neff::ActFunc::Tanh},
+            {"erff", neff::ActFunc::Erf},
+            {"abs", neff::ActFunc::Abs},
+            {alg::kGeluErfExtern, neff::ActFunc::Gelu},
+            {alg::kGeluTanhExtern, neff::ActFunc::GeluApprxTanh}};
         auto it = funcs.find(c->name);
         if (it != funcs.end() && c->args.size() == 1)
             return activation(it->second, c->args[0], into);
