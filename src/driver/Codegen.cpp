@@ -11,6 +11,7 @@
 #include "graph/WeightLayout.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
+#include "neff/ScheduleInstructions.h"
 #include "neff/SelectInstructions.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
@@ -71,6 +72,7 @@ public:
         for (const std::vector<const Node *> &group : form_groups())
             compile_group(group);
         copy_outputs_without_producer();
+        codegen::schedule_instructions(selected_, *target_);
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
         return std::move(prog_);

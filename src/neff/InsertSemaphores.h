@@ -5,8 +5,8 @@
  * Orders selected instructions into per-engine streams and synchronises them (DESIGN.md §6):
  * every compute engine and every DMA queue counts its completed instructions in a semaphore of
  * its own; an instruction waits for the count that covers the last writer of every region it
- * reads or writes (RAW, WAW) and for the readers of every region it overwrites (WAR). Regions are
- * bounding boxes: partitions x bytes on chip, byte ranges of a variable in HBM. Instructions on
+ * reads or writes (RAW, WAW) and for the readers of every region it overwrites (WAR), as
+ * HazardTracker (Hazards.h) finds them. Instructions on
  * one engine (or one DMA queue) run in order, so they never wait on each other.
  */
 

@@ -9,6 +9,9 @@
 
 #include "support/Error.h"
 
+#include <limits>
+#include <optional>
+
 namespace nhc::codegen {
 
 using namespace Halide::Internal;
@@ -43,6 +46,10 @@ public:
             i.dst = dst_;
             i.value = r.imm;
             s_.emit(Engine::DVE, i);
+            return;
+        }
+        if (on_act(r.ap, dst_)) {
+            emit_act(neff::ActFunc::Copy, r.ap, dst_, one(), {});
             return;
         }
         Instr i;
@@ -107,9 +114,61 @@ private:
         return o;
     }
 
+    // Single-input work that ACT can do as well as DVE goes to whichever of the two has less
+    // queued (ACT computes func(in * scale + bias), neuroncore.md L172-175): copies, products
+    // with a scalar (scale), sums with a [P,1] operand (bias; trn1 takes no immediate bias) and
+    // squares. Only between floating types: ACT reads through fp32 (L179).
+    bool on_act(const AccessPattern &src, const AccessPattern &dst) const {
+        return neff::dtype_is_float(src.dtype) && neff::dtype_is_float(dst.dtype) &&
+               s_.lighter_engine(dst.free_count()) == Engine::ACT;
+    }
+
+    static neff::Scalar one() {
+        neff::Scalar sc;
+        sc.imm = 1.0f;
+        return sc;
+    }
+
+    void emit_act(neff::ActFunc f, const AccessPattern &src, const AccessPattern &dst,
+                  const neff::Scalar &scale, const neff::Scalar &bias) {
+        Instr i;
+        i.op = Opcode::Activation;
+        i.func = f;
+        i.src = src;
+        i.dst = dst;
+        i.s0 = scale;
+        i.s1 = bias;
+        s_.emit(Engine::ACT, i);
+    }
+
+    /** `x op y` on ACT when it has that form and ACT is the lighter engine, else nullopt. */
+    std::optional<Operand> binary_on_act(AluOp op, const Operand &x, const Operand &y,
+                                         bool same_operand, const AccessPattern *into) {
+        bool y_scale = op == AluOp::Mult && (y.is_imm || y.per_partition);
+        bool y_bias = op == AluOp::Add && !y.is_imm && y.per_partition;
+        bool square = op == AluOp::Mult && same_operand;
+        if (x.is_imm || !(y_scale || y_bias || square))
+            return std::nullopt;
+        Operand r = result(into);
+        if (!on_act(x.ap, r.ap))
+            return std::nullopt;
+        if (square)
+            emit_act(neff::ActFunc::Square, x.ap, r.ap, one(), {});
+        else
+            emit_act(neff::ActFunc::Copy, x.ap, r.ap, y_scale ? scalar_of(y) : one(),
+                     y_bias ? scalar_of(y) : neff::Scalar{});
+        return r;
+    }
+
     Operand binary(AluOp op, const Halide::Expr &a, const Halide::Expr &b,
                    const AccessPattern *into, bool commutative) {
         Operand x = lower(a, nullptr), y = lower(b, nullptr);
+        bool same = equal(a, b) && !x.is_imm;
+        if (std::optional<Operand> r = binary_on_act(op, x, y, same, into))
+            return *r;
+        if (commutative)
+            if (std::optional<Operand> r = binary_on_act(op, y, x, same, into))
+                return *r;
         bool x_scalar = x.is_imm || x.per_partition, y_scalar = y.is_imm || y.per_partition;
         Instr i;
         if (y_scalar && !x.is_imm) {
@@ -332,6 +391,15 @@ void select_compute(Selector &s, const Nest &n) {
     IterSpace kept{std::vector<Loop>(it.loops.begin(), it.loops.end() - reduced), it.p};
     Affine dk{da.base, std::vector<int64_t>(da.strides.begin(), da.strides.end() - reduced)};
     AccessPattern dap = s.onchip_ap(dst, dk, kept, n, "destination");
+    // tensor_reduce overwrites its destination: an initialisation to the op's identity just
+    // before it is dead.
+    static const std::map<AluOp, float> identity = {
+        {AluOp::Add, 0.0f},
+        {AluOp::Mult, 1.0f},
+        {AluOp::Max, -std::numeric_limits<float>::infinity()},
+        {AluOp::Min, std::numeric_limits<float>::infinity()}};
+    if (auto id = identity.find(red->first); id != identity.end())
+        s.drop_memset(dap, id->second);
     ComputeSelector cs(s, n, it, dap);
     AccessPattern src = cs.tile(red->second);
     Instr i;

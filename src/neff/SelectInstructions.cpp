@@ -1,6 +1,8 @@
 #include "neff/SelectorState.h"
 
+#include "neff/ScheduleInstructions.h"
 #include "support/Error.h"
+#include "target/CostModel.h"
 
 namespace nhc::codegen {
 
@@ -86,7 +88,32 @@ const Buffer &Selector::buffer(const std::string &name) const {
 
 void Selector::emit(Engine e, Instr i) {
     i.name = opt_.node_name;
+    queued_ns_[static_cast<int>(e)] += estimated_ns(*opt_.target, e, i);
     out_.push_back({e, std::move(i)});
+}
+
+Engine Selector::lighter_engine(int64_t n) const {
+    target::CostQuery q;
+    q.kind = target::CostQuery::Kind::Activation;
+    q.n = n;
+    q.engine = Engine::ACT;
+    double act = queued_ns_[static_cast<int>(Engine::ACT)] + target::compute_ns(*opt_.target, q);
+    q.kind = target::CostQuery::Kind::TensorScalar;
+    q.engine = Engine::DVE;
+    double dve = queued_ns_[static_cast<int>(Engine::DVE)] + target::compute_ns(*opt_.target, q);
+    return act < dve ? Engine::ACT : Engine::DVE;
+}
+
+bool Selector::drop_memset(const neff::AccessPattern &dst, float value) {
+    if (out_.empty())
+        return false;
+    const SelectedInstr &last = out_.back();
+    if (last.instr.op != Opcode::Memset || !(last.instr.dst == dst) || last.instr.value != value)
+        return false;
+    queued_ns_[static_cast<int>(last.engine)] -=
+        estimated_ns(*opt_.target, last.engine, last.instr);
+    out_.pop_back();
+    return true;
 }
 
 void Selector::walk(const Stmt &s) {

@@ -10,6 +10,8 @@
 #include "neff/OnChipAllocator.h"
 #include "neff/SelectInstructions.h"
 
+#include <array>
+
 namespace nhc::codegen {
 
 /** Where an element of an on-chip buffer lives. */
@@ -64,6 +66,12 @@ public:
     neff::AccessPattern onchip_ap(const Buffer &b, const Affine &a, const IterSpace &it,
                                   const Nest &n, const char *role) const;
     void emit(neff::Engine e, neff::Instr i);
+    /** ACT or DVE: the one that would finish `n` more elements of single-input work first, given
+     *  the work this group has queued on each so far (estimated by the target's cost model). */
+    neff::Engine lighter_engine(int64_t n) const;
+    /** Removes the last selected instruction if it is a memset of exactly `dst` to `value` (an
+     *  initialisation that the next instruction overwrites); returns whether it did. */
+    bool drop_memset(const neff::AccessPattern &dst, float value);
     /** Whether loop j moves the access across the buffer's partitions. */
     bool walks_partitions(const Buffer &b, const Affine &a, int j, const Loop &l) const;
     [[noreturn]] void fail(const std::string &code, const Nest &n, const std::string &what) const;
@@ -90,6 +98,7 @@ private:
     OnChipAllocator sbuf_, psum_;
     std::vector<int64_t> temps_;
     std::vector<SelectedInstr> out_;
+    std::array<double, neff::kNumEngines> queued_ns_{}; ///< estimated work per engine
     int next_queue_ = 0, next_store_queue_ = 0;
 };
 

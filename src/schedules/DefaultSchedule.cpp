@@ -239,6 +239,32 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
     return true;
 }
 
+/** A batched matmul whose every (head) item is one output tile and one K chunk, as attention's
+ *  score and context products are: the operands that DMA loads are staged once per item of the
+ *  outermost batch axis, all inner items (heads) in one transfer, instead of one small transfer
+ *  per item. For Q of [batch, seq, heads * 64] read per head that turns 12 transfers of 128-byte
+ *  rows into one of 1,536-byte rows (the DMA cost by row size: neuroncore.md L255-259). */
+void stage_operands_per_batch(Group &g, Func f, int64_t k, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    int rank = static_cast<int>(s.size());
+    if (rank < 3 || k > L.partitions || s[rank - 2] > L.partitions || s[rank - 1] > L.moving_free ||
+        g.node->op_type == "Gather")
+        return;
+    int64_t items = 1; // inner batch items under one outer one
+    for (int d = 1; d < rank - 2; d++)
+        items *= s[d];
+    Func a = g.stage(k_innermost(*g.node, 0) ? "a_nat" : "lhs_t");
+    Func b = g.stage(k_innermost(*g.node, 1) ? "b_nat" : "rhs");
+    // Per partition: a row of A (K elements) and of B (N) for every inner item.
+    int64_t row_bytes =
+        items * (k * a.output_types()[0].bytes() + s[rank - 1] * b.output_types()[0].bytes());
+    if (row_bytes > L.layout_budget / 2)
+        return;
+    Halide::LoopLevel outer_batch(f, var(rank - 1));
+    a.compute_at(outer_batch);
+    b.compute_at(outer_batch);
+}
+
 void schedule_matmul(Group &g, const Limits &L) {
     {
         Func acc = g.stage("acc");
@@ -291,6 +317,7 @@ void schedule_matmul(Group &g, const Limits &L) {
         g.stage("b_nat").compute_at(acc, ko).store_in(SBUF);
         g.stage("b_tp").compute_at(acc, ko).store_in(PSUM);
     }
+    stage_operands_per_batch(g, f, *k_extent, L);
     for (const alg::Stage &st : g.op.stages) {
         if (!is_operand_role(st.role) && st.role != "acc") {
             place(st.func, tile, SBUF); // the epilogue: bias, cast and fused elementwise nodes

@@ -1,0 +1,34 @@
+#ifndef NHC_NEFF_HAZARDS_H
+#define NHC_NEFF_HAZARDS_H
+
+/** \file
+ * Which earlier instructions an instruction must follow: the last writer of every region it reads
+ * or writes (RAW, WAW) and the readers of every region it overwrites (WAR). Regions are bounding
+ * boxes on chip (partitions x bytes) and the exact bytes of a variable in HBM (its rows listed,
+ * up to 65,536 of them; a bounding byte range beyond), so that the stores of one tensor's tiles,
+ * whose rows interleave, do not depend on each other. Used by the instruction scheduler and by
+ * semaphore insertion, which must agree.
+ */
+
+#include "neff/Isa.h"
+
+#include <vector>
+
+namespace nhc::codegen {
+
+class HazardTracker {
+public:
+    HazardTracker();
+    ~HazardTracker();
+    /** The indices of the earlier instructions `ins` depends on (sorted, unique); then records
+     *  `ins` as instruction `index`. Call in program order. */
+    std::vector<int> add(const neff::Instr &ins, int index);
+
+private:
+    struct Access;
+    std::vector<Access> history_;
+};
+
+} // namespace nhc::codegen
+
+#endif

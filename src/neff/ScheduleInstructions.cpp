@@ -1,0 +1,135 @@
+#include "neff/ScheduleInstructions.h"
+
+#include "neff/Hazards.h"
+#include "support/Error.h"
+#include "target/CostModel.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace nhc::codegen {
+
+using neff::Engine;
+using neff::Instr;
+using neff::Opcode;
+
+namespace {
+
+using Kind = target::CostQuery::Kind;
+
+Kind cost_kind(Opcode op) {
+    switch (op) {
+    case Opcode::Matmul:
+        return Kind::Matmul;
+    case Opcode::Transpose:
+        return Kind::Transpose;
+    case Opcode::Activation:
+        return Kind::Activation;
+    case Opcode::TensorTensor:
+        return Kind::TensorTensor;
+    case Opcode::TensorScalar:
+        return Kind::TensorScalar;
+    case Opcode::TensorCopy:
+        return Kind::TensorCopy;
+    case Opcode::TensorReduce:
+        return Kind::TensorReduce;
+    case Opcode::Memset:
+        return Kind::Memset;
+    case Opcode::Iota:
+        return Kind::Iota;
+    case Opcode::Select:
+        return Kind::Select;
+    default:
+        return Kind::Nop;
+    }
+}
+
+/** A DMA's time on the engines it is split over: its bytes at the short-row rate, plus the fixed
+ *  latency before it starts (target::DmaParams; a pessimistic estimate is enough to order). */
+double dma_ns(const target::TargetInfo &t, const Instr &i) {
+    const target::DmaParams &d = t.dma;
+    const neff::AccessPattern &side = i.src.space == neff::MemSpace::HBM ? i.dst : i.src;
+    int partitions = std::max(1, side.num_partitions);
+    int engines = std::min(d.num_engines,
+                           (partitions + d.partitions_per_engine - 1) / d.partitions_per_engine);
+    double bytes = double(i.dst.num_partitions) * double(i.dst.free_count()) *
+                   double(neff::dtype_size(i.dst.dtype));
+    return d.fixed_latency_ns +
+           bytes / (std::max(1, engines) * d.bytes_per_ns * std::min(1.0, d.small_row_efficiency));
+}
+
+/** The resource an instruction occupies: its engine, or its DMA queue (in order). */
+int resource_of(const SelectedInstr &si) {
+    return si.instr.op == Opcode::Dma ? neff::kNumEngines + si.instr.queue
+                                      : static_cast<int>(si.engine);
+}
+
+} // namespace
+
+double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
+    if (i.op == Opcode::Dma)
+        return dma_ns(t, i);
+    target::CostQuery q;
+    q.kind = cost_kind(i.op);
+    if (q.kind == Kind::Nop)
+        return 0;
+    q.engine = e;
+    q.n = i.dst.present() ? i.dst.free_count() : 0;
+    q.partitions = i.dst.num_partitions;
+    if (i.op == Opcode::TensorReduce)
+        q.n = i.src.free_count();
+    if (i.op == Opcode::Matmul || i.op == Opcode::Transpose) {
+        q.stationary_free = i.src.num_partitions > 0 ? i.dst.num_partitions : 0;
+        q.fp32_matmul = i.src.dtype == neff::DType::F32;
+    }
+    return target::compute_ns(t, q);
+}
+
+void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
+    int n = static_cast<int>(instrs.size());
+    std::vector<std::vector<int>> succs(n);
+    std::vector<int> pending(n, 0);
+    HazardTracker hazards;
+    for (int i = 0; i < n; i++) {
+        std::vector<int> deps = hazards.add(instrs[i].instr, i);
+        pending[i] = static_cast<int>(deps.size());
+        for (int d : deps)
+            succs[d].push_back(i);
+    }
+    std::vector<double> ready_at(n, 0), free_at(neff::kNumEngines + 64, 0);
+    std::vector<int> ready, order;
+    for (int i = 0; i < n; i++)
+        if (pending[i] == 0)
+            ready.push_back(i);
+    order.reserve(n);
+    while (!ready.empty()) {
+        size_t best = 0;
+        double best_start = std::numeric_limits<double>::infinity();
+        for (size_t r = 0; r < ready.size(); r++) {
+            int i = ready[r];
+            double start = std::max(ready_at[i], free_at[resource_of(instrs[i])]);
+            if (start < best_start || (start == best_start && i < ready[best])) {
+                best = r;
+                best_start = start;
+            }
+        }
+        int i = ready[best];
+        ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+        double finish = best_start + estimated_ns(t, instrs[i].engine, instrs[i].instr);
+        free_at[resource_of(instrs[i])] = finish;
+        order.push_back(i);
+        for (int s : succs[i]) {
+            ready_at[s] = std::max(ready_at[s], finish);
+            if (--pending[s] == 0)
+                ready.push_back(s);
+        }
+    }
+    nhc_assert(static_cast<int>(order.size()) == n, "instruction dependencies form a cycle");
+    std::vector<SelectedInstr> reordered;
+    reordered.reserve(instrs.size());
+    for (int i : order)
+        reordered.push_back(std::move(instrs[static_cast<size_t>(i)]));
+    instrs = std::move(reordered);
+}
+
+} // namespace nhc::codegen

@@ -1,0 +1,30 @@
+#ifndef NHC_NEFF_SCHEDULEINSTRUCTIONS_H
+#define NHC_NEFF_SCHEDULEINSTRUCTIONS_H
+
+/** \file
+ * Reorders the selected instructions of a program so that independent work overlaps on the
+ * in-order engines (a list scheduler). Instruction selection emits tile after tile: the softmax
+ * of one attention head alternates between ACT and DVE, and without reordering the next head's
+ * transposes and copies queue behind it on each engine. This pass keeps every dependency that
+ * Hazards.h finds (so the result is the same program) and, at each step, issues the ready
+ * instruction that can start earliest on its engine (or DMA queue), estimated with the target's
+ * cost model; ties go to the original order, so the result is deterministic.
+ *
+ * Assumes on-chip buffers were allocated with rotation (OnChipAllocator), so that consecutive
+ * tiles use different addresses and do not depend on each other through reuse.
+ */
+
+#include "neff/SelectInstructions.h"
+#include "target/Target.h"
+
+namespace nhc::codegen {
+
+/** An estimate of how long `i` keeps its engine (or DMA queue) busy, in ns. */
+double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Instr &i);
+
+/** Reorders `instrs` (see the file comment). */
+void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
+
+} // namespace nhc::codegen
+
+#endif
