@@ -18,6 +18,7 @@
 #include "support/Error.h"
 #include "support/Log.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -139,7 +140,8 @@ private:
         for (const Node &n : g_.nodes) {
             if (is_view(n) && !alias_target(n))
                 continue;
-            if (!groups.empty() && can_join(groups.back(), n, fusable, scripted))
+            if (!groups.empty() && (can_join(groups.back(), n, fusable, scripted) ||
+                                    closes_attention(groups.back(), n, scripted)))
                 groups.back().push_back(&n);
             else
                 groups.push_back({&n});
@@ -172,6 +174,27 @@ private:
                 reads_group = reads_group || (!in.empty() && in == m->outputs[0]);
         return reads_group &&
                g_.value(group.back()->outputs[0]).shape == g_.value(n.outputs[0]).shape;
+    }
+
+    /** Whether MatMul `n` is attention's context product P·V after a group that computes the
+     *  probabilities P (scores MatMul, its epilogue, Softmax over whole rows): it then joins the
+     *  group, so P never leaves the chip (DefaultSchedule, "fused attention"). P must be its
+     *  first operand as stored, with the scores' batch and row shape, and V's rows (P's row
+     *  length) one K chunk. */
+    template <typename Scripted>
+    bool closes_attention(const std::vector<const Node *> &group, const Node &n,
+                          Scripted scripted) const {
+        const Node &front = *group.front(), &back = *group.back();
+        if (n.op_type != "MatMul" || !n.domain.empty() || scripted(n) || scripted(front) ||
+            front.op_type != "MatMul" || back.op_type != "Softmax" || group.size() < 2 ||
+            n.inputs.size() != 2 || n.inputs[0] != back.outputs[0] || n.input_perm.count(0) ||
+            std::count_if(group.begin(), group.end(),
+                          [](const Node *m) { return m->op_type == "MatMul"; }) != 1)
+            return false;
+        const Shape &p = g_.value(back.outputs[0]).shape, &out = g_.value(n.outputs[0]).shape;
+        return p.size() >= 3 && out.size() == p.size() &&
+               std::equal(p.begin(), p.end() - 1, out.begin()) && p.back() <= target_->partitions &&
+               out.back() <= target_->matmul_max_moving;
     }
 
     /** A value computed inside a group must stay inside it (only the last node's output leaves

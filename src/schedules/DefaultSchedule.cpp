@@ -240,11 +240,13 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
 }
 
 /** A batched matmul whose every (head) item is one output tile and one K chunk, as attention's
- *  score and context products are: the operands that DMA loads are staged once per item of the
- *  outermost batch axis, all inner items (heads) in one transfer, instead of one small transfer
- *  per item. For Q of [batch, seq, heads * 64] read per head that turns 12 transfers of 128-byte
- *  rows into one of 1,536-byte rows (the DMA cost by row size: neuroncore.md L255-259). */
-void stage_operands_per_batch(Group &g, Func f, int64_t k, const Limits &L) {
+ *  score and context products are: the operands that DMA loads (`from_hbm`) are staged once per
+ *  item of the outermost batch axis, all inner items (heads) in one transfer, instead of one small
+ *  transfer per item. For Q of [batch, seq, heads * 64] read per head that turns 12 transfers of
+ *  128-byte rows into one of 1,536-byte rows (the DMA cost by row size: neuroncore.md
+ *  L255-259). */
+void stage_operands_per_batch(Group &g, Func f, int64_t k, const std::vector<Func> &from_hbm,
+                              const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
     int rank = static_cast<int>(s.size());
     if (rank < 3 || k > L.partitions || s[rank - 2] > L.partitions || s[rank - 1] > L.moving_free ||
@@ -253,80 +255,109 @@ void stage_operands_per_batch(Group &g, Func f, int64_t k, const Limits &L) {
     int64_t items = 1; // inner batch items under one outer one
     for (int d = 1; d < rank - 2; d++)
         items *= s[d];
-    Func a = g.stage(k_innermost(*g.node, 0) ? "a_nat" : "lhs_t");
-    Func b = g.stage(k_innermost(*g.node, 1) ? "b_nat" : "rhs");
-    // Per partition: a row of A (K elements) and of B (N) for every inner item.
-    int64_t row_bytes =
-        items * (k * a.output_types()[0].bytes() + s[rank - 1] * b.output_types()[0].bytes());
-    if (row_bytes > L.layout_budget / 2)
+    // Per partition, each operand holds a row of at most max(K, N, P) elements per inner item.
+    int64_t row = std::max<int64_t>({k, s[rank - 1], L.partitions});
+    int64_t bytes = 0;
+    for (const Func &op : from_hbm)
+        bytes += items * row * op.output_types()[0].bytes();
+    if (bytes > L.layout_budget / 2)
         return;
-    Halide::LoopLevel outer_batch(f, var(rank - 1));
-    a.compute_at(outer_batch);
-    b.compute_at(outer_batch);
+    for (Func op : from_hbm)
+        op.compute_at(Halide::LoopLevel(f, var(rank - 1)));
 }
 
-void schedule_matmul(Group &g, const Limits &L) {
-    {
-        Func acc = g.stage("acc");
-        const auto &rv = acc.function().update(0).schedule().rvars()[0];
-        const int64_t *k = Halide::Internal::as_const_int(rv.extent);
-        nhc_assert(k, "matmul reduction extent is not constant");
-        if (schedule_matmul_resident(g, divisor_at_most(*k, L.partitions), L))
-            return;
-    }
-    GroupOutput &out = g.outputs[0];
-    const Shape &s = out.result.shape;
-    int rank = static_cast<int>(s.size());
-    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+/** The extent of a matmul accumulator's reduction (K). */
+int64_t contraction_extent(const Func &acc) {
+    const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
+    const int64_t *k = Halide::Internal::as_const_int(rv.extent);
+    nhc_assert(k, "matmul reduction extent is not constant");
+    return *k;
+}
+
+/** Places one matmul node's accumulator (PSUM, per output tile, K in chunks that divide it) and
+ *  operand chain (per K chunk). Returns the operands that come from HBM by DMA. */
+std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const TileLoop &tile,
+                               const Limits &L) {
+    Func acc = g.stage("acc", node_index), lhs = g.stage("lhs_t", node_index),
+         rhs = g.stage("rhs", node_index);
     nhc_assert(acc.defined() && lhs.defined() && rhs.defined(), "matmul stages missing");
-    int64_t n = rank >= 1 ? s[rank - 1] : 1;
-    int64_t m = rank >= 2 ? s[rank - 2] : 1;
-    Func f = out.func;
-    TileLoop tile;
-    if (rank >= 2) {
-        Var no("no"), mo("mo"), ni("ni"), mi("mi");
-        f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(n, L.moving_free),
-               balanced_tile(m, L.partitions));
-        tile = {false, Halide::LoopLevel(f, no)};
-    }
     acc.store_in(PSUM);
     if (tile.root)
         acc.compute_root();
     else
         acc.compute_at(tile.level);
     // The reduction: K in chunks that divide it (a tail would break the instruction nest).
-    const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
-    Halide::RVar rk(rv.var);
-    const int64_t *k_extent = Halide::Internal::as_const_int(rv.extent);
-    nhc_assert(k_extent, "matmul reduction extent is not constant");
-    Halide::RVar ko("ko"), ki("ki");
-    acc.update().split(rk, ko, ki, divisor_at_most(*k_extent, L.partitions));
+    Halide::RVar rk(acc.function().update(0).schedule().rvars()[0].var), ko("ko"), ki("ki");
+    acc.update().split(rk, ko, ki, divisor_at_most(contraction_extent(acc), L.partitions));
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
-    if (Func ids_b = g.stage("ids_b"); ids_b.defined()) // Gather: the broadcast indices
+    if (Func ids_b = g.stage("ids_b", node_index); ids_b.defined()) // Gather: broadcast indices
         ids_b.compute_at(acc, ko).store_in(SBUF);
     // An operand stored with K innermost would need one DMA descriptor row per element to land K
     // on partitions; it is loaded naturally and transposed on the PE instead
     // (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").
-    if (k_innermost(*g.node, 0)) {
-        g.stage("a_nat").compute_at(acc, ko).store_in(SBUF);
-        g.stage("a_tp").compute_at(acc, ko).store_in(PSUM);
-    }
-    if (k_innermost(*g.node, 1)) {
-        g.stage("b_nat").compute_at(acc, ko).store_in(SBUF);
-        g.stage("b_tp").compute_at(acc, ko).store_in(PSUM);
-    }
-    stage_operands_per_batch(g, f, *k_extent, L);
+    std::vector<Func> loaded = {lhs, rhs};
+    const char *nat[] = {"a_nat", "b_nat"}, *tp[] = {"a_tp", "b_tp"};
+    for (int i = 0; i < 2; i++)
+        if (k_innermost(node, i)) {
+            loaded[i] = g.stage(nat[i], node_index);
+            loaded[i].compute_at(acc, ko).store_in(SBUF);
+            g.stage(tp[i], node_index).compute_at(acc, ko).store_in(PSUM);
+        }
+    return loaded;
+}
+
+/** Output tiles of up to P rows x one PSUM bank; the loop level of one tile. */
+TileLoop tile_matmul_output(Func f, const Shape &s, const Limits &L) {
+    int rank = static_cast<int>(s.size());
+    if (rank < 2)
+        return {};
+    Var no("no"), mo("mo"), ni("ni"), mi("mi");
+    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[rank - 1], L.moving_free),
+           balanced_tile(s[rank - 2], L.partitions));
+    return {false, Halide::LoopLevel(f, no)};
+}
+
+/** Every stage that is neither an operand nor an accumulator (bias, casts, fused elementwise
+ *  and row-reduction nodes) is computed per output tile in SBUF. */
+void place_epilogue(Group &g, const TileLoop &tile, int rank) {
     for (const alg::Stage &st : g.op.stages) {
         if (!is_operand_role(st.role) && st.role != "acc") {
-            place(st.func, tile, SBUF); // the epilogue: bias, cast and fused elementwise nodes
+            place(st.func, tile, SBUF);
             declare_layout(g, st.func, rank);
         } else {
             g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
         }
     }
     stage_inputs(g, tile);
+}
+
+void schedule_matmul(Group &g, const Limits &L) {
+    int64_t k = contraction_extent(g.stage("acc"));
+    if (schedule_matmul_resident(g, divisor_at_most(k, L.partitions), L))
+        return;
+    const Shape &s = g.outputs[0].result.shape;
+    Func f = g.outputs[0].func;
+    TileLoop tile = tile_matmul_output(f, s, L);
+    std::vector<Func> loaded = place_matmul(g, 0, *g.node, tile, L);
+    stage_operands_per_batch(g, f, k, loaded, L);
+    place_epilogue(g, tile, static_cast<int>(s.size()));
+}
+
+/** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
+ *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
+ *  transpose run per head on chip; Q, K and V are staged once per batch item. */
+void schedule_attention(Group &g, int context_node, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    Func f = g.outputs[0].func;
+    TileLoop tile = tile_matmul_output(f, s, L);
+    std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
+    std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
+    stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
+    // P (the context product's A) is computed on chip; only V comes from HBM.
+    stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", context_node)), {pv[1]}, L);
+    place_epilogue(g, tile, static_cast<int>(s.size()));
 }
 
 // A layout group small enough is staged whole in SBUF: loaded with the longest dim on partitions
@@ -368,7 +399,10 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
     switch (schedule_family(g.node->op_type)) {
     case Family::Matmul:
         // A Gather that is not of table rows has no contraction: a data-movement group.
-        if (g.stage("acc").defined())
+        if (g.nodes.size() > 1 && g.nodes.back()->op_type == "MatMul" &&
+            g.stage("acc", static_cast<int>(g.nodes.size()) - 1).defined())
+            schedule_attention(g, static_cast<int>(g.nodes.size()) - 1, L);
+        else if (g.stage("acc").defined())
             schedule_matmul(g, L);
         else
             schedule_layout(g, L);

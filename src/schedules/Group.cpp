@@ -7,10 +7,10 @@
 
 namespace nhc::sched {
 
-Halide::Func Group::stage(const std::string &role) const {
-    for (const alg::Stage &s : op.stages)
-        if (s.role == role)
-            return s.func;
+Halide::Func Group::stage(const std::string &role, int node_index) const {
+    for (size_t i = 0; i < op.stages.size(); i++)
+        if (op.stages[i].role == role && (node_index < 0 || stage_node.at(i) == node_index))
+            return op.stages[i].func;
     return Halide::Func();
 }
 
@@ -41,7 +41,8 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
     for (const Node *n : nodes)
         produced.insert(n->outputs.begin(), n->outputs.end());
     std::map<std::string, alg::Tensor> tensors; // values available inside the group
-    for (const Node *node : nodes) {
+    for (size_t node_index = 0; node_index < nodes.size(); node_index++) {
+        const Node *node = nodes[node_index];
         alg::OpContext ctx{*node, {}, {}, {}, g.opset};
         for (const std::string &in : node->inputs) {
             if (in.empty()) {
@@ -77,6 +78,7 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
                 tensors[v.name] = r.outputs[o];
             }
         grp.op.stages.insert(grp.op.stages.end(), r.stages.begin(), r.stages.end());
+        grp.stage_node.resize(grp.op.stages.size(), static_cast<int>(node_index));
         grp.op.outputs.insert(grp.op.outputs.end(), r.outputs.begin(), r.outputs.end());
     }
     // Group outputs: the values the group produces that something outside it reads.

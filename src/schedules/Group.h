@@ -43,8 +43,11 @@ struct Group {
      *  chunks laid out in the free axis (a K of 2048 staged as 16 chunks of 128). */
     std::map<std::string, int64_t> partition_split;
 
-    /** The algorithm stage with this role, or an undefined Func. */
-    Halide::Func stage(const std::string &role) const;
+    /** Per entry of op.stages: the index in `nodes` of the node whose algorithm made it. */
+    std::vector<int> stage_node;
+    /** The algorithm stage with this role (of node `node_index`, when given), or an undefined
+     *  Func. */
+    Halide::Func stage(const std::string &role, int node_index = -1) const;
 };
 
 /** Builds the group of one node: staging Funcs, the algorithm, identity outputs with constant

@@ -178,3 +178,26 @@ g (float[1024, 512] x) => (float[1024, 512] y, float[1024, 1] r) <float two = {2
     CHECK(count_op(p, Engine::DVE, neff::Opcode::Memset) == 0);
     CHECK(count_op(p, Engine::DVE, neff::Opcode::TensorReduce) == 8);
 }
+
+TEST_CASE("attention's probabilities stay on chip: scores, Softmax and P·V are one group") {
+    neff::Program p = compile_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 64, 32] q, float[1, 2, 32, 64] k, float[1, 2, 64, 32] v)
+    => (float[1, 2, 64, 32] o) <float scale = {8.0}> {
+  s = MatMul(q, k)
+  d = Div(s, scale)
+  pr = Softmax <axis = -1> (d)
+  o = MatMul(pr, v)
+}
+)");
+    int dmas = 0;
+    for (const auto &stream : p.streams)
+        for (const Instr &i : stream)
+            if (i.op == neff::Opcode::Dma) {
+                dmas++;
+                for (const AccessPattern *a : {&i.src, &i.dst})
+                    if (a->space == neff::MemSpace::HBM)
+                        CHECK(p.vars.at(static_cast<size_t>(a->var)).name != "pr");
+            }
+    CHECK(dmas == 5); // q, k and v once per batch item (1), o once per head tile (2)
+}
