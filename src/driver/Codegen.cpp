@@ -109,6 +109,19 @@ private:
         for (const Node &n : g_.nodes)
             if (is_view(n) && !alias_target(n))
                 alias_of_[n.outputs[0]] = n.inputs[0];
+        // A graph output that views a value computed here (the flattened form of an output,
+        // graph/FlattenElementwise): the value is computed straight into the output's bytes.
+        std::set<std::string> graph_inputs(g_.inputs.begin(), g_.inputs.end());
+        for (const Node &n : g_.nodes) {
+            if (!is_view(n) || !alias_target(n))
+                continue;
+            const Value &in = g_.value(n.inputs[0]);
+            if (in.is_constant() || graph_inputs.count(in.name) || graph_outputs_.count(in.name) ||
+                var_of_.count(in.name) || in.dtype != g_.value(n.outputs[0]).dtype)
+                continue;
+            var_of_[in.name] = var_of_.at(n.outputs[0]);
+            written_in_place_.insert(n.outputs[0]);
+        }
     }
 
     int var(const std::string &value) {
@@ -138,7 +151,7 @@ private:
         };
         std::vector<std::vector<const Node *>> groups;
         for (const Node &n : g_.nodes) {
-            if (is_view(n) && !alias_target(n))
+            if (is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0])))
                 continue;
             if (!groups.empty() && (can_join(groups.back(), n, fusable, scripted) ||
                                     closes_attention(groups.back(), n, scripted)))
@@ -306,6 +319,7 @@ private:
     neff::Program prog_;
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
+    std::set<std::string> written_in_place_;      ///< graph outputs their viewed value fills
     std::set<std::string> graph_outputs_;
     std::vector<codegen::SelectedInstr> selected_;
 };

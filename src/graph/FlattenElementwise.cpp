@@ -1,5 +1,7 @@
 #include "graph/FlattenElementwise.h"
 
+#include <map>
+#include <memory>
 #include <set>
 
 namespace nhc {
@@ -42,18 +44,53 @@ std::string last_axis_constant(Graph &g, const Value &v, int64_t n) {
     return name;
 }
 
+/** A node that computes row by row along the last axis: elementwise, or LayerNormalization /
+ *  Softmax over the last axis with one output. */
+bool is_row_wise(const Graph &g, const Node &n) {
+    if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty())
+        return false;
+    if (is_elementwise_op(n.op_type))
+        return true;
+    if (n.op_type != "LayerNormalization" && n.op_type != "Softmax")
+        return false;
+    int64_t rank = static_cast<int64_t>(g.value(n.inputs[0]).shape.size());
+    int64_t axis = n.attr_int("axis", -1);
+    return axis == -1 || axis == rank - 1;
+}
+
+/** The name of a flattening view of `v` ([..., N] -> [rows, N]), made as a new Reshape node. */
+std::string flat_view_of(Graph &g, const Value &v, std::vector<Node> &made) {
+    std::string name = v.name + "__2d_view";
+    if (g.has_value(name))
+        return name;
+    int64_t cols = v.shape.back(), rows = shape_numel(v.shape) / cols;
+    std::string shape = name + "__shape";
+    auto t = std::make_shared<HostTensor>(HostTensor::from_i64({rows, cols}));
+    g.values[shape] = Value{shape, DType::Int64, t->shape(), t};
+    g.values[name] = Value{name, v.dtype, {rows, cols}, nullptr};
+    Node view;
+    view.name = name;
+    view.op_type = "Reshape";
+    view.inputs = {v.name, shape};
+    view.outputs = {name};
+    made.push_back(view);
+    return name;
+}
+
 } // namespace
 
 int flatten_elementwise_after_views(Graph &g) {
     std::map<std::string, std::string> flat; // N-D value -> its 2-D form
     std::set<std::string> rewritten_nd;      // N-D values no node produces any more
     int count = 0;
-    for (Node &n : g.nodes) {
+    std::map<size_t, std::vector<Node>> views_before; // new views of runtime operands, by node
+    for (size_t index = 0; index < g.nodes.size(); index++) {
+        Node &n = g.nodes[index];
         if (is_flattening_view(g, n)) {
             flat[n.outputs[0]] = n.inputs[0];
             continue;
         }
-        if (!n.domain.empty() || !is_elementwise_op(n.op_type) || n.outputs.size() != 1)
+        if (!is_row_wise(g, n))
             continue;
         const Value &out = g.value(n.outputs[0]);
         if (out.shape.size() < 3)
@@ -72,7 +109,11 @@ int flatten_elementwise_after_views(Graph &g) {
                 ok = true;
                 continue;
             }
-            std::string c = last_axis_constant(g, g.value(in), cols);
+            const Value &v = g.value(in);
+            // A runtime operand of the output's shape (a residual) will be read through a view,
+            // made below once the node is known to qualify.
+            std::string c =
+                !v.is_constant() && v.shape == out.shape ? in : last_axis_constant(g, v, cols);
             if (c.empty()) {
                 ok = false;
                 break;
@@ -81,6 +122,9 @@ int flatten_elementwise_after_views(Graph &g) {
         }
         if (!ok || inputs.size() != n.inputs.size())
             continue;
+        for (std::string &in : inputs)
+            if (!in.empty() && g.value(in).shape == out.shape)
+                in = flat_view_of(g, g.value(in), views_before[index]);
         std::string out2d = out.name + "__2d";
         g.values[out2d] = Value{out2d, out.dtype, {rows, cols}, nullptr};
         flat[out.name] = out2d;
@@ -94,7 +138,10 @@ int flatten_elementwise_after_views(Graph &g) {
     for (const Node &n : g.nodes)
         read.insert(n.inputs.begin(), n.inputs.end());
     std::vector<Node> nodes;
-    for (Node &n : g.nodes) {
+    for (size_t index = 0; index < g.nodes.size(); index++) {
+        Node &n = g.nodes[index];
+        if (auto v = views_before.find(index); v != views_before.end())
+            nodes.insert(nodes.end(), v->second.begin(), v->second.end());
         nodes.push_back(n);
         if (n.outputs.size() != 1)
             continue;

@@ -3,11 +3,13 @@
 
 /** \file
  * Moves the views that the linear-layer pass puts after a 2-D Gemm ([B*S, N] -> [B, S, N]) past
- * the elementwise nodes that consume them: an elementwise node whose tensor inputs all have a 2-D
- * form (and whose other inputs are constants that broadcast along the last axis) is rewritten to
- * compute on [B*S, N]. The view is re-inserted only where a node that was not rewritten, or the
- * graph, reads the N-D value. A chain such as erf-GELU after the FFN's first Gemm then has the
- * Gemm's output shape and can join its epilogue.
+ * the row-wise nodes that consume them (elementwise, and LayerNormalization or Softmax over the
+ * last axis): a node with an input in 2-D form is rewritten to compute on [B*S, N] when each other
+ * input is a constant that broadcasts along the last axis or a runtime value of the output's
+ * shape (a residual), which is then read through a new flattening view (free: views alias HBM).
+ * The view is re-inserted only where a node that was not rewritten, or the graph, reads the N-D
+ * value. A chain such as erf-GELU after the FFN's first Gemm, or the residual Add and LayerNorm
+ * after the attention output's, then has the Gemm's output shape and can join its epilogue.
  */
 
 #include "graph/Graph.h"

@@ -90,6 +90,33 @@ g (float[2, 3, 4] x) => (float[2, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,1
     g.verify();
 }
 
+TEST_CASE("a residual Add and a LayerNorm after a linear layer move to its 2-D shape") {
+    // The LayerNorm of x itself cannot move (x has no 2-D form yet); the residual Add reads x
+    // through a new view, which must exist even though the LayerNorm's attempt made none.
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 4] x) => (float[2, 3, 4] y, float[2, 3, 4] z) <float[4, 4] w = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1},
+    float[4] gamma = {1,1,1,1}, float[4] beta = {0,0,0,0}> {
+  z = LayerNormalization <axis = -1> (x, gamma, beta)
+  h = MatMul(x, w)
+  r = Add(x, h)
+  y = LayerNormalization <axis = -1> (r, gamma, beta)
+}
+)");
+    CHECK(canonicalize_linear_layers(g) == 1);
+    CHECK(flatten_elementwise_after_views(g) == 2);
+    CHECK(ops(g) == std::vector<std::string>{"LayerNormalization", "Reshape", "Gemm", "Reshape",
+                                             "Add", "LayerNormalization", "Reshape"});
+    const Node &view = g.nodes[3], &add = g.nodes[4], &ln = g.nodes[5];
+    CHECK(view.inputs[0] == "x");
+    CHECK(g.value(view.outputs[0]).shape == Shape{6, 4});
+    CHECK(add.inputs == std::vector<std::string>{view.outputs[0], g.nodes[2].outputs[0]});
+    CHECK(ln.inputs[0] == add.outputs[0]);
+    CHECK(g.value(ln.outputs[0]).shape == Shape{6, 4});
+    CHECK(g.nodes[6].outputs[0] == "y"); // the graph output views the 2-D result
+    g.verify();
+}
+
 TEST_CASE("a Transpose read only by a MatMul is folded into it") {
     Graph g = load(R"(
 <ir_version: 8, opset_import: ["" : 17]>

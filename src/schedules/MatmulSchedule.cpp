@@ -1,0 +1,195 @@
+// The default matmul schedules (DESIGN.md §4): resident operands, per-batch operand staging,
+// fused attention and whole-row epilogues.
+
+#include "schedules/MemoryTypes.h"
+#include "schedules/ScheduleParts.h"
+#include "support/Error.h"
+
+#include <algorithm>
+
+namespace nhc::sched::detail {
+
+using Halide::Func;
+using Halide::Var;
+
+namespace {
+
+/** The matmul schedule with operand reuse, for a 2-D output whose B is stored with K outer:
+ *  B is staged once, whole, with K split into chunks of <= 128 partitions; A is staged once per
+ *  row tile of M (loaded naturally and transposed chunk by chunk on the PE when its K is
+ *  innermost); the accumulator runs per 128 x 512 output tile over the K chunks. Each operand
+ *  crosses HBM once (A once per row tile), instead of once per output tile and K chunk.
+ *  Returns false, having changed nothing, when the shapes do not fit it. */
+bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    if (s.size() != 2 || k_innermost(*g.node, 1) || g.node->op_type == "Gather")
+        return false;
+    int64_t m = s[0], n = s[1];
+    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
+    int64_t k = *Halide::Internal::as_const_int(rv.extent);
+    int64_t op_bytes = rhs.output_types()[0].bytes();
+    int64_t tm = balanced_tile(m, L.partitions), tn = balanced_tile(n, L.moving_free);
+    if (k <= k_chunk || (k / k_chunk) * n * op_bytes > L.resident_budget ||
+        2 * k * op_bytes + (k / k_chunk) * tm * op_bytes > L.resident_budget / 2)
+        return false;
+    Func f = g.outputs[0].func;
+    Var no("no"), mo("mo"), ni("ni"), mi("mi"), kco("kco"), kci("kci");
+    f.tile(var(0), var(1), no, mo, ni, mi, static_cast<int>(tn), static_cast<int>(tm));
+    // B, whole, K chunks on partitions.
+    // One DMA per K chunk (unrolled), so that the first matmuls start after the first chunk.
+    rhs.compute_root()
+        .store_in(SBUF)
+        .split(var(1), kco, kci, static_cast<int>(k_chunk))
+        .unroll(kco);
+    g.partition_dim[rhs.name()] = 1;
+    g.partition_split[rhs.name()] = k_chunk;
+    // A, per row tile, K chunks on partitions.
+    lhs.compute_at(f, mo).store_in(SBUF).split(var(1), kco, kci, static_cast<int>(k_chunk));
+    g.partition_dim[lhs.name()] = 1;
+    g.partition_split[lhs.name()] = k_chunk;
+    if (k_innermost(*g.node, 0)) {
+        g.stage("a_nat").compute_at(f, mo).store_in(SBUF);
+        g.stage("a_tp").compute_at(lhs, kco).store_in(PSUM);
+        g.partition_dim[g.stage("a_nat").name()] = 1;
+        g.partition_dim[g.stage("a_tp").name()] = 1;
+    }
+    acc.compute_at(f, no).store_in(PSUM);
+    Halide::RVar ko("ko"), ki("ki");
+    acc.update().split(Halide::RVar(rv.var), ko, ki, static_cast<int>(k_chunk));
+    acc.update().reorder(ki, var(0), var(1), ko);
+    g.partition_dim[acc.name()] = 1;
+    TileLoop tile{false, Halide::LoopLevel(f, no)};
+    for (const alg::Stage &st : g.op.stages)
+        if (!is_operand_role(st.role) && st.role != "acc") {
+            place(st.func, tile, SBUF); // the epilogue: bias, cast and fused elementwise nodes
+            declare_layout(g, st.func, 2);
+        }
+    stage_inputs(g, tile);
+    return true;
+}
+
+/** A batched matmul whose every (head) item is one output tile and one K chunk, as attention's
+ *  score and context products are: the operands that DMA loads (`from_hbm`) are staged once per
+ *  item of the outermost batch axis, all inner items (heads) in one transfer, instead of one small
+ *  transfer per item. For Q of [batch, seq, heads * 64] read per head that turns 12 transfers of
+ *  128-byte rows into one of 1,536-byte rows (the DMA cost by row size: neuroncore.md
+ *  L255-259). */
+void stage_operands_per_batch(Group &g, Func f, int64_t k, const std::vector<Func> &from_hbm,
+                              const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    int rank = static_cast<int>(s.size());
+    if (rank < 3 || k > L.partitions || s[rank - 2] > L.partitions || s[rank - 1] > L.moving_free ||
+        g.node->op_type == "Gather")
+        return;
+    int64_t items = 1; // inner batch items under one outer one
+    for (int d = 1; d < rank - 2; d++)
+        items *= s[d];
+    // Per partition, each operand holds a row of at most max(K, N, P) elements per inner item.
+    int64_t row = std::max<int64_t>({k, s[rank - 1], L.partitions});
+    int64_t bytes = 0;
+    for (const Func &op : from_hbm)
+        bytes += items * row * op.output_types()[0].bytes();
+    if (bytes > L.layout_budget / 2)
+        return;
+    for (Func op : from_hbm)
+        op.compute_at(Halide::LoopLevel(f, var(rank - 1)));
+}
+
+/** The extent of a matmul accumulator's reduction (K). */
+int64_t contraction_extent(const Func &acc) {
+    const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
+    const int64_t *k = Halide::Internal::as_const_int(rv.extent);
+    nhc_assert(k, "matmul reduction extent is not constant");
+    return *k;
+}
+
+/** Places one matmul node's accumulator (PSUM, per output tile, K in chunks that divide it) and
+ *  operand chain (per K chunk). Returns the operands that come from HBM by DMA. */
+std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const TileLoop &tile,
+                               const Limits &L) {
+    Func acc = g.stage("acc", node_index), lhs = g.stage("lhs_t", node_index),
+         rhs = g.stage("rhs", node_index);
+    nhc_assert(acc.defined() && lhs.defined() && rhs.defined(), "matmul stages missing");
+    acc.store_in(PSUM);
+    if (tile.root)
+        acc.compute_root();
+    else
+        acc.compute_at(tile.level);
+    // The reduction: K in chunks that divide it (a tail would break the instruction nest).
+    Halide::RVar rk(acc.function().update(0).schedule().rvars()[0].var), ko("ko"), ki("ki");
+    acc.update().split(rk, ko, ki, divisor_at_most(contraction_extent(acc), L.partitions));
+    acc.update().reorder(ki, var(0), var(1), ko);
+    lhs.compute_at(acc, ko).store_in(SBUF);
+    rhs.compute_at(acc, ko).store_in(SBUF);
+    if (Func ids_b = g.stage("ids_b", node_index); ids_b.defined()) // Gather: broadcast indices
+        ids_b.compute_at(acc, ko).store_in(SBUF);
+    // An operand stored with K innermost would need one DMA descriptor row per element to land K
+    // on partitions; it is loaded naturally and transposed on the PE instead
+    // (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").
+    std::vector<Func> loaded = {lhs, rhs};
+    const char *nat[] = {"a_nat", "b_nat"}, *tp[] = {"a_tp", "b_tp"};
+    for (int i = 0; i < 2; i++)
+        if (k_innermost(node, i)) {
+            loaded[i] = g.stage(nat[i], node_index);
+            loaded[i].compute_at(acc, ko).store_in(SBUF);
+            g.stage(tp[i], node_index).compute_at(acc, ko).store_in(PSUM);
+        }
+    return loaded;
+}
+
+/** Output tiles of up to P rows x one PSUM bank; the loop level of one tile. */
+TileLoop tile_matmul_output(Func f, const Shape &s, const Limits &L) {
+    int rank = static_cast<int>(s.size());
+    if (rank < 2)
+        return {};
+    Var no("no"), mo("mo"), ni("ni"), mi("mi");
+    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[rank - 1], L.moving_free),
+           balanced_tile(s[rank - 2], L.partitions));
+    return {false, Halide::LoopLevel(f, no)};
+}
+
+/** Every stage that is neither an operand nor an accumulator (bias, casts, fused elementwise
+ *  and row-reduction nodes) is computed per output tile in SBUF. */
+void place_epilogue(Group &g, const TileLoop &tile, int rank) {
+    for (const alg::Stage &st : g.op.stages) {
+        if (!is_operand_role(st.role) && st.role != "acc") {
+            place(st.func, tile, SBUF);
+            declare_layout(g, st.func, rank);
+        } else {
+            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
+        }
+    }
+    stage_inputs(g, tile);
+}
+
+} // namespace
+
+void schedule_matmul(Group &g, const Limits &L) {
+    int64_t k = contraction_extent(g.stage("acc"));
+    if (schedule_matmul_resident(g, divisor_at_most(k, L.partitions), L))
+        return;
+    const Shape &s = g.outputs[0].result.shape;
+    Func f = g.outputs[0].func;
+    TileLoop tile = tile_matmul_output(f, s, L);
+    std::vector<Func> loaded = place_matmul(g, 0, *g.node, tile, L);
+    stage_operands_per_batch(g, f, k, loaded, L);
+    place_epilogue(g, tile, static_cast<int>(s.size()));
+}
+
+/** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
+ *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
+ *  transpose run per head on chip; Q, K and V are staged once per batch item. */
+void schedule_attention(Group &g, int context_node, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    Func f = g.outputs[0].func;
+    TileLoop tile = tile_matmul_output(f, s, L);
+    std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
+    std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
+    stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
+    // P (the context product's A) is computed on chip; only V comes from HBM.
+    stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", context_node)), {pv[1]}, L);
+    place_epilogue(g, tile, static_cast<int>(s.size()));
+}
+
+} // namespace nhc::sched::detail

@@ -1,0 +1,63 @@
+#ifndef NHC_SCHEDULES_SCHEDULEPARTS_H
+#define NHC_SCHEDULES_SCHEDULEPARTS_H
+
+/** \file
+ * What the default schedules (DefaultSchedule.cpp: elementwise, reductions, layout;
+ * MatmulSchedule.cpp: matmuls, fused attention) share: the target limits they size tiles by, the
+ * stage roles, and the placement of stages per tile. Internal to src/schedules.
+ */
+
+#include "schedules/Group.h"
+#include "target/Target.h"
+
+#include <set>
+#include <string>
+
+namespace nhc::sched::detail {
+
+/** What the schedules size their tiles and budgets by, all from the target (src/target). */
+struct Limits {
+    int partitions;           ///< partitions of an on-chip tile (and K, M of a matmul)
+    int moving_free;          ///< matmul moving free size N (one PSUM bank of fp32)
+    int64_t resident_budget;  ///< SBUF bytes per partition a resident operand may take
+    int64_t layout_budget;    ///< SBUF bytes per partition a staged layout group may take
+    int64_t broadcast_budget; ///< SBUF bytes per partition one broadcast built once may take
+    int64_t row_budget;       ///< SBUF bytes per partition of a whole-row matmul epilogue
+};
+Limits limits_of(const target::TargetInfo &t);
+
+/** The Var of Halide dim i of a stage (v0 innermost). */
+Halide::Var var(int i);
+/** Names of the Funcs a Func's definitions call directly. */
+std::set<std::string> direct_calls(const Halide::Func &f);
+/** Largest divisor of n that is at most limit (a split inside an instruction must divide). */
+int divisor_at_most(int64_t n, int limit);
+/** The tile size that covers n in the fewest tiles of at most `limit`, all of one size. */
+int balanced_tile(int64_t n, int limit);
+/** A matmul operand chain's role (views, natural loads, transposes, staged operands). */
+bool is_operand_role(const std::string &role);
+/** Whether matmul operand i (0 = A, 1 = B) of `n` is stored with its contraction axis
+ *  innermost. */
+bool k_innermost(const Node &n, int i);
+/** A role whose stage is a copy from HBM (a DMA): operands and broadcasts. */
+bool is_staging_role(const std::string &role);
+
+/** Where per-tile stages are computed: a loop of `f`, or root. */
+struct TileLoop {
+    bool root = true;
+    Halide::LoopLevel level = Halide::LoopLevel::root();
+};
+/** Tiles an elementwise output by P rows (second-to-last ONNX axis); the loop of one tile. */
+TileLoop tile_elementwise_output(Halide::Func f, const Shape &shape, const Limits &L);
+void place(Halide::Func f, const TileLoop &t, Halide::MemoryType m);
+/** Declares the partition dim of `f` in a group whose output has rank `out_rank`. */
+void declare_layout(Group &g, const Halide::Func &f, int out_rank);
+/** Stages in SBUF, per tile, the group inputs that compute stages read. */
+void stage_inputs(Group &g, const TileLoop &tile);
+
+void schedule_matmul(Group &g, const Limits &L);
+void schedule_attention(Group &g, int context_node, const Limits &L);
+
+} // namespace nhc::sched::detail
+
+#endif
