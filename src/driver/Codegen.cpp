@@ -172,11 +172,12 @@ private:
             return false;
         bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm";
         // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
-        // holds whole rows (N within one PSUM bank): attention scores never leave the chip.
+        // holds whole rows (N within one PSUM bank: attention scores never leave the chip), or
+        // a 2-D output's whole rows fit on chip (a residual + LayerNorm after a linear layer).
         const Shape &shape = g_.value(n.outputs[0]).shape;
         bool row_op = (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
-                      !shape.empty() && shape.back() <= target_->matmul_max_moving &&
-                      n.attr_int("axis", -1) == -1;
+                      !shape.empty() && n.attr_int("axis", -1) == -1 &&
+                      sched::row_reduction_joins_matmul(shape.back(), shape.size() == 2, *target_);
         if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&
                              front.outputs.size() == 1)
                          : !fusable(*group.back()))

@@ -54,6 +54,11 @@ void schedule_layout(Group &g, const Limits &L) {
 
 } // namespace
 
+bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::TargetInfo &target) {
+    Limits L = limits_of(target);
+    return row_elems <= L.moving_free || (two_d && whole_row_epilogue_fits(row_elems, L));
+}
+
 Family schedule_family(const std::string &op_type) {
     if (op_type == "MatMul" || op_type == "Gemm" || op_type == "Gather")
         return Family::Matmul; // Gather of table rows is a one-hot contraction (Matmul.cpp)

@@ -26,6 +26,10 @@ Family schedule_family(const std::string &op_type);
 /** Applies the default schedule for `target` (tile sizes and SBUF budgets come from it);
  *  NHC_ESCH001 if the group's shape cannot be scheduled yet. */
 void apply_default_schedule(Group &g, const target::TargetInfo &target);
+/** Whether a row reduction (LayerNorm, Softmax) over rows of `row_elems` elements can join a
+ *  2-D matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows
+ *  fit the SBUF budget of such an epilogue. */
+bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::TargetInfo &target);
 
 } // namespace nhc::sched
 

@@ -81,6 +81,9 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
         grp.stage_node.resize(grp.op.stages.size(), static_cast<int>(node_index));
         grp.op.outputs.insert(grp.op.outputs.end(), r.outputs.begin(), r.outputs.end());
     }
+    for (const auto &[name, t] : tensors)
+        if (produced.count(name))
+            grp.values[name] = t;
     // Group outputs: the values the group produces that something outside it reads.
     std::set<std::string> wanted(g.outputs.begin(), g.outputs.end());
     std::set<const Node *> inside(nodes.begin(), nodes.end());

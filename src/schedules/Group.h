@@ -43,6 +43,8 @@ struct Group {
      *  chunks laid out in the free axis (a K of 2048 staged as 16 chunks of 128). */
     std::map<std::string, int64_t> partition_split;
 
+    /** The values computed inside the group, by graph value name. */
+    std::map<std::string, alg::Tensor> values;
     /** Per entry of op.stages: the index in `nodes` of the node whose algorithm made it. */
     std::vector<int> stage_node;
     /** The algorithm stage with this role (of node `node_index`, when given), or an undefined

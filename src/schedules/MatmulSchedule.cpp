@@ -14,28 +14,30 @@ using Halide::Var;
 
 namespace {
 
-/** The matmul schedule with operand reuse, for a 2-D output whose B is stored with K outer:
- *  B is staged once, whole, with K split into chunks of <= 128 partitions; A is staged once per
- *  row tile of M (loaded naturally and transposed chunk by chunk on the PE when its K is
- *  innermost); the accumulator runs per 128 x 512 output tile over the K chunks. Each operand
- *  crosses HBM once (A once per row tile), instead of once per output tile and K chunk.
- *  Returns false, having changed nothing, when the shapes do not fit it. */
-bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
+/** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
+ *  outer, K over one chunk, B whole and A's row tile within the SBUF budgets. */
+bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2 || k_innermost(*g.node, 1) || g.node->op_type == "Gather")
         return false;
-    int64_t m = s[0], n = s[1];
-    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    Func acc = g.stage("acc"), rhs = g.stage("rhs");
     const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
     int64_t k = *Halide::Internal::as_const_int(rv.extent);
     int64_t op_bytes = rhs.output_types()[0].bytes();
-    int64_t tm = balanced_tile(m, L.partitions), tn = balanced_tile(n, L.moving_free);
-    if (k <= k_chunk || (k / k_chunk) * n * op_bytes > L.resident_budget ||
-        2 * k * op_bytes + (k / k_chunk) * tm * op_bytes > L.resident_budget / 2)
-        return false;
-    Func f = g.outputs[0].func;
-    Var no("no"), mo("mo"), ni("ni"), mi("mi"), kco("kco"), kci("kci");
-    f.tile(var(0), var(1), no, mo, ni, mi, static_cast<int>(tn), static_cast<int>(tm));
+    int64_t tm = balanced_tile(s[0], L.partitions);
+    return k > k_chunk && (k / k_chunk) * s[1] * op_bytes <= L.resident_budget &&
+           2 * k * op_bytes + (k / k_chunk) * tm * op_bytes <= L.resident_budget / 2;
+}
+
+/** Operand reuse for a 2-D matmul: B is staged once, whole, with K split into chunks of <= 128
+ *  partitions; A once per row tile (at `row_tile`; loaded naturally and transposed chunk by chunk
+ *  on the PE when its K is innermost); the accumulator per output tile (at `out_tile`) over the
+ *  K chunks. Each operand crosses HBM once (A once per row tile), instead of once per output
+ *  tile and K chunk. */
+void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile,
+                    const Halide::LoopLevel &out_tile) {
+    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    Var kco("kco"), kci("kci");
     // B, whole, K chunks on partitions.
     // One DMA per K chunk (unrolled), so that the first matmuls start after the first chunk.
     rhs.compute_root()
@@ -45,20 +47,32 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
     g.partition_dim[rhs.name()] = 1;
     g.partition_split[rhs.name()] = k_chunk;
     // A, per row tile, K chunks on partitions.
-    lhs.compute_at(f, mo).store_in(SBUF).split(var(1), kco, kci, static_cast<int>(k_chunk));
+    lhs.compute_at(row_tile).store_in(SBUF).split(var(1), kco, kci, static_cast<int>(k_chunk));
     g.partition_dim[lhs.name()] = 1;
     g.partition_split[lhs.name()] = k_chunk;
     if (k_innermost(*g.node, 0)) {
-        g.stage("a_nat").compute_at(f, mo).store_in(SBUF);
+        g.stage("a_nat").compute_at(row_tile).store_in(SBUF);
         g.stage("a_tp").compute_at(lhs, kco).store_in(PSUM);
         g.partition_dim[g.stage("a_nat").name()] = 1;
         g.partition_dim[g.stage("a_tp").name()] = 1;
     }
-    acc.compute_at(f, no).store_in(PSUM);
+    acc.compute_at(out_tile).store_in(PSUM);
     Halide::RVar ko("ko"), ki("ki");
-    acc.update().split(Halide::RVar(rv.var), ko, ki, static_cast<int>(k_chunk));
+    acc.update().split(Halide::RVar(acc.function().update(0).schedule().rvars()[0].var), ko, ki,
+                       static_cast<int>(k_chunk));
     acc.update().reorder(ki, var(0), var(1), ko);
     g.partition_dim[acc.name()] = 1;
+}
+
+bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
+    if (!resident_fits(g, k_chunk, L))
+        return false;
+    const Shape &s = g.outputs[0].result.shape;
+    Func f = g.outputs[0].func;
+    Var no("no"), mo("mo"), ni("ni"), mi("mi");
+    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[1], L.moving_free),
+           balanced_tile(s[0], L.partitions));
+    place_resident(g, k_chunk, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no));
     TileLoop tile{false, Halide::LoopLevel(f, no)};
     for (const alg::Stage &st : g.op.stages)
         if (!is_operand_role(st.role) && st.role != "acc") {
@@ -163,10 +177,63 @@ void place_epilogue(Group &g, const TileLoop &tile, int rank) {
     stage_inputs(g, tile);
 }
 
+/** The first node of the group that reduces along rows (LayerNorm, Softmax), or -1. */
+int first_row_node(const Group &g) {
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        if (g.nodes[i]->op_type == "LayerNormalization" || g.nodes[i]->op_type == "Softmax")
+            return static_cast<int>(i);
+    return -1;
+}
+
+/** A 2-D matmul whose epilogue ends in a row reduction over rows wider than one PSUM bank
+ *  (attention output + residual + LayerNorm, N = 768): the output is tiled by rows only; the
+ *  value the row node reads is built per row tile in SBUF, column tile by column tile, each
+ *  from its own accumulator (one PSUM bank); the row node and what follows run on the whole
+ *  rows. Returns false, having changed nothing, when the group is not of that form. */
+bool schedule_matmul_row_epilogue(Group &g, int64_t k_chunk, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    int row_node = first_row_node(g);
+    if (s.size() != 2 || row_node <= 0 || balanced_tile(s[1], L.moving_free) >= s[1])
+        return false;
+    auto row_input = g.values.find(g.nodes[static_cast<size_t>(row_node)]->inputs[0]);
+    nhc_assert(row_input != g.values.end(), "the row node's input is not computed in the group");
+    Func f = g.outputs[0].func, rows_in = row_input->second.func;
+    Var mo("mo"), mi("mi"), no("no"), ni("ni");
+    f.split(var(1), mo, mi, balanced_tile(s[0], L.partitions));
+    TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
+    place(rows_in, row_tile, SBUF);
+    declare_layout(g, rows_in, 2);
+    rows_in.split(var(0), no, ni, balanced_tile(s[1], L.moving_free)).reorder(ni, var(1), no);
+    TileLoop column_tile{false, Halide::LoopLevel(rows_in, no)};
+    if (resident_fits(g, k_chunk, L))
+        place_resident(g, k_chunk, row_tile.level, column_tile.level);
+    else
+        place_matmul(g, 0, *g.node, column_tile, L);
+    for (size_t i = 0; i < g.op.stages.size(); i++) {
+        const alg::Stage &st = g.op.stages[i];
+        if (is_operand_role(st.role) || st.role == "acc" || st.func.name() == rows_in.name())
+            continue;
+        place(st.func, g.stage_node[i] < row_node ? column_tile : row_tile, SBUF);
+        declare_layout(g, st.func, 2);
+    }
+    for (const alg::Stage &st : g.op.stages)
+        if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
+            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
+    stage_inputs(g, row_tile);
+    return true;
+}
+
 } // namespace
+
+bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L) {
+    // The row node's input, its result and a temporary or two per row, in fp32.
+    return row_elems * 4 * 4 <= L.row_budget;
+}
 
 void schedule_matmul(Group &g, const Limits &L) {
     int64_t k = contraction_extent(g.stage("acc"));
+    if (schedule_matmul_row_epilogue(g, divisor_at_most(k, L.partitions), L))
+        return;
     if (schedule_matmul_resident(g, divisor_at_most(k, L.partitions), L))
         return;
     const Shape &s = g.outputs[0].result.shape;

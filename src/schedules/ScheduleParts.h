@@ -56,6 +56,9 @@ void declare_layout(Group &g, const Halide::Func &f, int out_rank);
 void stage_inputs(Group &g, const TileLoop &tile);
 
 void schedule_matmul(Group &g, const Limits &L);
+/** Whether a row reduction over rows of this many elements can end a 2-D matmul's epilogue
+ *  when the rows span several PSUM banks (the whole rows are staged in SBUF). */
+bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L);
 void schedule_attention(Group &g, int context_node, const Limits &L);
 
 } // namespace nhc::sched::detail

@@ -4,6 +4,8 @@
 // end by the e2e tests.
 
 #include "../unit/TestModels.h"
+#include "E2E.h"
+#include "algorithms/Reference.h"
 #include "driver/Codegen.h"
 #include "frontend/Frontend.h"
 #include "neff/Hazards.h"
@@ -11,6 +13,8 @@
 #include "support/Log.h"
 
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 using namespace nhc;
 using codegen::SelectedInstr;
@@ -200,4 +204,33 @@ g (float[1, 2, 64, 32] q, float[1, 2, 32, 64] k, float[1, 2, 64, 32] v)
                         CHECK(p.vars.at(static_cast<size_t>(a->var)).name != "pr");
             }
     CHECK(dmas == 5); // q, k and v once per batch item (1), o once per head tile (2)
+}
+
+TEST_CASE("a residual and LayerNorm over rows wider than a PSUM bank join the Gemm, and match") {
+    // N = 768: two column tiles of 384 per row tile; the LayerNorm runs on the whole rows.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 64] x, float[64, 768] w, float[768] b, float[256, 768] r, float[768] gamma,
+   float[768] beta) => (float[256, 768] y) {
+  m = Gemm(x, w, b)
+  s = Add(m, r)
+  y = LayerNormalization <axis = -1> (s, gamma, beta)
+}
+)";
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    std::map<std::string, HostTensor> inputs;
+    for (const std::string &name : g.inputs) {
+        HostTensor t(DType::Float32, g.value(name).shape);
+        for (int64_t i = 0; i < t.numel(); i++) // deterministic, varied values
+            t.set_f64(i, std::sin(0.37 * double(i) + double(name[0])));
+        inputs[name] = t;
+    }
+    HostTensor want = alg::run_reference(g, inputs).at("y");
+    test::E2EResult got = test::compile_and_run(g, inputs);
+    test::Comparison cmp = test::compare(got.outputs.at("y"), want, 1e-3, 1e-4);
+    CHECK(cmp.rel_l2 <= 1e-5);
+    neff::Program p = compile_text(text);
+    CHECK(dmas_reading(p, "s") == 0); // the residual sum never reaches HBM
+    CHECK(dmas_reading(p, "r") == 2); // one per row tile: whole rows
 }
