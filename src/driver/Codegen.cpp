@@ -109,6 +109,27 @@ private:
         for (const Node &n : g_.nodes)
             if (is_view(n) && !alias_target(n))
                 alias_of_[n.outputs[0]] = n.inputs[0];
+        // A Transpose that keeps the last axis, sole reader of a value computed here: the
+        // value's group writes it already transposed, into the Transpose's output (attention's
+        // heads merged back: [b, h, s, d] -> [b, s, h, d]), and the Transpose is no group.
+        std::map<std::string, int> readers;
+        for (const Node &n : g_.nodes)
+            for (const std::string &in : n.inputs)
+                readers[in]++;
+        std::set<std::string> computed;
+        for (const Node &n : g_.nodes)
+            if (!is_view(n) && n.op_type != "Transpose")
+                computed.insert(n.outputs.begin(), n.outputs.end());
+        for (const Node &n : g_.nodes) {
+            if (n.op_type != "Transpose" || !n.domain.empty() || n.inputs.size() != 1)
+                continue;
+            std::vector<int64_t> perm = n.attr_ints("perm");
+            const std::string &x = n.inputs[0];
+            if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1 ||
+                !computed.count(x) || readers[x] != 1 || graph_outputs_.count(x))
+                continue;
+            transposed_into_[x] = {n.outputs[0], perm};
+        }
         // A graph output that views a value computed here (the flattened form of an output,
         // graph/FlattenElementwise): the value is computed straight into the output's bytes.
         std::set<std::string> graph_inputs(g_.inputs.begin(), g_.inputs.end());
@@ -128,6 +149,8 @@ private:
         auto it = var_of_.find(value);
         if (it != var_of_.end())
             return it->second;
+        if (auto t = transposed_into_.find(value); t != transposed_into_.end())
+            return var_of_[value] = var(t->second.first);
         if (auto a = alias_of_.find(value); a != alias_of_.end())
             return var_of_[value] = var(a->second);
         const Value &v = g_.value(value);
@@ -153,6 +176,9 @@ private:
         for (const Node &n : g_.nodes) {
             if (is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0])))
                 continue;
+            if (n.op_type == "Transpose" && n.inputs.size() == 1 &&
+                transposed_into_.count(n.inputs[0]))
+                continue; // its producer writes the transposed layout
             if (!groups.empty() && (can_join(groups.back(), n, fusable, scripted) ||
                                     closes_attention(groups.back(), n, scripted)))
                 groups.back().push_back(&n);
@@ -249,7 +275,12 @@ private:
             return;
         }
         // A --schedule block for this node replaces its default schedule.
-        sched::Group grp = sched::build_group(g_, nodes);
+        std::map<std::string, std::vector<int64_t>> output_perm;
+        for (const Node *m : nodes)
+            for (const std::string &out : m->outputs)
+                if (auto t = transposed_into_.find(out); t != transposed_into_.end())
+                    output_perm[out] = t->second.second;
+        sched::Group grp = sched::build_group(g_, nodes, output_perm);
         const sched::ScriptBlock *block = o_.schedule ? o_.schedule->find(n.name) : nullptr;
         if (block)
             sched::apply_schedule_block(*o_.schedule, *block, grp);
@@ -321,6 +352,8 @@ private:
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
     std::set<std::string> written_in_place_;      ///< graph outputs their viewed value fills
+    /** value -> (the Transpose output it is written as, perm) */
+    std::map<std::string, std::pair<std::string, std::vector<int64_t>>> transposed_into_;
     std::set<std::string> graph_outputs_;
     std::vector<codegen::SelectedInstr> selected_;
 };

@@ -16,13 +16,25 @@ Halide::Func Group::stage(const std::string &role, int node_index) const {
 
 namespace {
 
-void set_dense_output_bounds(Halide::Func f, const Shape &shape) {
+/** Constant bounds and the strides of the dense tensor Transpose(value, perm) (identity perm:
+ *  the value's own dense layout), so the group writes the value already transposed. */
+void set_output_layout(Halide::Func f, const Shape &shape, std::vector<int64_t> perm) {
     int rank = static_cast<int>(shape.size());
-    int64_t stride = 1;
+    if (perm.empty())
+        for (int a = 0; a < rank; a++)
+            perm.push_back(a);
+    std::vector<int64_t> stride(rank); // per ONNX axis of the value
+    int64_t dense = 1;
+    for (int j = rank - 1; j >= 0; j--) { // axis j of the stored tensor is value axis perm[j]
+        stride[static_cast<size_t>(perm[j])] = dense;
+        dense *= shape[static_cast<size_t>(perm[j])];
+    }
     for (int d = 0; d < rank; d++) {
-        int extent = static_cast<int>(shape[rank - 1 - d]);
-        f.output_buffer().dim(d).set_bounds(0, extent).set_stride(static_cast<int>(stride));
-        stride *= extent;
+        int a = rank - 1 - d; // Halide dim d is ONNX axis rank - 1 - d
+        f.output_buffer()
+            .dim(d)
+            .set_bounds(0, static_cast<int>(shape[a]))
+            .set_stride(static_cast<int>(stride[a]));
     }
 }
 
@@ -32,7 +44,8 @@ Group build_node_group(const Graph &g, const Node &node) {
     return build_group(g, {&node});
 }
 
-Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
+Group build_group(const Graph &g, const std::vector<const Node *> &nodes,
+                  const std::map<std::string, std::vector<int64_t>> &output_perm) {
     nhc_assert(!nodes.empty(), "an empty group");
     Group grp;
     grp.node = nodes.front();
@@ -106,7 +119,9 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes) {
             Halide::Expr e = args.empty() ? src() : src(args);
             alg::define(f, vars, stored == t.dtype ? e : alg::from_compute(e, stored));
             t.dtype = stored;
-            set_dense_output_bounds(f, t.shape);
+            auto perm = output_perm.find(name);
+            set_output_layout(f, t.shape,
+                              perm == output_perm.end() ? std::vector<int64_t>{} : perm->second);
             grp.outputs.push_back({name, f, t});
         }
     return grp;

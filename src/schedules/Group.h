@@ -58,8 +58,10 @@ Group build_node_group(const Graph &g, const Node &node);
 
 /** Builds a fused group of several nodes (graph order): a value produced inside the group is read
  *  as the producer's Func (it never goes to HBM); the group's outputs are the values that a node
- *  outside it, or the graph, reads. */
-Group build_group(const Graph &g, const std::vector<const Node *> &nodes);
+ *  outside it, or the graph, reads. An output named in `output_perm` is stored as
+ *  Transpose(value, perm) would be (Codegen folds such a Transpose into the group). */
+Group build_group(const Graph &g, const std::vector<const Node *> &nodes,
+                  const std::map<std::string, std::vector<int64_t>> &output_perm = {});
 
 } // namespace nhc::sched
 

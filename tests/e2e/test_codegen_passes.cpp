@@ -234,3 +234,30 @@ g (float[256, 64] x, float[64, 768] w, float[768] b, float[256, 768] r, float[76
     CHECK(dmas_reading(p, "s") == 0); // the residual sum never reaches HBM
     CHECK(dmas_reading(p, "r") == 2); // one per row tile: whole rows
 }
+
+TEST_CASE("a Transpose that merges heads back is written by its producer, and matches") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4, 64, 32] q, float[2, 4, 32, 64] k, float[2, 4, 64, 32] v) => (float[2, 64, 4, 32] o) {
+  s = MatMul(q, k)
+  pr = Softmax <axis = -1> (s)
+  c = MatMul(pr, v)
+  o = Transpose <perm = [0, 2, 1, 3]> (c)
+}
+)";
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    std::map<std::string, HostTensor> inputs;
+    for (const std::string &name : g.inputs) {
+        HostTensor t(DType::Float32, g.value(name).shape);
+        for (int64_t i = 0; i < t.numel(); i++)
+            t.set_f64(i, std::cos(0.11 * double(i) + double(name[0])));
+        inputs[name] = t;
+    }
+    HostTensor want = alg::run_reference(g, inputs).at("o");
+    test::E2EResult got = test::compile_and_run(g, inputs);
+    CHECK(test::compare(got.outputs.at("o"), want, 1e-3, 1e-4).rel_l2 <= 1e-5);
+    neff::Program p = compile_text(text);
+    for (const neff::Variable &v : p.vars)
+        CHECK(v.name != "c"); // the untransposed context never reaches HBM
+}
