@@ -185,19 +185,34 @@ int first_row_node(const Group &g) {
     return -1;
 }
 
-/** A 2-D matmul whose epilogue ends in a row reduction over rows wider than one PSUM bank
- *  (attention output + residual + LayerNorm, N = 768): the output is tiled by rows only; the
- *  value the row node reads is built per row tile in SBUF, column tile by column tile, each
- *  from its own accumulator (one PSUM bank); the row node and what follows run on the whole
- *  rows. Returns false, having changed nothing, when the group is not of that form. */
-bool schedule_matmul_row_epilogue(Group &g, int64_t k_chunk, const Limits &L) {
+/** A 2-D matmul whose rows are wider than one PSUM bank, tiled by whole rows: the value that
+ *  needs whole rows is built per row tile in SBUF, column tile by column tile, each from its
+ *  own accumulator (one PSUM bank). That value is what a row reduction in the epilogue reads
+ *  (attention output + residual + LayerNorm, N = 768: the LayerNorm and what follows run on the
+ *  whole rows) or, without one, the group's result, which is then stored once per row tile in
+ *  rows of N elements rather than once per column tile (the FFN's [128, 3072] bf16 tiles move
+ *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259).
+ *  Returns false, having changed nothing, when the rows do not fit or need no splitting. */
+bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
-    int row_node = first_row_node(g);
-    if (s.size() != 2 || row_node <= 0 || balanced_tile(s[1], L.moving_free) >= s[1])
+    if (s.size() != 2 || g.outputs.size() != 1 || balanced_tile(s[1], L.moving_free) >= s[1])
         return false;
-    auto row_input = g.values.find(g.nodes[static_cast<size_t>(row_node)]->inputs[0]);
-    nhc_assert(row_input != g.values.end(), "the row node's input is not computed in the group");
-    Func f = g.outputs[0].func, rows_in = row_input->second.func;
+    int row_node = first_row_node(g);
+    Func rows_in = g.outputs[0].result.func;
+    if (row_node > 0) {
+        auto row_input = g.values.find(g.nodes[static_cast<size_t>(row_node)]->inputs[0]);
+        nhc_assert(row_input != g.values.end(), "the row node's input is not in the group");
+        rows_in = row_input->second.func;
+    } else {
+        // Without a row reduction, only for column tiles whose stored rows are short enough to
+        // move at the lowest DMA rate (longer ones gain less than the later store costs).
+        int64_t out_bytes = g.outputs[0].func.output_types()[0].bytes();
+        if (row_node == 0 || rows_in.name() == g.stage("acc").name() ||
+            2 * s[1] * rows_in.output_types()[0].bytes() > L.layout_budget ||
+            balanced_tile(s[1], L.moving_free) * out_bytes > L.short_dma_row)
+            return false;
+    }
+    Func f = g.outputs[0].func;
     Var mo("mo"), mi("mi"), no("no"), ni("ni");
     f.split(var(1), mo, mi, balanced_tile(s[0], L.partitions));
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
@@ -213,7 +228,8 @@ bool schedule_matmul_row_epilogue(Group &g, int64_t k_chunk, const Limits &L) {
         const alg::Stage &st = g.op.stages[i];
         if (is_operand_role(st.role) || st.role == "acc" || st.func.name() == rows_in.name())
             continue;
-        place(st.func, g.stage_node[i] < row_node ? column_tile : row_tile, SBUF);
+        bool before_rows = row_node < 0 || g.stage_node[i] < row_node;
+        place(st.func, before_rows ? column_tile : row_tile, SBUF);
         declare_layout(g, st.func, 2);
     }
     for (const alg::Stage &st : g.op.stages)
@@ -232,7 +248,7 @@ bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L) {
 
 void schedule_matmul(Group &g, const Limits &L) {
     int64_t k = contraction_extent(g.stage("acc"));
-    if (schedule_matmul_row_epilogue(g, divisor_at_most(k, L.partitions), L))
+    if (schedule_matmul_row_tiles(g, divisor_at_most(k, L.partitions), L))
         return;
     if (schedule_matmul_resident(g, divisor_at_most(k, L.partitions), L))
         return;
@@ -257,6 +273,11 @@ void schedule_attention(Group &g, int context_node, const Limits &L) {
     // P (the context product's A) is computed on chip; only V comes from HBM.
     stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", context_node)), {pv[1]}, L);
     place_epilogue(g, tile, static_cast<int>(s.size()));
+    // P itself is inlined into its bf16 copy for the PE: the softmax's last operation writes the
+    // matmul operand directly, one instruction per head fewer.
+    auto p = g.values.find(g.nodes[static_cast<size_t>(context_node)]->inputs[0]);
+    if (p != g.values.end())
+        p->second.func.compute_inline();
 }
 
 } // namespace nhc::sched::detail

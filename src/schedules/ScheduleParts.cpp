@@ -16,7 +16,8 @@ Limits limits_of(const target::TargetInfo &t) {
             t.sbuf_usable_per_partition / 2,
             t.sbuf_usable_per_partition / 3,
             t.sbuf_usable_per_partition / 8,
-            t.sbuf_usable_per_partition / 8};
+            t.sbuf_usable_per_partition / 8,
+            t.dma.small_row_bytes};
 }
 
 Var var(int i) {

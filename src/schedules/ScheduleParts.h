@@ -23,6 +23,7 @@ struct Limits {
     int64_t layout_budget;    ///< SBUF bytes per partition a staged layout group may take
     int64_t broadcast_budget; ///< SBUF bytes per partition one broadcast built once may take
     int64_t row_budget;       ///< SBUF bytes per partition of a whole-row matmul epilogue
+    int64_t short_dma_row;    ///< DMA rows up to this many bytes move at the lowest rate
 };
 Limits limits_of(const target::TargetInfo &t);
 
