@@ -261,3 +261,39 @@ g (float[2, 4, 64, 32] q, float[2, 4, 32, 64] k, float[2, 4, 64, 32] v) => (floa
     for (const neff::Variable &v : p.vars)
         CHECK(v.name != "c"); // the untransposed context never reaches HBM
 }
+
+TEST_CASE("a wide bf16 matmul output is stored once per row tile, in whole rows") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 64] x, float[64, 1024] w1, float[1024, 64] w2) => (float[256, 64] y) {
+  h = MatMul(x, w1)
+  y = MatMul(h, w2)
+}
+)";
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    std::map<std::string, HostTensor> inputs;
+    for (const std::string &name : g.inputs) {
+        HostTensor t(DType::Float32, g.value(name).shape);
+        uint32_t state = 12345u + static_cast<uint32_t>(name[1]); // uniform in [-1, 1)
+        for (int64_t i = 0; i < t.numel(); i++) {
+            state = state * 1664525u + 1013904223u;
+            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
+        }
+        inputs[name] = t;
+    }
+    CompileOptions bf16;
+    bf16.auto_cast = "matmult";
+    HostTensor want = alg::run_reference(g, inputs).at("y");
+    test::E2EResult got = test::compile_and_run(g, inputs, bf16);
+    CHECK(test::compare(got.outputs.at("y"), want, 1e-2, 1e-2).rel_l2 <= 2e-2);
+    apply_graph_passes(g, bf16);
+    neff::Program p = generate_program(g, bf16);
+    int h_stores = 0;
+    for (const auto &stream : p.streams)
+        for (const Instr &i : stream)
+            if (i.op == neff::Opcode::Dma && i.dst.space == neff::MemSpace::HBM &&
+                p.vars.at(static_cast<size_t>(i.dst.var)).name == "h")
+                h_stores++;
+    CHECK(h_stores == 2); // [128, 1024] bf16 rows, not four [128, 512] column tiles
+}
