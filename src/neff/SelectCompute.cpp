@@ -402,6 +402,13 @@ void select_compute(Selector &s, const Nest &n) {
         s.drop_memset(dap, id->second);
     ComputeSelector cs(s, n, it, dap);
     AccessPattern src = cs.tile(red->second);
+    // A sum over the whole row of what ACT just computed is that activation's own free-axis
+    // accumulation (add only on trn1; neuroncore.md L174): softmax's exp and its sum.
+    if (red->first == AluOp::Add && reduced == static_cast<int>(it.free().size()) &&
+        s.accumulate_into_last_activation(src, dap)) {
+        s.release_temps();
+        return;
+    }
     Instr i;
     i.op = Opcode::TensorReduce;
     i.dst = dap;

@@ -104,6 +104,22 @@ Engine Selector::lighter_engine(int64_t n) const {
     return act < dve ? Engine::ACT : Engine::DVE;
 }
 
+bool Selector::accumulate_into_last_activation(const AccessPattern &src, const AccessPattern &dst) {
+    if (out_.empty())
+        return false;
+    SelectedInstr &last = out_.back();
+    if (last.engine != Engine::ACT || last.instr.op != Opcode::Activation ||
+        last.instr.accum.present() || !(last.instr.dst == src) ||
+        dst.num_partitions != src.num_partitions || dst.free_count() != 1)
+        return false;
+    queued_ns_[static_cast<int>(Engine::ACT)] -=
+        estimated_ns(*opt_.target, Engine::ACT, last.instr);
+    last.instr.accum = dst;
+    queued_ns_[static_cast<int>(Engine::ACT)] +=
+        estimated_ns(*opt_.target, Engine::ACT, last.instr);
+    return true;
+}
+
 bool Selector::drop_memset(const neff::AccessPattern &dst, float value) {
     if (out_.empty())
         return false;

@@ -72,6 +72,10 @@ public:
     /** Removes the last selected instruction if it is a memset of exactly `dst` to `value` (an
      *  initialisation that the next instruction overwrites); returns whether it did. */
     bool drop_memset(const neff::AccessPattern &dst, float value);
+    /** If the last selected instruction is an ACT activation that wrote exactly `src`, makes it
+     *  also sum each partition's row into `dst` ([P, 1]) and returns true. */
+    bool accumulate_into_last_activation(const neff::AccessPattern &src,
+                                         const neff::AccessPattern &dst);
     /** Whether loop j moves the access across the buffer's partitions. */
     bool walks_partitions(const Buffer &b, const Affine &a, int j, const Loop &l) const;
     [[noreturn]] void fail(const std::string &code, const Nest &n, const std::string &what) const;

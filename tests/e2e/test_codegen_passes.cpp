@@ -204,6 +204,14 @@ g (float[1, 2, 64, 32] q, float[1, 2, 32, 64] k, float[1, 2, 64, 32] v)
                         CHECK(p.vars.at(static_cast<size_t>(a->var)).name != "pr");
             }
     CHECK(dmas == 5); // q, k and v once per batch item (1), o once per head tile (2)
+    // The softmax's sum is the exp activation's own accumulation, one per head.
+    int accumulating = 0, add_reduces = 0;
+    for (const Instr &i : p.stream(Engine::ACT))
+        accumulating += i.op == neff::Opcode::Activation && i.accum.present() ? 1 : 0;
+    for (const Instr &i : p.stream(Engine::DVE))
+        add_reduces += i.op == neff::Opcode::TensorReduce && i.alu0 == neff::AluOp::Add ? 1 : 0;
+    CHECK(accumulating == 2);
+    CHECK(add_reduces == 0);
 }
 
 TEST_CASE("a residual and LayerNorm over rows wider than a PSUM bank join the Gemm, and match") {
