@@ -141,22 +141,47 @@ private:
         s_.emit(Engine::ACT, i);
     }
 
-    /** `x op y` on ACT when it has that form and ACT is the lighter engine, else nullopt. */
+    /** `x op y` on ACT when it has that form and ACT is the lighter engine, else nullopt. A
+     *  [P,1] subtrahend becomes a bias through a [P,1] negation (64 cycles against a full row,
+     *  neuroncore.md L160). */
     std::optional<Operand> binary_on_act(AluOp op, const Operand &x, const Operand &y,
                                          bool same_operand, const AccessPattern *into) {
         bool y_scale = op == AluOp::Mult && (y.is_imm || y.per_partition);
         bool y_bias = op == AluOp::Add && !y.is_imm && y.per_partition;
+        bool y_neg_bias = op == AluOp::Subtract && !y.is_imm && y.per_partition;
         bool square = op == AluOp::Mult && same_operand;
-        if (x.is_imm || !(y_scale || y_bias || square))
+        if (x.is_imm || !(y_scale || y_bias || y_neg_bias || square))
             return std::nullopt;
         Operand r = result(into);
         if (!on_act(x.ap, r.ap))
             return std::nullopt;
-        if (square)
+        if (square) {
             emit_act(neff::ActFunc::Square, x.ap, r.ap, one(), {});
-        else
+        } else if (y_neg_bias) {
+            emit_act(neff::ActFunc::Copy, x.ap, r.ap, one(), scalar_of(negated(y)));
+        } else {
             emit_act(neff::ActFunc::Copy, x.ap, r.ap, y_scale ? scalar_of(y) : one(),
                      y_bias ? scalar_of(y) : neff::Scalar{});
+        }
+        return r;
+    }
+
+    /** -y for a [P,1] operand, in a [P,1] temporary (DVE). */
+    Operand negated(const Operand &y) {
+        IterSpace column; // the partition loop alone (none: one partition)
+        if (it_.p >= 0)
+            column = IterSpace{{it_.loops[static_cast<size_t>(it_.p)]}, 0};
+        Operand r;
+        r.ap = s_.temp_tile(column, n_);
+        r.ap.start_partition = dst_.start_partition;
+        r.per_partition = true;
+        Instr i;
+        i.op = Opcode::TensorScalar;
+        i.src = scalar_of(y).ap;
+        i.dst = r.ap;
+        i.alu0 = AluOp::Mult;
+        i.s0.imm = -1.0f;
+        s_.emit(Engine::DVE, i);
         return r;
     }
 
@@ -197,13 +222,33 @@ private:
         return r;
     }
 
+    /** f(arg) on ACT, with a scale or bias folded in: f(a * s), f(a + b) and f(a - b), s an
+     *  immediate or [P,1], b [P,1] (softmax's exp(x - max) is one instruction). */
     Operand activation(neff::ActFunc f, const Halide::Expr &arg, const AccessPattern *into) {
-        AccessPattern src = tile(arg);
+        Halide::Expr a = arg;
+        neff::Scalar scale = one(), bias;
+        const Mul *mul = arg.as<Mul>();
+        const Add *add = arg.as<Add>();
+        const Sub *sub = arg.as<Sub>();
+        Halide::Expr other = mul ? mul->b : add ? add->b : sub ? sub->b : Halide::Expr();
+        // Only a loaded or constant operand: lowering anything else would emit instructions.
+        if (other.defined() && (as_load(other) || is_const(other))) {
+            Halide::Expr x = mul ? mul->a : add ? add->a : sub->a;
+            Operand y = lower(other, nullptr);
+            if (mul && (y.is_imm || y.per_partition)) {
+                a = x;
+                scale = scalar_of(y);
+            } else if ((add || sub) && !y.is_imm && y.per_partition) {
+                a = x;
+                bias = scalar_of(sub ? negated(y) : y);
+            }
+        }
         Instr i;
         i.op = Opcode::Activation;
         i.func = f;
-        i.src = src;
-        i.s0.imm = 1.0f;
+        i.src = tile(a);
+        i.s0 = scale;
+        i.s1 = bias;
         Operand r = result(into);
         i.dst = r.ap;
         s_.emit(Engine::ACT, i);
@@ -405,7 +450,7 @@ void select_compute(Selector &s, const Nest &n) {
     // A sum over the whole row of what ACT just computed is that activation's own free-axis
     // accumulation (add only on trn1; neuroncore.md L174): softmax's exp and its sum.
     if (red->first == AluOp::Add && reduced == static_cast<int>(it.free().size()) &&
-        s.accumulate_into_last_activation(src, dap)) {
+        dap.free_count() == 1 && s.accumulate_into_last_activation(src, dap)) {
         s.release_temps();
         return;
     }

@@ -305,3 +305,26 @@ g (float[256, 64] x, float[64, 1024] w1, float[1024, 64] w2) => (float[256, 64] 
                 h_stores++;
     CHECK(h_stores == 2); // [128, 1024] bf16 rows, not four [128, 512] column tiles
 }
+
+TEST_CASE("softmax's exp(x - max) is one ACT instruction, the max negated into its bias") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1024, 512] x) => (float[1024, 512] y) {
+  y = Softmax <axis = -1> (x)
+}
+)";
+    neff::Program p = compile_text(text);
+    int exp_with_bias = 0;
+    for (const Instr &i : p.stream(Engine::ACT))
+        exp_with_bias +=
+            i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Exp && i.s1.is_ap ? 1 : 0;
+    CHECK(exp_with_bias == 8); // one per row tile
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    HostTensor x(DType::Float32, {1024, 512});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, 4 * std::sin(0.7 * double(i)));
+    HostTensor want = alg::run_reference(g, {{"x", x}}).at("y");
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    CHECK(test::compare(got.outputs.at("y"), want, 1e-5, 1e-6).rel_l2 <= 1e-5);
+}
