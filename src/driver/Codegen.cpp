@@ -298,7 +298,11 @@ private:
         for (const auto &[buf, value] : lg.hbm_buffers)
             if (lg.referenced.count(buf))
                 so.hbm[buf] = binding(value);
+        so.sbuf_cursor = sbuf_cursor_;
+        so.psum_cursor = psum_cursor_;
         std::vector<codegen::SelectedInstr> ins = codegen::select_instructions(lg.body, so);
+        sbuf_cursor_ = so.sbuf_cursor;
+        psum_cursor_ = so.psum_cursor;
         log_debug(name, ": ", ins.size(), " instructions");
         selected_.insert(selected_.end(), ins.begin(), ins.end());
     }
@@ -351,6 +355,7 @@ private:
     neff::Program prog_;
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
+    int64_t sbuf_cursor_ = 0, psum_cursor_ = 0;   ///< on-chip allocation rotates across groups
     std::set<std::string> written_in_place_;      ///< graph outputs their viewed value fills
     /** value -> (the Transpose output it is written as, perm) */
     std::map<std::string, std::pair<std::string, std::vector<int64_t>>> transposed_into_;

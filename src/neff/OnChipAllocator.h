@@ -24,6 +24,11 @@ public:
     int64_t allocate(int64_t bytes);
     void release(int64_t offset);
     int64_t capacity() const { return capacity_; }
+    /** Where the next search starts; carried from one group to the next, so that consecutive
+     *  groups also use different regions and the next group's loads need not wait for the
+     *  previous group's last reads. */
+    int64_t cursor() const { return cursor_; }
+    void set_cursor(int64_t at) { cursor_ = at >= 0 && at < capacity_ ? at : 0; }
 
 private:
     int64_t capacity_, granule_;

@@ -49,6 +49,8 @@ std::vector<int> IterSpace::free() const {
 Selector::Selector(const SelectOptions &o)
     : opt_(o), sbuf_(o.target->sbuf_usable_per_partition, 64),
       psum_(int64_t(o.target->psum_banks) * o.target->psum_bank_bytes, o.target->psum_bank_bytes) {
+    sbuf_.set_cursor(o.sbuf_cursor);
+    psum_.set_cursor(o.psum_cursor);
     for (const auto &[name, h] : o.hbm) {
         Buffer b;
         b.name = name;
@@ -441,9 +443,11 @@ void Selector::release_temps() {
     temps_.clear();
 }
 
-std::vector<SelectedInstr> select_instructions(const Stmt &s, const SelectOptions &options) {
+std::vector<SelectedInstr> select_instructions(const Stmt &s, SelectOptions &options) {
     Selector sel(options);
     sel.walk(s);
+    options.sbuf_cursor = sel.sbuf_cursor();
+    options.psum_cursor = sel.psum_cursor();
     return sel.take();
 }
 

@@ -44,10 +44,14 @@ struct SelectOptions {
     std::map<std::string, int64_t> partition_split; ///< stage -> partitions per chunk of that dim
     std::string node_name; ///< carried by every instruction (traces, messages)
     int dma_queues = 4;    ///< DMA queues used round-robin
+    /** In and out: where SBUF and PSUM allocation resume (OnChipAllocator::cursor), threaded
+     *  through the groups of a program. */
+    int64_t sbuf_cursor = 0, psum_cursor = 0;
 };
 
+/** Selects the instructions of one lowered group; updates the options' allocation cursors. */
 std::vector<SelectedInstr> select_instructions(const Halide::Internal::Stmt &s,
-                                               const SelectOptions &options);
+                                               SelectOptions &options);
 
 /** The ISA dtype of a Halide type; NHC_EGEN006 for types the NeuronCore cannot hold. */
 neff::DType isa_dtype(const Halide::Type &t, const std::string &what);

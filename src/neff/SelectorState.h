@@ -83,6 +83,8 @@ public:
     neff::AccessPattern temp_tile(const IterSpace &it, const Nest &n);
     void release_temps();
     const SelectOptions &options() const { return opt_; }
+    int64_t sbuf_cursor() const { return sbuf_.cursor(); }
+    int64_t psum_cursor() const { return psum_.cursor(); }
 
 private:
     void visit_allocate(const Halide::Internal::Allocate *op);

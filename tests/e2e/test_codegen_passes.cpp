@@ -328,3 +328,23 @@ g (float[1024, 512] x) => (float[1024, 512] y) {
     test::E2EResult got = test::compile_and_run(g, {{"x", x}});
     CHECK(test::compare(got.outputs.at("y"), want, 1e-5, 1e-6).rel_l2 <= 1e-5);
 }
+
+TEST_CASE("on-chip allocation rotates across groups: the next group's buffers are elsewhere") {
+    neff::Program p = compile_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 64] x, float[64, 256] w1, float[64, 256] w2) => (float[128, 256] a,
+    float[128, 256] b) {
+  a = MatMul(x, w1)
+  b = MatMul(x, w2)
+}
+)");
+    std::map<std::string, int64_t> first_load; // per group: the lowest SBUF offset it loads into
+    for (const Instr &i : p.stream(Engine::SP))
+        if (i.op == neff::Opcode::Dma && i.dst.space == neff::MemSpace::SBUF) {
+            auto it = first_load.find(i.name);
+            if (it == first_load.end() || i.dst.offset < it->second)
+                first_load[i.name] = i.dst.offset;
+        }
+    REQUIRE(first_load.size() == 2);
+    CHECK(first_load.begin()->second != std::next(first_load.begin())->second);
+}
