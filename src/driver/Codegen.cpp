@@ -169,7 +169,7 @@ private:
     std::vector<std::vector<const Node *>> form_groups() const {
         auto scripted = [&](const Node &n) { return o_.schedule && o_.schedule->find(n.name); };
         auto fusable = [&](const Node &n) {
-            return n.outputs.size() == 1 && !is_view(n) && !scripted(n) &&
+            return n.outputs.size() == 1 && !is_view(n) && !scripted(n) && n.op_type != "Concat" &&
                    sched::schedule_family(n.op_type) == sched::Family::Compute;
         };
         std::vector<std::vector<const Node *>> groups;
@@ -274,6 +274,10 @@ private:
             flat_copy(n.inputs[0], n.outputs[0], n.name);
             return;
         }
+        if (n.op_type == "Concat") {
+            concat_copies(n);
+            return;
+        }
         // A --schedule block for this node replaces its default schedule.
         std::map<std::string, std::vector<int64_t>> output_perm;
         for (const Node *m : nodes)
@@ -308,6 +312,49 @@ private:
     }
 
     // One DMA moving a whole tensor's bytes (views that are graph outputs, inputs returned as is).
+    /** Concat as one HBM -> HBM DMA per input into its slice of the output: rows of the
+     *  input's contiguous part (the concat axis and the axes inside it), one row per index of
+     *  the axes outside it. */
+    void concat_copies(const Node &n) {
+        const Value &out = g_.value(n.outputs[0]);
+        int64_t rank = static_cast<int64_t>(out.shape.size());
+        int64_t axis = n.attr_int("axis", 0);
+        axis = axis < 0 ? axis + rank : axis;
+        int64_t outer = 1, inner = 1;
+        for (int64_t a = 0; a < axis; a++)
+            outer *= out.shape[a];
+        for (int64_t a = axis + 1; a < rank; a++)
+            inner *= out.shape[a];
+        int out_var = var(n.outputs[0]);
+        int64_t out_es = neff::dtype_size(prog_.vars.at(out_var).dtype), at = 0;
+        for (const std::string &in : n.inputs) {
+            int64_t len = in.empty() ? 0 : g_.value(in).shape[axis];
+            if (len * inner * outer == 0)
+                continue;
+            int in_var = var(in);
+            int64_t in_es = neff::dtype_size(prog_.vars.at(in_var).dtype);
+            auto rows = [&](int v, int64_t es, int64_t row_elems, int64_t offset) {
+                neff::AccessPattern a;
+                a.space = neff::MemSpace::HBM;
+                a.dtype = prog_.vars.at(v).dtype;
+                a.var = v;
+                a.num_partitions = 1;
+                a.offset = offset * es;
+                if (outer > 1)
+                    a.dims.push_back({row_elems * es, outer});
+                a.dims.push_back({es, len * inner});
+                return a;
+            };
+            neff::Instr i;
+            i.op = neff::Opcode::Dma;
+            i.name = n.name;
+            i.src = rows(in_var, in_es, len * inner, 0);
+            i.dst = rows(out_var, out_es, out.shape[axis] * inner, at * inner);
+            selected_.push_back({neff::Engine::SP, i});
+            at += len;
+        }
+    }
+
     void flat_copy(const std::string &from, const std::string &to, const std::string &name) {
         neff::Instr i;
         i.op = neff::Opcode::Dma;
@@ -367,42 +414,15 @@ private:
 
 void register_codegen_operators() {
     // Each listed operator compiles end to end and matches ONNX's test data on the simulator
-    // (tests/e2e). Concat (a select of clamped reads) is not here yet; Gather covers rows of a
-    // 2-D table (a one-hot contraction).
-    for (const char *op : {"Abs",
-                           "Add",
-                           "Cast",
-                           "Div",
-                           "Erf",
-                           "Exp",
-                           "Flatten",
-                           "Gather",
-                           "Gemm",
-                           "Identity",
-                           "LayerNormalization",
-                           "Log",
-                           "MatMul",
-                           "Max",
-                           "Min",
-                           "Mul",
-                           "Neg",
-                           "Pow",
-                           "Reciprocal",
-                           "ReduceMax",
-                           "ReduceMean",
-                           "ReduceSum",
-                           "Relu",
-                           "Reshape",
-                           "Sigmoid",
-                           "Softmax",
-                           "Split",
-                           "Sqrt",
-                           "Squeeze",
-                           "Sub",
-                           "Tanh",
-                           "Transpose",
-                           "Unsqueeze",
-                           "Where"})
+    // (tests/e2e). Concat is a DMA per input; Gather covers rows of a 2-D table (a one-hot
+    // contraction).
+    for (const char *op :
+         {"Abs",     "Add",        "Cast",      "Concat",     "Div",       "Erf",
+          "Exp",     "Flatten",    "Gather",    "Gemm",       "Identity",  "LayerNormalization",
+          "Log",     "MatMul",     "Max",       "Min",        "Mul",       "Neg",
+          "Pow",     "Reciprocal", "ReduceMax", "ReduceMean", "ReduceSum", "Relu",
+          "Reshape", "Sigmoid",    "Softmax",   "Split",      "Sqrt",      "Squeeze",
+          "Sub",     "Tanh",       "Transpose", "Unsqueeze",  "Where"})
         register_operator({op, "codegen"});
 }
 
