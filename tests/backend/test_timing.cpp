@@ -17,7 +17,7 @@ namespace {
 /** n back-to-back matmuls [128x128] x [128x512] with operands already in SBUF. */
 std::string matmul_stream(const char *dt, int n) {
     std::string s = ".target trn1\n.engine pe\n";
-    int es = std::string(dt) == "f32" ? 4 : 2;
+    int es = std::string(dt) == "f32" || std::string(dt) == "tf32" ? 4 : 2;
     for (int i = 0; i < n; i++) {
         s += "  matmul dst=psum.f32[0:128," + std::to_string((i % 8) * 2048) +
              "][[1,512]] stationary=" + sb(dt, 0, 128, 0, 128) +
@@ -38,6 +38,10 @@ TEST_CASE("a stream of matmuls runs at the PE's initiation interval") {
     auto f32 = run_text(matmul_stream("f32", 32), {}).summary;
     CHECK(f32.total_ns == doctest::Approx(4 * bf.total_ns));
     CHECK(f32.mfu() == doctest::Approx(1.0)); // against the fp32 peak
+    // tf32 runs at the bf16 rate (neuroncore.md L80, L142).
+    auto tf32 = run_text(matmul_stream("tf32", 32), {}).summary;
+    CHECK(tf32.total_ns == doctest::Approx(bf.total_ns));
+    CHECK(tf32.mfu() == doctest::Approx(1.0));
 }
 
 TEST_CASE("DMA time is the fixed latency plus bytes over the engines' bandwidth") {
