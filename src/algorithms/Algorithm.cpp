@@ -46,8 +46,14 @@ std::string Namer::operator()(const std::string &role) {
 
 Halide::Func Builder::func(const std::string &role, Shape shape) {
     Halide::Func f(namer_(role));
-    stages_.push_back({role, f, std::move(shape)});
+    stages_.push_back({role, f, std::move(shape), std::nullopt});
     return f;
+}
+
+void Builder::store_as(const Halide::Func &f, DType t) {
+    for (Stage &s : stages_)
+        if (s.func.name() == f.name())
+            s.stored_as = t;
 }
 
 std::vector<Halide::Var> Builder::vars(int rank) {
@@ -67,6 +73,7 @@ void define(Halide::Func f, const std::vector<Halide::Var> &v, const Halide::Exp
 Halide::Type halide_type(DType t) {
     switch (t) {
     case DType::Float32:
+    case DType::TFloat32: // a float whose mantissa the engine that writes it rounds
         return Halide::Float(32);
     case DType::Float16:
         return Halide::Float(16);

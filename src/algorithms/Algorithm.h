@@ -39,6 +39,9 @@ struct Stage {
     std::string role;
     Halide::Func func;
     Shape shape; ///< the stage's extents (ONNX order) where the builder records them, else empty
+    /** The type the stage is stored in when its Halide type does not say (tf32 is a Float(32)
+     *  whose writer rounds it); unset otherwise. */
+    std::optional<DType> stored_as;
 };
 
 struct OpResult {
@@ -73,6 +76,8 @@ public:
     const OpContext &ctx() const { return ctx_; }
     /** A fresh Func for a stage with the given role; recorded in the result's stages. */
     Halide::Func func(const std::string &role, Shape shape = {});
+    /** Records that stage `f` is stored as `t` (Stage::stored_as). */
+    void store_as(const Halide::Func &f, DType t);
     /** Vars v0..v(rank-1) in Halide order (v0 innermost = last ONNX axis). */
     static std::vector<Halide::Var> vars(int rank);
     OpResult result(std::vector<Tensor> outputs) {

@@ -53,6 +53,9 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
     Halide::Func a_nat = b.func("a_nat"), a_tp = b.func("a_tp"), lhs_t = b.func("lhs_t"),
                  b_nat = b.func("b_nat"), b_tp = b.func("b_tp"), rhs = b.func("rhs"),
                  acc = b.func("acc");
+    if (operand == DType::TFloat32) // engines and DMAs round what they write into them
+        for (const Halide::Func &f : {a_nat, lhs_t, b_nat, rhs})
+            b.store_as(f, DType::TFloat32);
     a_nat(args(x, y)) = stage(lhs_at(y, x, batch_idx), a_type);            // (k, m)
     a_tp(args(x, y)) = Halide::cast(Halide::Float(32), a_nat(args(y, x))); // (m, k)
     lhs_t(args(x, y)) = from_compute(a_tp(args(x, y)), operand);           // (m, k)

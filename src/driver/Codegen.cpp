@@ -37,6 +37,8 @@ neff::DType isa_dtype_of(DType t, const std::string &value) {
     switch (t) {
     case DType::Float32:
         return neff::DType::F32;
+    case DType::TFloat32:
+        return neff::DType::TF32;
     case DType::Float16:
         return neff::DType::F16;
     case DType::BFloat16:
@@ -299,6 +301,8 @@ private:
         so.node_name = name;
         so.partition_dim = lg.partition_dim;
         so.partition_split = lg.partition_split;
+        for (const auto &[stage, t] : lg.stored_as)
+            so.stored_as[stage] = isa_dtype_of(t, stage);
         for (const auto &[buf, value] : lg.hbm_buffers)
             if (lg.referenced.count(buf))
                 so.hbm[buf] = binding(value);
@@ -442,12 +446,16 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int relaid = layout_matmul_weights(g);
     log_info("weight layout: ", relaid, " matmul weights stored with K outermost");
     if (options.auto_cast == "matmult") {
-        DType t = options.auto_cast_type == "bf16" ? DType::BFloat16 : DType::Float16;
+        DType t = options.auto_cast_type == "bf16"   ? DType::BFloat16
+                  : options.auto_cast_type == "fp16" ? DType::Float16
+                                                     : DType::TFloat32;
         int n = auto_cast_matmuls(g, t);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
-        int narrowed = store_matmul_operands_narrow(g, t);
-        log_info("auto-cast: ", narrowed, " values read only as matmul operands stored as ",
-                 options.auto_cast_type);
+        if (t != DType::TFloat32) { // tf32 takes the bytes of fp32: nothing to save in HBM
+            int narrowed = store_matmul_operands_narrow(g, t);
+            log_info("auto-cast: ", narrowed, " values read only as matmul operands stored as ",
+                     options.auto_cast_type);
+        }
     }
 }
 

@@ -28,10 +28,10 @@ void check_implemented(const CompileOptions &o) {
     if (o.auto_cast == "all")
         user_error("NHC_ENYI001", "--auto-cast all is not implemented yet in this version; use "
                                   "--auto-cast matmult or none");
-    if (o.auto_cast == "matmult" && o.auto_cast_type != "bf16" && o.auto_cast_type != "fp16")
+    if (o.auto_cast == "matmult" && o.auto_cast_type == "fp8_e4m3")
         user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
                    " is not implemented "
-                   "yet in this version; use bf16 or fp16");
+                   "yet in this version; use bf16, fp16 or tf32");
 }
 
 void log_options(const CompileOptions &o) {

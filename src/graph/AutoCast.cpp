@@ -91,7 +91,8 @@ int store_matmul_operands_narrow(Graph &g, DType cast_type) {
 }
 
 int auto_cast_matmuls(Graph &g, DType cast_type) {
-    nhc_assert(cast_type == DType::BFloat16 || cast_type == DType::Float16,
+    nhc_assert(cast_type == DType::BFloat16 || cast_type == DType::Float16 ||
+                   cast_type == DType::TFloat32,
                "auto-cast to " << dtype_name(cast_type));
     int count = 0;
     for (Node &n : g.nodes) {

@@ -13,6 +13,7 @@ int dtype_size(DType t) {
     case DType::UInt64:
         return 8;
     case DType::Float32:
+    case DType::TFloat32:
     case DType::Int32:
     case DType::UInt32:
         return 4;
@@ -57,13 +58,15 @@ const char *dtype_name(DType t) {
         return "u64";
     case DType::Bool:
         return "bool";
+    case DType::TFloat32:
+        return "tf32";
     }
     nhc_assert(false, "unknown dtype");
 }
 
 bool dtype_is_float(DType t) {
     return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16 ||
-           t == DType::Float64;
+           t == DType::Float64 || t == DType::TFloat32;
 }
 
 bool dtype_is_signed_int(DType t) {
@@ -108,6 +111,7 @@ int dtype_to_onnx(DType t) {
     using TP = onnx::TensorProto;
     switch (t) {
     case DType::Float32:
+    case DType::TFloat32: // stored as a float
         return TP::FLOAT;
     case DType::Float16:
         return TP::FLOAT16;

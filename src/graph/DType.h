@@ -26,11 +26,15 @@ enum class DType {
     UInt32,
     UInt64,
     Bool,
+    /** fp32 storage with the mantissa rounded to 10 bits: an auto-cast operand type (the PE runs
+     *  it at the bf16 rate); no ONNX tensor has it. */
+    TFloat32,
 };
 
 /** Bytes per element. */
 int dtype_size(DType t);
-/** Short lower-case name used in dumps and messages: f32, f16, bf16, f64, i8 ... u64, bool. */
+/** Short lower-case name used in dumps and messages: f32, f16, bf16, f64, i8 ... u64, bool, tf32.
+ */
 const char *dtype_name(DType t);
 bool dtype_is_float(DType t);
 bool dtype_is_signed_int(DType t);

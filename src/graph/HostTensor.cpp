@@ -100,6 +100,18 @@ float bf16_to_float(uint16_t b) {
     return f;
 }
 
+/** fp32 with the 13 low mantissa bits rounded off (RNE): the tf32 value, still 4 bytes. */
+float round_to_tf32(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if (std::isnan(f))
+        return f;
+    u += 0xfff + ((u >> 13) & 1);
+    u &= ~0x1fffu;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
 uint16_t float_to_bf16(float f) {
     uint32_t x;
     std::memcpy(&x, &f, 4);
@@ -126,6 +138,7 @@ double HostTensor::get_f64(int64_t i) const {
     const uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
     switch (dtype_) {
     case DType::Float32:
+    case DType::TFloat32:
         return load<float>(p);
     case DType::Float16:
         return half_to_float(load<uint16_t>(p));
@@ -197,6 +210,9 @@ void HostTensor::set_f64(int64_t i, double v) {
     switch (dtype_) {
     case DType::Float32:
         store<float>(p, static_cast<float>(v));
+        return;
+    case DType::TFloat32:
+        store<float>(p, round_to_tf32(static_cast<float>(v)));
         return;
     case DType::Float16:
         store<uint16_t>(p, float_to_half(static_cast<float>(v)));

@@ -27,6 +27,9 @@ LoweredGroup lower_group(const sched::Group &g) {
     LoweredGroup lg;
     lg.partition_dim = g.partition_dim;
     lg.partition_split = g.partition_split;
+    for (const alg::Stage &s : g.op.stages)
+        if (s.stored_as)
+            lg.stored_as[s.func.name()] = *s.stored_as;
     for (const sched::GroupOutput &o : g.outputs) {
         outputs.push_back(o.func);
         lg.hbm_buffers[o.func.name()] = o.value;

@@ -167,6 +167,8 @@ void Selector::visit_allocate(const Allocate *op) {
     Buffer b;
     b.name = op->name;
     b.dtype = isa_dtype(op->type, "stage '" + op->name + "'");
+    if (auto st = opt_.stored_as.find(op->name); st != opt_.stored_as.end())
+        b.dtype = st->second;
     if (op->memory_type == Halide::MemoryType::VTCM)
         b.space = MemSpace::SBUF;
     else if (op->memory_type == Halide::MemoryType::LockedCache)

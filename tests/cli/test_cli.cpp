@@ -186,7 +186,7 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     TempDir dir;
     expect_user_error(run(example_model() + " --auto-cast all", dir.path.string()), "NHC_ENYI001");
     expect_user_error(
-        run(example_model() + " --auto-cast matmult --auto-cast-type tf32", dir.path.string()),
+        run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3", dir.path.string()),
         "NHC_ENYI001");
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
 }

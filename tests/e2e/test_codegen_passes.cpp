@@ -348,3 +348,39 @@ g (float[128, 64] x, float[64, 256] w1, float[64, 256] w2) => (float[128, 256] a
     REQUIRE(first_load.size() == 2);
     CHECK(first_load.begin()->second != std::next(first_load.begin())->second);
 }
+
+TEST_CASE("tf32 auto-cast: operand tiles are tf32, weights stay 4 bytes, results within tf32") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 64] x, float[64, 128] w) => (float[256, 128] y) {
+  y = MatMul(x, w)
+}
+)";
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    std::map<std::string, HostTensor> inputs;
+    for (const std::string &name : g.inputs) {
+        HostTensor t(DType::Float32, g.value(name).shape);
+        uint32_t state = 777u + static_cast<uint32_t>(name[0]);
+        for (int64_t i = 0; i < t.numel(); i++) {
+            state = state * 1664525u + 1013904223u;
+            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
+        }
+        inputs[name] = t;
+    }
+    CompileOptions tf32;
+    tf32.auto_cast = "matmult";
+    tf32.auto_cast_type = "tf32";
+    HostTensor want = alg::run_reference(g, inputs).at("y");
+    test::E2EResult got = test::compile_and_run(g, inputs, tf32);
+    double err = test::compare(got.outputs.at("y"), want, 1e-2, 1e-2).rel_l2;
+    CHECK(err <= 2e-3); // 10 mantissa bits: ~4e-4 here; bf16 (7 bits) gives ~3e-3
+    CHECK(err > 1e-6);  // and the operands were rounded
+    apply_graph_passes(g, tf32);
+    neff::Program p = generate_program(g, tf32);
+    int tf32_matmuls = 0;
+    for (const Instr &i : p.stream(Engine::PE))
+        if (i.op == neff::Opcode::Matmul)
+            tf32_matmuls += i.src.dtype == neff::DType::TF32 && i.src1.dtype == neff::DType::TF32;
+    CHECK(tf32_matmuls == 2);
+}

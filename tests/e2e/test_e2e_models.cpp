@@ -64,7 +64,7 @@ double run_models(const CompileOptions &o, double tol) {
 
 } // namespace
 
-TEST_CASE("development models compile, run on the simulator and match PyTorch (fp32, bf16)") {
+TEST_CASE("development models compile, run on the simulator and match PyTorch (fp32, bf16, tf32)") {
     CompileOptions fp32;
     double fp32_us = run_models(fp32, 1e-4);
     CompileOptions bf16;
@@ -74,6 +74,12 @@ TEST_CASE("development models compile, run on the simulator and match PyTorch (f
     // bf16 operands halve the weight bytes and run the PE at 4x the fp32 rate.
     if (fp32_us > 0)
         CHECK(bf16_us < fp32_us);
+    // tf32 keeps 10 mantissa bits (bf16: 7) and runs the PE at the bf16 rate.
+    CompileOptions tf32 = bf16;
+    tf32.auto_cast_type = "tf32";
+    double tf32_us = run_models(tf32, 5e-3);
+    if (fp32_us > 0)
+        CHECK(tf32_us < fp32_us);
 }
 
 TEST_CASE("a NEFF is byte-identical across two compiles of the same model and flags") {
