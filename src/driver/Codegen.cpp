@@ -8,6 +8,7 @@
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
+#include "graph/ReduceLastAxis.h"
 #include "graph/WeightLayout.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
@@ -373,6 +374,8 @@ private:
             return a;
         };
         int from_var = var(from);
+        if (prog_.vars.at(from_var).num_elements() == 0)
+            return; // an empty tensor: nothing to move
         i.src = ap(from_var, prog_.vars.at(from_var));
         i.dst = ap(var(to), prog_.vars.at(var(to)));
         selected_.push_back({neff::Engine::SP, i});
@@ -437,6 +440,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
     int gelus = fuse_gelu_patterns(g);
     log_info("gelu: ", gelus, " GELU patterns recognised");
+    int moved = move_reductions_to_last_axis(g);
+    log_info("reductions: ", moved, " moved to the last axis of a 2-D view");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int flattened = flatten_elementwise_after_views(g);

@@ -3,7 +3,9 @@
 // way a --schedule script will, then runs lowering and instruction selection.
 
 #include "../schedules/OneNodeGraph.h"
+#include "../unit/TestModels.h"
 #include "driver/Codegen.h"
+#include "frontend/Frontend.h"
 #include "neff/LowerGroup.h"
 #include "neff/SelectInstructions.h"
 #include "schedules/DefaultSchedule.h"
@@ -135,4 +137,34 @@ TEST_CASE("a row larger than SBUF is NHC_EGEN005") {
     CHECK(select_error(g, [](sched::Group &s) {
               sched::apply_default_schedule(s, target::target_by_name("trn1"));
           }) == "NHC_EGEN005");
+}
+
+TEST_CASE("a 1-D tensor longer than one partition tile is NHC_ESCH001 naming the stage") {
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[300] x) => (float[300] y) { y = Relu(x) }
+)"),
+                                             dir.file("m.onnx")),
+                           {});
+    CompileOptions o;
+    apply_graph_passes(g, o);
+    try {
+        generate_program(g, o);
+        FAIL("expected NHC_ESCH001");
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_ESCH001");
+        CHECK(std::string(e.what()).find("300 elements") != std::string::npos);
+    }
+}
+
+TEST_CASE("an operand laid out across the instruction's partitions the other way is NHC_EGEN010") {
+    Graph g = test::one_node_graph("Relu", {{8, 8}}, {8, 8});
+    CHECK(select_error(g, [](sched::Group &s) {
+              Func in = s.inputs[0].staged, out = s.stage("out");
+              in.compute_root().store_in(sched::SBUF);
+              out.compute_root().store_in(sched::SBUF);
+              s.partition_dim[in.name()] = 0;  // the input's rows lie along the free axis
+              s.partition_dim[out.name()] = 1; // the output's rows on partitions
+          }) == "NHC_EGEN010");
 }

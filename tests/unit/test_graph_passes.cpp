@@ -9,6 +9,7 @@
 #include "graph/FoldTranspose.h"
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
+#include "graph/ReduceLastAxis.h"
 #include "graph/WeightLayout.h"
 #include "support/Error.h"
 
@@ -190,5 +191,37 @@ g (float[2, 4] x, float[4, 4] w) => (float[2, 4] y, float[2, 4] z) <int64[2] sha
     CHECK(g.value("m").dtype == DType::Float32);
     CHECK(g.value("y").dtype == DType::Float32);
     CHECK(g.value("x").dtype == DType::Float32);
+    g.verify();
+}
+
+TEST_CASE("reductions over other axes become last-axis reductions of 2-D views") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 4] x) => (float[2, 3, 4] ln, float[2, 3, 4] sm, float[3, 4] mean, float[2, 1, 1] mx,
+    float[2, 3, 4] keep) <float[3, 4] gamma = {1,1,1,1,1,1,1,1,1,1,1,1}> {
+  ln = LayerNormalization <axis = 1> (x, gamma)
+  sm = Softmax <axis = 0> (x)
+  mean = ReduceMean <axes = [0], keepdims = 0> (x)
+  mx = ReduceMax <axes = [1, 2]> (x)
+  keep = Softmax <axis = -1> (x)
+}
+)");
+    CHECK(move_reductions_to_last_axis(g) == 4);
+    CHECK(ops(g) == std::vector<std::string>{
+                        "Reshape", "LayerNormalization", "Reshape",      // normalised axes 1..2
+                        "Transpose", "Softmax", "Transpose",             // axis 0 moved last
+                        "Transpose", "Reshape", "ReduceMean", "Reshape", // axis 0 moved last
+                        "Reshape", "ReduceMax", "Reshape",               // axes 1..2 already last
+                        "Softmax"});                                     // left as it is
+    CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{2, 12});
+    CHECK(g.value(g.nodes[1].inputs[1]).shape == Shape{12}); // gamma flattened
+    CHECK(g.nodes[1].attr_int("axis", 0) == -1);
+    CHECK(g.nodes[3].attr_ints("perm") == std::vector<int64_t>{1, 2, 0});
+    CHECK(g.nodes[5].attr_ints("perm") == std::vector<int64_t>{2, 0, 1});
+    CHECK(g.value(g.nodes[7].outputs[0]).shape == Shape{12, 2});
+    CHECK(g.value(g.nodes[8].outputs[0]).shape == Shape{12, 1});
+    CHECK(g.nodes[9].outputs[0] == "mean");
+    CHECK(g.value(g.nodes[10].outputs[0]).shape == Shape{2, 12});
+    CHECK(g.nodes[12].outputs[0] == "mx");
     g.verify();
 }

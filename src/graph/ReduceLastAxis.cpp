@@ -1,0 +1,220 @@
+#include "graph/ReduceLastAxis.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <set>
+
+namespace nhc {
+
+namespace {
+
+/** Builds the nodes that replace one node, with fresh value names derived from it. */
+class Rewriter {
+public:
+    Rewriter(Graph &g, const Node &n, std::vector<Node> &out)
+        : g_(g), base_(n.name + "__last_axis"), out_(out) {}
+
+    std::string value(DType t, const Shape &shape) {
+        std::string name = base_ + std::to_string(count_++);
+        g_.values[name] = Value{name, t, shape, nullptr};
+        return name;
+    }
+    std::string constant_i64(const std::vector<int64_t> &v) {
+        std::string name = base_ + std::to_string(count_++);
+        auto t = std::make_shared<HostTensor>(HostTensor::from_i64(v));
+        g_.values[name] = Value{name, DType::Int64, t->shape(), t};
+        return name;
+    }
+    /** `in` viewed with `shape`; written into `out_name` if given. */
+    std::string reshape(const std::string &in, const Shape &shape, std::string out_name = "") {
+        if (out_name.empty())
+            out_name = value(g_.value(in).dtype, shape);
+        add("Reshape", {in, constant_i64(shape)}, {out_name});
+        return out_name;
+    }
+    std::string transpose(const std::string &in, const std::vector<int64_t> &perm,
+                          std::string out_name = "") {
+        const Value &v = g_.value(in);
+        Shape shape;
+        for (int64_t p : perm)
+            shape.push_back(v.shape[static_cast<size_t>(p)]);
+        if (out_name.empty())
+            out_name = value(v.dtype, shape);
+        Node &t = add("Transpose", {in}, {out_name});
+        t.attrs["perm"] = perm;
+        return out_name;
+    }
+    Node &add(const std::string &op, std::vector<std::string> inputs,
+              std::vector<std::string> outputs) {
+        Node n;
+        n.name = base_ + std::to_string(count_++);
+        n.op_type = op;
+        n.inputs = std::move(inputs);
+        n.outputs = std::move(outputs);
+        out_.push_back(std::move(n));
+        return out_.back();
+    }
+    /** A constant or runtime value of `v`'s elements in `shape` (same number of elements). */
+    std::string flattened(const std::string &v, const Shape &shape) {
+        const Value &val = g_.value(v);
+        if (!val.is_constant())
+            return reshape(v, shape);
+        std::string name = value(val.dtype, shape);
+        auto t = std::make_shared<HostTensor>(val.dtype, shape);
+        t->bytes() = val.constant->bytes();
+        g_.values[name].constant = t;
+        return name;
+    }
+
+private:
+    Graph &g_;
+    std::string base_;
+    std::vector<Node> &out_;
+    int count_ = 0;
+};
+
+int64_t product(const Shape &s, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t i = from; i < to; i++)
+        p *= s[i];
+    return p;
+}
+
+int64_t normalized_axis(int64_t a, int64_t rank) {
+    return a < 0 ? a + rank : a;
+}
+
+bool rewrite_layer_norm(Graph &g, const Node &n, std::vector<Node> &out) {
+    const Shape x = g.value(n.inputs[0]).shape;
+    int64_t rank = static_cast<int64_t>(x.size()),
+            a = normalized_axis(n.attr_int("axis", -1), rank);
+    if (a < 0 || a >= rank - 1)
+        return false;
+    Shape normalized(x.begin() + a, x.end());
+    for (size_t i = 1; i < n.inputs.size(); i++)
+        if (!n.inputs[i].empty() && g.value(n.inputs[i]).shape != normalized)
+            return false; // a scale or bias that broadcasts
+    int64_t rows = product(x, 0, static_cast<size_t>(a)), cols = product(x, a, x.size());
+    Rewriter r(g, n, out);
+    Node ln = n;
+    ln.inputs[0] = r.reshape(n.inputs[0], {rows, cols});
+    for (size_t i = 1; i < n.inputs.size(); i++)
+        if (!n.inputs[i].empty())
+            ln.inputs[i] = r.flattened(n.inputs[i], {cols});
+    ln.attrs["axis"] = int64_t(-1);
+    std::vector<std::pair<std::string, std::string>> views; // 2-D result -> original output
+    for (size_t o = 0; o < n.outputs.size(); o++) {
+        if (n.outputs[o].empty())
+            continue;
+        const Value &v = g.value(n.outputs[o]);
+        ln.outputs[o] = r.value(v.dtype, {rows, o == 0 ? cols : 1});
+        views.emplace_back(ln.outputs[o], n.outputs[o]);
+    }
+    out.push_back(ln);
+    for (const auto &[flat, original] : views)
+        r.reshape(flat, g.value(original).shape, original);
+    return true;
+}
+
+bool rewrite_softmax(Graph &g, const Node &n, std::vector<Node> &out) {
+    int64_t rank = static_cast<int64_t>(g.value(n.inputs[0]).shape.size());
+    int64_t a = normalized_axis(n.attr_int("axis", -1), rank);
+    if (a < 0 || a >= rank - 1)
+        return false;
+    std::vector<int64_t> perm, inverse(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; i++)
+        if (i != a)
+            perm.push_back(i);
+    perm.push_back(a);
+    for (int64_t i = 0; i < rank; i++)
+        inverse[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i;
+    Rewriter r(g, n, out);
+    std::string moved = r.transpose(n.inputs[0], perm);
+    Node sm = n;
+    sm.inputs = {moved};
+    sm.outputs = {r.value(g.value(n.outputs[0]).dtype, g.value(moved).shape)};
+    sm.attrs["axis"] = int64_t(-1);
+    out.push_back(sm);
+    r.transpose(sm.outputs[0], inverse, n.outputs[0]);
+    return true;
+}
+
+bool rewrite_reduce(Graph &g, const Node &n, int opset, std::vector<Node> &out) {
+    const Shape x = g.value(n.inputs[0]).shape;
+    int64_t rank = static_cast<int64_t>(x.size());
+    std::vector<int64_t> axes = n.attr_ints("axes");
+    bool axes_input = n.op_type == "ReduceSum" && opset >= 13;
+    if (axes_input) {
+        axes.clear();
+        if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+            const Value &v = g.value(n.inputs[1]);
+            if (!v.is_constant())
+                return false; // runtime axes: refused later with a coded error
+            axes = v.constant->to_i64_vector();
+        }
+    }
+    if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0)
+        return false;
+    std::set<int64_t> reduced;
+    for (int64_t ax : axes)
+        reduced.insert(normalized_axis(ax, rank));
+    if (axes.empty())
+        for (int64_t i = 0; i < rank; i++)
+            reduced.insert(i);
+    if (rank == 0 || reduced == std::set<int64_t>{rank - 1})
+        return false; // already the last axis
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < rank; i++)
+        if (!reduced.count(i))
+            perm.push_back(i);
+    perm.insert(perm.end(), reduced.begin(), reduced.end());
+    int64_t rows = 1, cols = 1;
+    for (int64_t i = 0; i < rank; i++)
+        (reduced.count(i) ? cols : rows) *= x[static_cast<size_t>(i)];
+    Rewriter r(g, n, out);
+    std::vector<int64_t> identity(static_cast<size_t>(rank));
+    std::iota(identity.begin(), identity.end(), 0);
+    std::string moved = perm == identity ? n.inputs[0] : r.transpose(n.inputs[0], perm);
+    Node red;
+    red.name = n.name;
+    red.op_type = n.op_type;
+    red.inputs = {r.reshape(moved, {rows, cols})};
+    if (axes_input)
+        red.inputs.push_back(r.constant_i64({-1}));
+    else
+        red.attrs["axes"] = std::vector<int64_t>{-1};
+    red.attrs["keepdims"] = int64_t(1);
+    const Value &result = g.value(n.outputs[0]);
+    red.outputs = {r.value(result.dtype, {rows, 1})};
+    out.push_back(red);
+    r.reshape(red.outputs[0], result.shape, n.outputs[0]);
+    return true;
+}
+
+} // namespace
+
+int move_reductions_to_last_axis(Graph &g) {
+    std::vector<Node> out;
+    int count = 0;
+    for (const Node &n : g.nodes) {
+        bool done = false;
+        if (n.domain.empty() && !n.inputs.empty() && !n.inputs[0].empty()) {
+            if (n.op_type == "LayerNormalization")
+                done = rewrite_layer_norm(g, n, out);
+            else if (n.op_type == "Softmax" && g.opset >= 13)
+                done = rewrite_softmax(g, n, out);
+            else if (n.op_type == "ReduceSum" || n.op_type == "ReduceMean" ||
+                     n.op_type == "ReduceMax")
+                done = rewrite_reduce(g, n, g.opset, out);
+        }
+        if (done)
+            count++;
+        else
+            out.push_back(n);
+    }
+    g.nodes = std::move(out);
+    return count;
+}
+
+} // namespace nhc
