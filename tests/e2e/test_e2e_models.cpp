@@ -67,6 +67,12 @@ double run_models(const CompileOptions &o, double tol) {
 TEST_CASE("development models compile, run on the simulator and match PyTorch (fp32, bf16, tf32)") {
     CompileOptions fp32;
     double fp32_us = run_models(fp32, 1e-4);
+    // -O1 and -O3 select the same default schedules for now; they compile and match too.
+    for (int level : {1, 3}) {
+        CompileOptions o = fp32;
+        o.optlevel = level;
+        run_models(o, 1e-4);
+    }
     CompileOptions bf16;
     bf16.auto_cast = "matmult";
     bf16.auto_cast_type = "bf16";
