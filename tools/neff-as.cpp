@@ -72,6 +72,11 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
+    static cl::OptionCategory options("neff-as options"); // --help without LLVM's own
+    input.addCategory(options);
+    output.addCategory(options);
+    fast_loading.addCategory(options);
+    cl::HideUnrelatedOptions(options);
     cl::ParseCommandLineOptions(argc, argv, "assemble a NeuronCore program into a NEFF\n");
     try {
         return run();

@@ -50,6 +50,9 @@ void print_vars(const neff::Program &p) {
 } // namespace
 
 int main(int argc, char **argv) {
+    static cl::OptionCategory options("neff-dump options"); // --help without LLVM's own
+    neff_path.addCategory(options);
+    cl::HideUnrelatedOptions(options);
     cl::ParseCommandLineOptions(argc, argv, "dump a NEFF: header, variables, disassembly\n");
     try {
         neff::NeffContents c = neff::read_neff(neff::read_file_bytes(neff_path));

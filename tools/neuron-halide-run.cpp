@@ -173,6 +173,16 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
+    // --help lists this tool's options, not every option LLVM's libraries register.
+    static cl::OptionCategory options("neuron-halide-run options");
+    neff_path.addCategory(options);
+    inputs.addCategory(options);
+    output_dir.addCategory(options);
+    profile.addCategory(options);
+    summary.addCategory(options);
+    device.addCategory(options);
+    timing_only.addCategory(options);
+    cl::HideUnrelatedOptions(options);
     cl::ParseCommandLineOptions(argc, argv, "run a NEFF on the NeuronCore simulator\n");
     try {
         return run();

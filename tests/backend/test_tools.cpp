@@ -207,3 +207,16 @@ TEST_CASE("neuron-halide-run --timing-only times without values or inputs") {
     REQUIRE(bool(js));
     CHECK(js->getAsObject()->getNumber("total_time_us").getValue() > 0);
 }
+
+TEST_CASE("--help lists each tool's own options, not LLVM's") {
+    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    for (const char *t : {"NHC_AS", "NHC_RUN", "NHC_DUMP"}) {
+        Run r = sh(dir, tool(t) + " --help");
+        CHECK(r.status == 0);
+        CHECK(r.out.find("--help") != std::string::npos);
+        CHECK(r.out.find("amdgpu") == std::string::npos);
+        CHECK(r.out.find("polly") == std::string::npos);
+    }
+    CHECK(sh(dir, tool("NHC_RUN") + " --help").out.find("--timing-only") != std::string::npos);
+}
