@@ -1,0 +1,193 @@
+// The ONNX conformance runner: every case of the given libonnx-testdata folders goes through the
+// whole compiler (front end, graph passes, code generation), the simulator (fp32 mode) and a
+// comparison with the stored outputs (relative 1e-3, absolute 1e-5 per element). Each case runs
+// in a forked child with a time limit, so a crash or a hang is observed, not suffered.
+//
+// Outcomes: passed; failed (compiled, but a wrong number or a coded error while running);
+// rejected (a coded user error while compiling: an unsupported operator, a dynamic shape, ...);
+// crashed (a signal or an internal error); hung (the time limit).
+//
+// usage: nhc_conformance [--timeout S] [--expected FILE] [--write-expected FILE] [--verbose] DIR...
+// Prints a table per folder and the rejection codes. With --expected, a case that the table says
+// passed and does not pass now fails the run; any crash or hang always does.
+
+#include "../e2e/E2E.h"
+#include "frontend/Frontend.h"
+#include "graph/OperatorSupport.h"
+#include "support/Log.h"
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace nhc;
+
+namespace {
+
+const char *const kOutcomes[] = {"passed", "failed", "rejected", "crashed", "hung"};
+enum Outcome { Passed, Failed, Rejected, Crashed, Hung };
+
+struct Result {
+    Outcome outcome;
+    std::string detail; // the code or what went wrong
+};
+
+// The child's verdict, as "<outcome index> <detail>" on the pipe.
+std::string judge(const fs::path &dir) {
+    Graph g;
+    try {
+        g = run_frontend((dir / "model.onnx").string(), {});
+        check_operator_support(g);
+        if (!fs::exists(dir / "test_data_set_0"))
+            return std::to_string(Rejected) + " no test data";
+        CompileOptions o;
+        Graph compiled = g;
+        apply_graph_passes(compiled, o);
+        generate_program(compiled, o);
+    } catch (const UserError &e) {
+        return std::to_string(Rejected) + " " + e.code();
+    }
+    std::string r = test::check_case_outputs(
+        g, dir, [&](const auto &in) { return test::compile_and_run(g, in).outputs; });
+    return r == "pass" ? std::to_string(Passed) : std::to_string(Failed) + " " + r;
+}
+
+Result run_one(const fs::path &dir, unsigned timeout) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return {Crashed, "pipe failed"};
+    std::cout.flush();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        alarm(timeout);
+        std::string msg;
+        try {
+            msg = judge(dir);
+        } catch (const std::exception &e) {
+            msg = std::to_string(Crashed) + " internal: " + e.what();
+        }
+        msg = msg.substr(0, 300);
+        ssize_t ignored = write(fds[1], msg.data(), msg.size());
+        (void)ignored;
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string msg;
+    char buf[512];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+        msg.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status))
+        return WTERMSIG(status) == SIGALRM ? Result{Hung, "timed out"}
+                                           : Result{Crashed, strsignal(WTERMSIG(status))};
+    if (msg.empty())
+        return {Crashed, "no verdict (exit " + std::to_string(WEXITSTATUS(status)) + ")"};
+    size_t space = msg.find(' ');
+    int outcome = std::stoi(msg.substr(0, space));
+    return {static_cast<Outcome>(outcome), space == std::string::npos ? "" : msg.substr(space + 1)};
+}
+
+/** "folder/case outcome" lines: the committed table. */
+std::map<std::string, std::string> read_table(const std::string &path) {
+    std::map<std::string, std::string> t;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        size_t a = line.find(' ');
+        size_t b = line.find(' ', a + 1);
+        t[line.substr(0, a)] = line.substr(a + 1, b == std::string::npos ? b : b - a - 1);
+    }
+    return t;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    Logger::instance().set_console_level(100);
+    register_codegen_operators();
+    unsigned timeout = 120;
+    bool verbose = false;
+    std::string expected_path, write_path;
+    std::vector<std::string> dirs;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--timeout" && i + 1 < argc)
+            timeout = static_cast<unsigned>(std::stoul(argv[++i]));
+        else if (a == "--expected" && i + 1 < argc)
+            expected_path = argv[++i];
+        else if (a == "--write-expected" && i + 1 < argc)
+            write_path = argv[++i];
+        else if (a == "--verbose")
+            verbose = true;
+        else
+            dirs.push_back(a);
+    }
+    std::map<std::string, std::string> expected;
+    if (!expected_path.empty())
+        expected = read_table(expected_path);
+    std::ofstream table;
+    if (!write_path.empty()) {
+        table.open(write_path);
+        table << "# nhc_conformance outcomes, one case per line: folder/case outcome [detail]\n";
+    }
+    std::map<std::string, int> codes;
+    int regressions = 0, broken = 0, total[5] = {0, 0, 0, 0, 0};
+    std::printf("%-20s %6s %7s %7s %9s %8s %5s %8s\n", "folder", "cases", "passed", "failed",
+                "rejected", "crashed", "hung", "passed%");
+    for (const std::string &d : dirs) {
+        if (!fs::is_directory(d)) {
+            std::cerr << "folder '" << d << "' does not exist (install libonnx-testdata)\n";
+            return 2;
+        }
+        std::vector<fs::path> cases;
+        for (const auto &e : fs::directory_iterator(d))
+            if (fs::exists(e.path() / "model.onnx"))
+                cases.push_back(e.path());
+        std::sort(cases.begin(), cases.end());
+        std::string folder = fs::path(d).filename().string();
+        int count[5] = {0, 0, 0, 0, 0};
+        for (const fs::path &c : cases) {
+            std::string key = folder + "/" + c.filename().string();
+            Result r = run_one(c, timeout);
+            count[r.outcome]++;
+            if (r.outcome == Rejected)
+                codes[r.detail]++;
+            if (table.is_open())
+                table << key << " " << kOutcomes[r.outcome]
+                      << (r.outcome == Rejected ? " " + r.detail : "") << "\n";
+            bool regressed =
+                expected.count(key) && expected[key] == "passed" && r.outcome != Passed;
+            broken += r.outcome >= Crashed;
+            regressions += regressed;
+            if (regressed || r.outcome >= Crashed || verbose)
+                std::cout << (regressed              ? "  REGRESSED "
+                              : r.outcome >= Crashed ? "  BROKEN "
+                                                     : "  ")
+                          << key << ": " << kOutcomes[r.outcome] << " " << r.detail << "\n";
+        }
+        std::printf("%-20s %6zu %7d %7d %9d %8d %5d %7.1f%%\n", folder.c_str(), cases.size(),
+                    count[0], count[1], count[2], count[3], count[4],
+                    cases.empty() ? 0.0 : 100.0 * count[0] / double(cases.size()));
+        for (int i = 0; i < 5; i++)
+            total[i] += count[i];
+    }
+    int all = total[0] + total[1] + total[2] + total[3] + total[4];
+    std::printf("%-20s %6d %7d %7d %9d %8d %5d %7.1f%%\n", "all", all, total[0], total[1], total[2],
+                total[3], total[4], all ? 100.0 * total[0] / all : 0.0);
+    std::cout << "rejections by code:";
+    for (const auto &[code, n] : codes)
+        std::cout << " " << code << "=" << n;
+    std::cout << "\n"
+              << regressions << " regressions against the table, " << broken
+              << " crashed or hung\n";
+    return regressions == 0 && broken == 0 ? 0 : 1;
+}
