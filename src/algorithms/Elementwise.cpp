@@ -31,6 +31,26 @@ Expr gelu_call(const Node &node, const Expr &x) {
                                         Halide::Internal::Call::PureExtern);
 }
 
+// The activations with attributes (ONNX defaults).
+Expr activation_expr(const Node &node, const Expr &x) {
+    const std::string &op = node.op_type;
+    Expr zero = 0.0f, one = 1.0f;
+    auto attr = [&](const char *name, double fallback) {
+        return Expr(static_cast<float>(node.attr_float(name, fallback)));
+    };
+    if (op == "LeakyRelu")
+        return Halide::select(x < zero, attr("alpha", 0.01) * x, x);
+    if (op == "Elu")
+        return Halide::select(x < zero, attr("alpha", 1.0) * (Halide::exp(x) - one), x);
+    if (op == "HardSigmoid")
+        return Halide::clamp(attr("alpha", 0.2) * x + attr("beta", 0.5), zero, one);
+    if (op == "HardSwish")
+        return x * Halide::clamp(x * (1.0f / 6.0f) + 0.5f, zero, one);
+    if (op == "Softplus") // log(1 + e^x), which is x to fp32 precision beyond 20
+        return Halide::select(x > 20.0f, x, Halide::log(Halide::exp(x) + one));
+    unsupported_form(node, "no elementwise form");
+}
+
 Expr unary_expr(const Node &node, const Expr &x) {
     const std::string &op = node.op_type;
     if (op == "Abs")
@@ -55,7 +75,7 @@ Expr unary_expr(const Node &node, const Expr &x) {
         return 1.0f / x;
     if (op == "Sigmoid")
         return 1.0f / (1.0f + Halide::exp(-x));
-    unsupported_form(node, "no elementwise form");
+    return activation_expr(node, x);
 }
 
 // A constant scalar exponent becomes multiplications or a square root (as torch exports of
@@ -80,7 +100,7 @@ Expr pow_expr(const OpContext &ctx, const Expr &a, const Expr &b) {
 
 Expr binary_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
     const std::string &op = ctx.node.op_type;
-    if (op == "Add")
+    if (op == "Add" || op == "Sum" || op == "Mean")
         return a + b;
     if (op == "Sub")
         return a - b;
@@ -127,10 +147,11 @@ OpResult build_unary(const OpContext &ctx) {
     return b.result({Tensor{out, x.shape, x.dtype}});
 }
 
-// Binary arithmetic; Max and Min also take one or more inputs (folded left to right).
+// Binary arithmetic; Max, Min, Sum and Mean take one or more inputs (folded left to right).
 OpResult build_binary(const OpContext &ctx) {
     Builder b(ctx);
-    bool variadic = ctx.node.op_type == "Max" || ctx.node.op_type == "Min";
+    const std::string &op = ctx.node.op_type;
+    bool variadic = op == "Max" || op == "Min" || op == "Sum" || op == "Mean";
     if (ctx.inputs.empty() || (!variadic && ctx.inputs.size() != 2))
         unsupported_form(ctx.node, "expected 2 inputs, found " + std::to_string(ctx.inputs.size()));
     const Tensor &x = input(ctx, 0);
@@ -156,6 +177,8 @@ OpResult build_binary(const OpContext &ctx) {
         }
         e = i == 0 ? ti : binary_expr(ctx, e, ti, x.dtype);
     }
+    if (op == "Mean")
+        e = e * (1.0f / static_cast<float>(ctx.inputs.size()));
     Halide::Func out = b.func("out");
     define(out, v, from_compute(e, x.dtype));
     return b.result({Tensor{out, shape, x.dtype}});
@@ -173,6 +196,37 @@ OpResult build_where(const OpContext &ctx) {
     Halide::Func out = b.func("out");
     define(out, v, Halide::select(cb.at(idx) != 0, xb.at(idx), yb.at(idx)));
     return b.result({Tensor{out, shape, x.dtype}});
+}
+
+// Clip between the optional bounds: inputs from opset 11 (a one-element constant becomes an
+// immediate, a runtime scalar a broadcast stage), attributes before.
+OpResult build_clip(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    std::vector<Halide::Var> v = Builder::vars(x.rank());
+    std::vector<Expr> idx = onnx_index(v);
+    Expr e = to_compute(x.at(idx), x.dtype);
+    for (size_t i = 1; i < 3; i++) {
+        const char *name = i == 1 ? "min" : "max";
+        Expr bound;
+        if (i < ctx.inputs.size() && ctx.inputs[i].func.defined()) {
+            const HostTensor *c = ctx.constants[i];
+            const Tensor &t = ctx.inputs[i];
+            if (!t.shape.empty() && shape_numel(t.shape) != 1)
+                unsupported_form(ctx.node, std::string(name) + " must have one element");
+            bound =
+                c ? Expr(static_cast<float>(c->get_f64(0)))
+                  : to_compute(broadcast_to(b, t, x.shape, std::string("bcast_") + name).at(idx),
+                               t.dtype);
+        } else if (ctx.node.has_attr(name)) {
+            bound = Expr(static_cast<float>(ctx.node.attr_float(name, 0)));
+        }
+        if (bound.defined())
+            e = i == 1 ? Halide::max(e, bound) : Halide::min(e, bound);
+    }
+    Halide::Func out = b.func("out");
+    define(out, v, from_compute(e, x.dtype));
+    return b.result({Tensor{out, x.shape, x.dtype}});
 }
 
 OpResult build_cast(const OpContext &ctx) {

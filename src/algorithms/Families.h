@@ -13,6 +13,7 @@ OpResult build_matmul(const OpContext &ctx);     // Matmul.cpp: MatMul
 OpResult build_gemm(const OpContext &ctx);       // Matmul.cpp: Gemm
 OpResult build_unary(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_binary(const OpContext &ctx);     // Elementwise.cpp
+OpResult build_clip(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_where(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_cast(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_softmax(const OpContext &ctx);    // Softmax.cpp
