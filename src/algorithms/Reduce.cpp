@@ -1,6 +1,8 @@
-// ReduceSum, ReduceMean, ReduceMax over the `axes` (an attribute, or ReduceSum's second input from
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
+// ReduceLogSum and ReduceLogSumExp over the `axes` (an attribute, or ReduceSum's second input from
 // opset 13), with keepdims and noop_with_empty_axes. The reduction is an RDom update of an
-// accumulator stage `acc` in fp32; ReduceMean scales it in the output stage.
+// accumulator stage `acc` in fp32 (sum, product, max or min of the element, its absolute value,
+// square or exponential); the output stage applies the mean's scale, the root or the log.
 
 #include "algorithms/Broadcast.h"
 #include "algorithms/Families.h"
@@ -34,13 +36,26 @@ OpResult build_reduce(const OpContext &ctx) {
     Halide::Expr xe = to_compute(x.at(full_index(r, rank, kidx)), x.dtype);
     Halide::Type t = compute_type(x.dtype);
     Halide::Func acc = b.func("acc");
-    if (op == "ReduceMax") {
-        define(acc, kv, t.min());
-        define(acc, kv, Halide::max(call_onnx(acc, kidx), xe));
-    } else {
-        define(acc, kv, Halide::Internal::make_zero(t));
-        define(acc, kv, call_onnx(acc, kidx) + xe);
-    }
+    Halide::Expr init = op == "ReduceMax"    ? t.min()
+                        : op == "ReduceMin"  ? t.max()
+                        : op == "ReduceProd" ? Halide::Internal::make_one(t)
+                                             : Halide::Internal::make_zero(t);
+    define(acc, kv, init);
+    Halide::Expr a = call_onnx(acc, kidx); // the accumulator, once it is defined
+    if (op == "ReduceMax")
+        define(acc, kv, Halide::max(a, xe));
+    else if (op == "ReduceMin")
+        define(acc, kv, Halide::min(a, xe));
+    else if (op == "ReduceProd")
+        define(acc, kv, a * xe);
+    else if (op == "ReduceL1")
+        define(acc, kv, a + Halide::abs(xe));
+    else if (op == "ReduceL2" || op == "ReduceSumSquare")
+        define(acc, kv, a + xe * xe);
+    else if (op == "ReduceLogSumExp")
+        define(acc, kv, a + Halide::exp(xe));
+    else
+        define(acc, kv, a + xe);
     // Output: the kept axes, plus size-1 axes in place of the reduced ones with keepdims.
     Shape out_shape;
     for (int a = 0; a < rank; a++)
@@ -57,6 +72,10 @@ OpResult build_reduce(const OpContext &ctx) {
     Halide::Expr e = call_onnx(acc, acc_idx);
     if (op == "ReduceMean")
         e = e * (1.0f / static_cast<float>(r.count));
+    if (op == "ReduceL2")
+        e = Halide::sqrt(e);
+    if (op == "ReduceLogSum" || op == "ReduceLogSumExp")
+        e = Halide::log(e);
     Halide::Func out = b.func("out");
     define(out, v, from_compute(e, x.dtype));
     return b.result({Tensor{out, out_shape, x.dtype}});

@@ -423,17 +423,31 @@ void register_codegen_operators() {
     // Each listed operator compiles end to end and matches ONNX's test data on the simulator
     // (tests/e2e). Concat is a DMA per input; Gather covers rows of a 2-D table (a one-hot
     // contraction).
-    for (const char *op : {"Abs",         "Add",        "Cast",      "Clip",
-                           "Concat",      "Div",        "Elu",       "Erf",
-                           "Exp",         "Flatten",    "Gather",    "Gemm",
-                           "HardSigmoid", "HardSwish",  "Identity",  "LayerNormalization",
-                           "LeakyRelu",   "Log",        "MatMul",    "Max",
-                           "Mean",        "Min",        "Mul",       "Neg",
-                           "Pow",         "Reciprocal", "ReduceMax", "ReduceMean",
-                           "ReduceSum",   "Relu",       "Reshape",   "Sigmoid",
-                           "Softmax",     "Softplus",   "Split",     "Sqrt",
-                           "Squeeze",     "Sub",        "Sum",       "Tanh",
-                           "Transpose",   "Unsqueeze",  "Where"})
+    for (const char *op : {"Abs",          "Add",
+                           "Cast",         "Clip",
+                           "Concat",       "Div",
+                           "Elu",          "Erf",
+                           "Exp",          "Flatten",
+                           "Gather",       "Gemm",
+                           "HardSigmoid",  "HardSwish",
+                           "Identity",     "LayerNormalization",
+                           "LeakyRelu",    "Log",
+                           "MatMul",       "Max",
+                           "Mean",         "Min",
+                           "Mul",          "Neg",
+                           "Pow",          "Reciprocal",
+                           "ReduceL1",     "ReduceL2",
+                           "ReduceLogSum", "ReduceLogSumExp",
+                           "ReduceMax",    "ReduceMean",
+                           "ReduceMin",    "ReduceProd",
+                           "ReduceSum",    "ReduceSumSquare",
+                           "Relu",         "Reshape",
+                           "Sigmoid",      "Softmax",
+                           "Softplus",     "Split",
+                           "Sqrt",         "Squeeze",
+                           "Sub",          "Sum",
+                           "Tanh",         "Transpose",
+                           "Unsqueeze",    "Where"})
         register_operator({op, "codegen"});
 }
 

@@ -162,8 +162,8 @@ bool rewrite_reduce(Graph &g, const Node &n, int opset, std::vector<Node> &out) 
     if (axes.empty())
         for (int64_t i = 0; i < rank; i++)
             reduced.insert(i);
-    if (rank == 0 || reduced == std::set<int64_t>{rank - 1})
-        return false; // already the last axis
+    if (rank == 0 || (reduced == std::set<int64_t>{rank - 1} && n.attr_int("keepdims", 1) != 0))
+        return false; // already the last axis, and the result keeps the input's rank
     std::vector<int64_t> perm;
     for (int64_t i = 0; i < rank; i++)
         if (!reduced.count(i))
@@ -204,8 +204,7 @@ int move_reductions_to_last_axis(Graph &g) {
                 done = rewrite_layer_norm(g, n, out);
             else if (n.op_type == "Softmax" && g.opset >= 13)
                 done = rewrite_softmax(g, n, out);
-            else if (n.op_type == "ReduceSum" || n.op_type == "ReduceMean" ||
-                     n.op_type == "ReduceMax")
+            else if (n.op_type.rfind("Reduce", 0) == 0)
                 done = rewrite_reduce(g, n, g.opset, out);
         }
         if (done)

@@ -7,7 +7,8 @@
  *  - LayerNormalization(axis = a) normalises over axes a..r-1, which are contiguous: the input
  *    is viewed as [rows, cols], gamma and beta as [cols], and the results viewed back;
  *  - Softmax(axis = a), a not last: Transpose a to the end, Softmax there, Transpose back;
- *  - ReduceSum/Mean/Max over constant axes other than just the last: Transpose the reduced axes
+ *  - Reduce* over constant axes other than just the last (or over the last without keepdims,
+ *    whose result would lose the partition axis' rank): Transpose the reduced axes
  *    to the end (skipped when they already are), view as [kept, reduced], reduce the last axis
  *    with keepdims, and view the result as the node's output.
  * Views are free (they alias HBM); a Transpose is a copy (a layout group). A form this pass does
