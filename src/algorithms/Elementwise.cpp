@@ -198,6 +198,55 @@ OpResult build_where(const OpContext &ctx) {
     return b.result({Tensor{out, shape, x.dtype}});
 }
 
+// Comparisons (numeric inputs) and logical operators (bool inputs, held as 0/1) give bool
+// outputs. Inputs are compared in the compute type, so mixed widths compare by value; logical
+// operators are arithmetic on 0/1 (And = product, Or = maximum, Xor = inequality, Not = equality
+// with 0), which the engines have as ALU operations.
+OpResult build_compare(const OpContext &ctx) {
+    Builder b(ctx);
+    const std::string &op = ctx.node.op_type;
+    size_t arity = op == "Not" ? 1 : 2;
+    if (ctx.inputs.size() != arity)
+        unsupported_form(ctx.node, "expected " + std::to_string(arity) + " inputs");
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < arity; i++)
+        shapes.push_back(input(ctx, i).shape);
+    Shape shape = broadcast_shape(ctx.node, shapes);
+    std::vector<Halide::Var> v = Builder::vars(static_cast<int>(shape.size()));
+    std::vector<Expr> idx = onnx_index(v), in;
+    for (size_t i = 0; i < arity; i++) {
+        Tensor t = broadcast_to(b, ctx.inputs[i], shape, "bcast" + std::to_string(i));
+        // Integers through fp32 as well: the engines compare in fp32 (exact below 2^24).
+        in.push_back(Halide::cast(Halide::Float(32), t.at(idx)));
+    }
+    Expr e;
+    if (op == "Equal")
+        e = in[0] == in[1];
+    else if (op == "Greater")
+        e = in[0] > in[1];
+    else if (op == "GreaterOrEqual")
+        e = in[0] >= in[1];
+    else if (op == "Less")
+        e = in[0] < in[1];
+    else if (op == "LessOrEqual")
+        e = in[0] <= in[1];
+    else if (op == "And")
+        e = in[0] * in[1];
+    else if (op == "Or")
+        e = Halide::max(in[0], in[1]);
+    else if (op == "Xor")
+        e = in[0] != in[1];
+    else if (op == "Not")
+        e = in[0] == 0.0f;
+    else
+        unsupported_form(ctx.node, "no comparison form");
+    if (e.type().is_bool())
+        e = Halide::select(e, 1.0f, 0.0f);
+    Halide::Func out = b.func("out");
+    define(out, v, from_compute(e, DType::Bool));
+    return b.result({Tensor{out, shape, DType::Bool}});
+}
+
 // Clip between the optional bounds: inputs from opset 11 (a one-element constant becomes an
 // immediate, a runtime scalar a broadcast stage), attributes before.
 OpResult build_clip(const OpContext &ctx) {

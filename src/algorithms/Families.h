@@ -14,6 +14,7 @@ OpResult build_gemm(const OpContext &ctx);       // Matmul.cpp: Gemm
 OpResult build_unary(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_binary(const OpContext &ctx);     // Elementwise.cpp
 OpResult build_clip(const OpContext &ctx);       // Elementwise.cpp
+OpResult build_compare(const OpContext &ctx);    // Elementwise.cpp
 OpResult build_where(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_cast(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_softmax(const OpContext &ctx);    // Softmax.cpp
