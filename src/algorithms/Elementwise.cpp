@@ -278,10 +278,41 @@ OpResult build_clip(const OpContext &ctx) {
     return b.result({Tensor{out, x.shape, x.dtype}});
 }
 
+// Dropout at inference (training_mode absent or false), or with a ratio of 0: the input as it
+// is, and a mask of ones when the node asks for it.
+OpResult build_dropout(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    auto constant = [&](size_t i) -> std::optional<double> {
+        if (i >= ctx.inputs.size() || !ctx.inputs[i].func.defined())
+            return 0.0; // absent: ratio's and training_mode's defaults do not drop at inference
+        if (!ctx.constants[i] || ctx.constants[i]->numel() != 1)
+            return std::nullopt;
+        return ctx.constants[i]->get_f64(0);
+    };
+    std::optional<double> ratio = constant(1), training = constant(2);
+    if (!training || (*training != 0 && (!ratio || *ratio != 0)))
+        unsupported_form(ctx.node, "training_mode must be a constant false, or the ratio a "
+                                   "constant 0 (training-mode Dropout draws random numbers)");
+    std::vector<Halide::Var> v = Builder::vars(x.rank());
+    Halide::Func out = b.func("out");
+    define(out, v, x.at(onnx_index(v)));
+    std::vector<Tensor> outs = {Tensor{out, x.shape, x.dtype}};
+    if (ctx.node.outputs.size() > 1) {
+        Halide::Func mask = b.func("mask");
+        define(mask, v, Halide::cast(Halide::UInt(8), 1));
+        outs.push_back(Tensor{mask, x.shape, DType::Bool});
+    }
+    return b.result(outs);
+}
+
 OpResult build_cast(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0);
-    std::optional<DType> to = dtype_from_onnx(static_cast<int>(ctx.node.attr_int("to", 0)));
+    // CastLike takes the type of its second input.
+    std::optional<DType> to = ctx.node.op_type == "CastLike"
+                                  ? std::optional<DType>(input(ctx, 1).dtype)
+                                  : dtype_from_onnx(static_cast<int>(ctx.node.attr_int("to", 0)));
     if (!to)
         unsupported_form(ctx.node, "attribute 'to' names a type the compiler cannot hold");
     std::vector<Halide::Var> v = Builder::vars(x.rank());

@@ -15,6 +15,8 @@ OpResult build_unary(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_binary(const OpContext &ctx);     // Elementwise.cpp
 OpResult build_clip(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_compare(const OpContext &ctx);    // Elementwise.cpp
+OpResult build_dropout(const OpContext &ctx);    // Elementwise.cpp
+OpResult build_slice(const OpContext &ctx);      // Layout.cpp
 OpResult build_where(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_cast(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_softmax(const OpContext &ctx);    // Softmax.cpp

@@ -92,6 +92,58 @@ OpResult build_split(const OpContext &ctx) {
     return b.result(outs);
 }
 
+// Slice with constant starts, ends, axes and steps (inputs from opset 10): an affine view,
+// out[i] = x[start + i * step] along each sliced axis.
+OpResult build_slice(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    int rank = x.rank();
+    auto list = [&](size_t i, const char *what) -> std::optional<std::vector<int64_t>> {
+        if (i >= ctx.inputs.size() || !ctx.inputs[i].func.defined())
+            return std::nullopt;
+        if (!ctx.constants[i])
+            unsupported_form(ctx.node, std::string(what) + " must be a constant");
+        return ctx.constants[i]->to_i64_vector();
+    };
+    std::vector<int64_t> starts = list(1, "starts").value_or(std::vector<int64_t>{}),
+                         ends = list(2, "ends").value_or(std::vector<int64_t>{});
+    std::vector<int64_t> axes = list(3, "axes").value_or(std::vector<int64_t>{});
+    std::vector<int64_t> steps = list(4, "steps").value_or(std::vector<int64_t>(starts.size(), 1));
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); i++)
+            axes.push_back(static_cast<int64_t>(i));
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
+        unsupported_form(ctx.node, "starts, ends, axes and steps differ in length");
+    Shape shape = x.shape;
+    std::vector<int64_t> first(rank, 0), step(rank, 1);
+    for (size_t i = 0; i < starts.size(); i++) {
+        int a = normalize_axis(ctx.node, axes[i], rank);
+        int64_t dim = x.shape[a], s = steps[i];
+        if (s == 0)
+            unsupported_form(ctx.node, "a step of 0");
+        // ONNX clamping: starts/ends wrap once if negative, then clamp to [0, dim] (step > 0) or
+        // [-1, dim - 1] (step < 0).
+        auto clamp = [&](int64_t v) {
+            if (v < 0)
+                v += dim;
+            return s > 0 ? std::clamp<int64_t>(v, 0, dim) : std::clamp<int64_t>(v, -1, dim - 1);
+        };
+        int64_t lo = clamp(starts[i]), hi = clamp(ends[i]);
+        int64_t n = s > 0 ? (hi - lo + s - 1) / s : (lo - hi - s - 1) / -s;
+        shape[a] = std::max<int64_t>(n, 0);
+        first[a] = lo;
+        step[a] = s;
+    }
+    std::vector<Halide::Var> v = Builder::vars(rank);
+    std::vector<Expr> idx = onnx_index(v);
+    for (int a = 0; a < rank; a++)
+        idx[a] = static_cast<int>(first[a]) + idx[a] * static_cast<int>(step[a]);
+    Halide::Func out = b.func("out");
+    define(out, v, x.at(idx));
+    return b.result({Tensor{out, shape, x.dtype}});
+}
+
 OpResult build_concat(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &first = input(ctx, 0);

@@ -1,4 +1,5 @@
-// Softmax: max, exp(x - max), sum, reciprocal, scale, as ../shared/reference/isel-prototype.md §4.
+// Softmax: max, exp(x - max), sum, reciprocal, scale, as ../shared/reference/isel-prototype.md §4;
+// LogSoftmax: x - max - log(sum) with the same stages.
 // Opset >= 13 normalises along one axis (default -1); older opsets over all axes from `axis`
 // (default 1) on, as if the input were flattened to 2-D there.
 
@@ -32,8 +33,15 @@ OpResult build_softmax(const OpContext &ctx) {
     define(ex, v, Halide::exp(to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx))));
     define(sm, kv, 0.0f);
     define(sm, kv, call_onnx(sm, kidx) + call_onnx(ex, ridx));
-    define(rs, kv, 1.0f / call_onnx(sm, kidx));
-    define(out, v, from_compute(call_onnx(ex, idx) * call_onnx(rs, kept_part(r, idx)), x.dtype));
+    if (ctx.node.op_type == "LogSoftmax") { // x - max - log(sum)
+        define(rs, kv, Halide::log(call_onnx(sm, kidx)));
+        Halide::Expr shifted = to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx));
+        define(out, v, from_compute(shifted - call_onnx(rs, kept_part(r, idx)), x.dtype));
+    } else {
+        define(rs, kv, 1.0f / call_onnx(sm, kidx));
+        define(out, v,
+               from_compute(call_onnx(ex, idx) * call_onnx(rs, kept_part(r, idx)), x.dtype));
+    }
     return b.result({Tensor{out, x.shape, x.dtype}});
 }
 

@@ -202,7 +202,7 @@ int move_reductions_to_last_axis(Graph &g) {
         if (n.domain.empty() && !n.inputs.empty() && !n.inputs[0].empty()) {
             if (n.op_type == "LayerNormalization")
                 done = rewrite_layer_norm(g, n, out);
-            else if (n.op_type == "Softmax" && g.opset >= 13)
+            else if ((n.op_type == "Softmax" || n.op_type == "LogSoftmax") && g.opset >= 13)
                 done = rewrite_softmax(g, n, out);
             else if (n.op_type.rfind("Reduce", 0) == 0)
                 done = rewrite_reduce(g, n, g.opset, out);

@@ -62,7 +62,7 @@ bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::Tar
 Family schedule_family(const std::string &op_type) {
     if (op_type == "MatMul" || op_type == "Gemm" || op_type == "Gather")
         return Family::Matmul; // Gather of table rows is a one-hot contraction (Matmul.cpp)
-    if (op_type == "Transpose" || op_type == "Split")
+    if (op_type == "Transpose" || op_type == "Split" || op_type == "Slice")
         return Family::Layout;
     return Family::Compute;
 }

@@ -384,3 +384,27 @@ g (float[256, 64] x, float[64, 128] w) => (float[256, 128] y) {
             tf32_matmuls += i.src.dtype == neff::DType::TF32 && i.src1.dtype == neff::DType::TF32;
     CHECK(tf32_matmuls == 2);
 }
+
+TEST_CASE("Slice with constant starts, ends, axes and steps (negative too) matches the reference") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[6, 10, 8] x) => (float[3, 4, 8] y, float[6, 4, 4] z)
+    <int64[2] s = {1, 2}, int64[2] e = {6, 9}, int64[2] a = {0, 1}, int64[2] st = {2, 2},
+     int64[2] s2 = {-1, 7}, int64[2] e2 = {-100, 0}, int64[2] a2 = {-2, 2}, int64[2] st2 = {-3, -2}> {
+  y = Slice(x, s, e, a, st)
+  z = Slice(x, s2, e2, a2, st2)
+}
+)";
+    test::TempDir dir;
+    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    HostTensor x(DType::Float32, {6, 10, 8});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, double(i));
+    auto want = alg::run_reference(g, {{"x", x}});
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    for (const char *out : {"y", "z"}) {
+        INFO(out);
+        CHECK(test::compare(got.outputs.at(out), want.at(out), 0, 0).rel_l2 == 0);
+    }
+    CHECK(want.at("z").get_f64(0) == 9 * 8 + 7); // z[0, 0, 0] = x[0, 9, 7]
+}
