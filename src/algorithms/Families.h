@@ -17,6 +17,8 @@ OpResult build_clip(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_compare(const OpContext &ctx);    // Elementwise.cpp
 OpResult build_dropout(const OpContext &ctx);    // Elementwise.cpp
 OpResult build_slice(const OpContext &ctx);      // Layout.cpp
+OpResult build_arg_reduce(const OpContext &ctx); // Reduce.cpp
+OpResult build_batch_norm(const OpContext &ctx); // Normalization.cpp
 OpResult build_where(const OpContext &ctx);      // Elementwise.cpp
 OpResult build_cast(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_softmax(const OpContext &ctx);    // Softmax.cpp

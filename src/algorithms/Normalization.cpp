@@ -61,4 +61,34 @@ OpResult build_layer_norm(const OpContext &ctx) {
     return b.result(outs);
 }
 
+// BatchNormalization at inference: y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + B[c] over
+// the channel axis 1; each per-channel parameter is broadcast by an explicit stage.
+OpResult build_batch_norm(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    if (ctx.node.attr_int("training_mode", 0) != 0 || ctx.node.outputs.size() > 1)
+        unsupported_form(ctx.node, "training mode (running statistics) is not supported");
+    if (x.rank() < 2)
+        unsupported_form(ctx.node, "the input has no channel axis");
+    float eps = static_cast<float>(ctx.node.attr_float("epsilon", 1e-5));
+    std::vector<Halide::Var> v = Builder::vars(x.rank());
+    std::vector<Halide::Expr> idx = onnx_index(v);
+    const char *roles[] = {"", "bcast_scale", "bcast_bias", "bcast_mean", "bcast_var"};
+    std::vector<Halide::Expr> p(5);
+    for (size_t i = 1; i < 5; i++) {
+        const Tensor &t = input(ctx, i);
+        if (t.shape != Shape{x.shape[1]})
+            unsupported_form(ctx.node, std::string("input ") + std::to_string(i) +
+                                           " is not one value per channel");
+        Halide::Func f = b.func(roles[i], x.shape);
+        define(f, v, t.at({idx[1]}));
+        p[i] = to_compute(f(std::vector<Halide::Expr>(v.begin(), v.end())), t.dtype);
+    }
+    Halide::Expr e =
+        (to_compute(x.at(idx), x.dtype) - p[3]) * (p[1] / Halide::sqrt(p[4] + eps)) + p[2];
+    Halide::Func y = b.func("y");
+    define(y, v, from_compute(e, x.dtype));
+    return b.result({Tensor{y, x.shape, x.dtype}});
+}
+
 } // namespace nhc::alg

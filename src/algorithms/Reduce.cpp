@@ -10,12 +10,62 @@
 
 namespace nhc::alg {
 
-OpResult build_reduce(const OpContext &ctx) {
+// ArgMax / ArgMin over one axis: the extreme value m, then the smallest (or, with
+// select_last_index, the largest) index whose element equals m, both as reductions in fp32
+// (indices are exact below 2^24). The result has the graph's index type (int32 after int64
+// narrowing).
+OpResult build_arg_reduce(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0);
     const std::string &op = ctx.node.op_type;
     int rank = x.rank();
+    int axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), rank);
+    bool keepdims = ctx.node.attr_int("keepdims", 1) != 0;
+    bool last = ctx.node.attr_int("select_last_index", 0) != 0;
+    ReductionAxes r = make_reduction(x.shape, {axis}, "r");
+    std::vector<Halide::Var> kv = Builder::vars(static_cast<int>(r.kept.size()));
+    std::vector<Halide::Expr> kidx = onnx_index(kv), ridx = full_index(r, rank, kidx);
+    Halide::Expr xe = to_compute(x.at(ridx), x.dtype);
+    Halide::Func ext = b.func("extreme"), pos = b.func("index");
+    define(ext, kv, op == "ArgMax" ? Halide::Float(32).min() : Halide::Float(32).max());
+    Halide::Expr e = call_onnx(ext, kidx);
+    define(ext, kv, op == "ArgMax" ? Halide::max(e, xe) : Halide::min(e, xe));
+    Halide::Expr at = Halide::cast(Halide::Float(32), ridx[static_cast<size_t>(axis)]);
+    define(pos, kv, last ? -1.0f : static_cast<float>(x.shape[axis]));
+    Halide::Expr p = call_onnx(pos, kidx), hit = xe == call_onnx(ext, kidx);
+    define(pos, kv,
+           last ? Halide::max(p, Halide::select(hit, at, -1.0f))
+                : Halide::min(p, Halide::select(hit, at, static_cast<float>(x.shape[axis]))));
+    Shape out_shape;
+    std::vector<Halide::Var> v;
+    for (int a = 0; a < rank; a++)
+        if (a != axis || keepdims)
+            out_shape.push_back(a == axis ? 1 : x.shape[a]);
+    v = Builder::vars(static_cast<int>(out_shape.size()));
+    std::vector<Halide::Expr> oi = onnx_index(v), pos_idx;
+    for (int a = 0, o = 0; a < rank; a++) {
+        if (a != axis)
+            pos_idx.push_back(oi[o]);
+        if (a != axis || keepdims)
+            o++;
+    }
+    DType out_type = ctx.outputs.empty() || !ctx.outputs[0] ? DType::Int64 : ctx.outputs[0]->dtype;
+    Halide::Func out = b.func("out");
+    define(out, v, from_compute(call_onnx(pos, pos_idx), out_type));
+    return b.result({Tensor{out, out_shape, out_type}});
+}
+
+OpResult build_reduce(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    const std::string &op = ctx.node.op_type == "GlobalAveragePool" ? std::string("ReduceMean")
+                            : ctx.node.op_type == "GlobalMaxPool"   ? std::string("ReduceMax")
+                                                                    : ctx.node.op_type;
+    int rank = x.rank();
     std::vector<int64_t> axes_list = ctx.node.attr_ints("axes");
+    if (ctx.node.op_type.rfind("Global", 0) == 0) // over the spatial axes, keeping them as 1
+        for (int a = 2; a < rank; a++)
+            axes_list.push_back(a);
     if (op == "ReduceSum" && ctx.opset >= 13 && ctx.inputs.size() > 1 &&
         ctx.inputs[1].func.defined()) {
         if (!ctx.constants[1])

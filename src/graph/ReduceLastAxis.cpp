@@ -143,7 +143,14 @@ bool rewrite_softmax(Graph &g, const Node &n, std::vector<Node> &out) {
 bool rewrite_reduce(Graph &g, const Node &n, int opset, std::vector<Node> &out) {
     const Shape x = g.value(n.inputs[0]).shape;
     int64_t rank = static_cast<int64_t>(x.size());
+    bool arg = n.op_type == "ArgMax" || n.op_type == "ArgMin";
+    bool global = n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool";
     std::vector<int64_t> axes = n.attr_ints("axes");
+    if (arg)
+        axes = {n.attr_int("axis", 0)};
+    if (global)
+        for (int64_t a = 2; a < rank; a++)
+            axes.push_back(a);
     bool axes_input = n.op_type == "ReduceSum" && opset >= 13;
     if (axes_input) {
         axes.clear();
@@ -178,12 +185,18 @@ bool rewrite_reduce(Graph &g, const Node &n, int opset, std::vector<Node> &out) 
     std::string moved = perm == identity ? n.inputs[0] : r.transpose(n.inputs[0], perm);
     Node red;
     red.name = n.name;
-    red.op_type = n.op_type;
+    red.op_type = n.op_type == "GlobalAveragePool" ? "ReduceMean"
+                  : n.op_type == "GlobalMaxPool"   ? "ReduceMax"
+                                                   : n.op_type;
     red.inputs = {r.reshape(moved, {rows, cols})};
     if (axes_input)
         red.inputs.push_back(r.constant_i64({-1}));
+    else if (arg)
+        red.attrs["axis"] = int64_t(-1);
     else
         red.attrs["axes"] = std::vector<int64_t>{-1};
+    if (arg)
+        red.attrs["select_last_index"] = n.attr_int("select_last_index", 0);
     red.attrs["keepdims"] = int64_t(1);
     const Value &result = g.value(n.outputs[0]);
     red.outputs = {r.value(result.dtype, {rows, 1})};
@@ -204,7 +217,9 @@ int move_reductions_to_last_axis(Graph &g) {
                 done = rewrite_layer_norm(g, n, out);
             else if ((n.op_type == "Softmax" || n.op_type == "LogSoftmax") && g.opset >= 13)
                 done = rewrite_softmax(g, n, out);
-            else if (n.op_type.rfind("Reduce", 0) == 0)
+            else if (n.op_type.rfind("Reduce", 0) == 0 || n.op_type == "ArgMax" ||
+                     n.op_type == "ArgMin" || n.op_type == "GlobalAveragePool" ||
+                     n.op_type == "GlobalMaxPool")
                 done = rewrite_reduce(g, n, g.opset, out);
         }
         if (done)
