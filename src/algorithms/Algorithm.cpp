@@ -148,6 +148,7 @@ const std::map<std::string, BuilderFn> &table() {
         {"BatchNormalization", build_batch_norm},
         {"GlobalAveragePool", build_reduce},
         {"GlobalMaxPool", build_reduce},
+        {"InstanceNormalization", build_instance_norm},
         {"Cast", build_cast},
         {"CastLike", build_cast},
         {"Dropout", build_dropout},

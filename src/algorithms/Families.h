@@ -9,22 +9,23 @@
 
 namespace nhc::alg {
 
-OpResult build_matmul(const OpContext &ctx);     // Matmul.cpp: MatMul
-OpResult build_gemm(const OpContext &ctx);       // Matmul.cpp: Gemm
-OpResult build_unary(const OpContext &ctx);      // Elementwise.cpp
-OpResult build_binary(const OpContext &ctx);     // Elementwise.cpp
-OpResult build_clip(const OpContext &ctx);       // Elementwise.cpp
-OpResult build_compare(const OpContext &ctx);    // Elementwise.cpp
-OpResult build_dropout(const OpContext &ctx);    // Elementwise.cpp
-OpResult build_slice(const OpContext &ctx);      // Layout.cpp
-OpResult build_arg_reduce(const OpContext &ctx); // Reduce.cpp
-OpResult build_batch_norm(const OpContext &ctx); // Normalization.cpp
-OpResult build_where(const OpContext &ctx);      // Elementwise.cpp
-OpResult build_cast(const OpContext &ctx);       // Elementwise.cpp
-OpResult build_softmax(const OpContext &ctx);    // Softmax.cpp
-OpResult build_layer_norm(const OpContext &ctx); // Normalization.cpp
-OpResult build_reduce(const OpContext &ctx);     // Reduce.cpp
-OpResult build_transpose(const OpContext &ctx);  // Layout.cpp
+OpResult build_matmul(const OpContext &ctx);        // Matmul.cpp: MatMul
+OpResult build_gemm(const OpContext &ctx);          // Matmul.cpp: Gemm
+OpResult build_unary(const OpContext &ctx);         // Elementwise.cpp
+OpResult build_binary(const OpContext &ctx);        // Elementwise.cpp
+OpResult build_clip(const OpContext &ctx);          // Elementwise.cpp
+OpResult build_compare(const OpContext &ctx);       // Elementwise.cpp
+OpResult build_dropout(const OpContext &ctx);       // Elementwise.cpp
+OpResult build_slice(const OpContext &ctx);         // Layout.cpp
+OpResult build_arg_reduce(const OpContext &ctx);    // Reduce.cpp
+OpResult build_batch_norm(const OpContext &ctx);    // Normalization.cpp
+OpResult build_instance_norm(const OpContext &ctx); // Normalization.cpp
+OpResult build_where(const OpContext &ctx);         // Elementwise.cpp
+OpResult build_cast(const OpContext &ctx);          // Elementwise.cpp
+OpResult build_softmax(const OpContext &ctx);       // Softmax.cpp
+OpResult build_layer_norm(const OpContext &ctx);    // Normalization.cpp
+OpResult build_reduce(const OpContext &ctx);        // Reduce.cpp
+OpResult build_transpose(const OpContext &ctx);     // Layout.cpp
 OpResult
 build_reshape(const OpContext &ctx); // Layout.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Identity
 OpResult build_split(const OpContext &ctx);       // Layout.cpp

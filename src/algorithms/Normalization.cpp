@@ -9,6 +9,38 @@
 
 namespace nhc::alg {
 
+namespace {
+
+/** Mean and reciprocal standard deviation of x over the axes from `first_axis` on (stages sum,
+ *  mean, var, rstd: the centred second pass of ../shared/reference/isel-prototype.md §3). */
+struct Moments {
+    ReductionAxes r;
+    Halide::Func mean, rstd;
+};
+
+Moments moments(Builder &b, const Tensor &x, int first_axis, float eps) {
+    int rank = x.rank();
+    std::set<int> axes;
+    for (int a = first_axis; a < rank; a++)
+        axes.insert(a);
+    Moments m{make_reduction(x.shape, axes, "r"), b.func("mean"), b.func("rstd")};
+    float inv_n = 1.0f / static_cast<float>(m.r.count);
+    std::vector<Halide::Var> kv = Builder::vars(static_cast<int>(m.r.kept.size()));
+    std::vector<Halide::Expr> kidx = onnx_index(kv), ridx = full_index(m.r, rank, kidx);
+    Halide::Expr xr = to_compute(x.at(ridx), x.dtype);
+    Halide::Func sum = b.func("sum"), var = b.func("var");
+    define(sum, kv, 0.0f);
+    define(sum, kv, call_onnx(sum, kidx) + xr);
+    define(m.mean, kv, call_onnx(sum, kidx) * inv_n);
+    Halide::Expr centred = xr - call_onnx(m.mean, kidx);
+    define(var, kv, 0.0f);
+    define(var, kv, call_onnx(var, kidx) + centred * centred);
+    define(m.rstd, kv, 1.0f / Halide::sqrt(call_onnx(var, kidx) * inv_n + eps));
+    return m;
+}
+
+} // namespace
+
 OpResult build_layer_norm(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0), &gamma = input(ctx, 1);
@@ -16,28 +48,12 @@ OpResult build_layer_norm(const OpContext &ctx) {
     if (rank == 0)
         unsupported_form(ctx.node, "a scalar input has no axis to normalise");
     int axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), rank);
-    float eps = static_cast<float>(ctx.node.attr_float("epsilon", 1e-5));
-    std::set<int> axes;
-    for (int a = axis; a < rank; a++)
-        axes.insert(a);
-    ReductionAxes r = make_reduction(x.shape, axes, "r");
-    float inv_n = 1.0f / static_cast<float>(r.count);
-
+    Moments mo = moments(b, x, axis, static_cast<float>(ctx.node.attr_float("epsilon", 1e-5)));
+    const ReductionAxes &r = mo.r;
+    Halide::Func mean = mo.mean, rstd = mo.rstd, y = b.func("y");
     std::vector<Halide::Var> v = Builder::vars(rank);
     std::vector<Halide::Expr> idx = onnx_index(v);
-    std::vector<Halide::Var> kv = Builder::vars(static_cast<int>(r.kept.size()));
-    std::vector<Halide::Expr> kidx = onnx_index(kv), ridx = full_index(r, rank, kidx);
     auto xf = [&](const std::vector<Halide::Expr> &i) { return to_compute(x.at(i), x.dtype); };
-
-    Halide::Func sum = b.func("sum"), mean = b.func("mean"), var = b.func("var"),
-                 rstd = b.func("rstd"), y = b.func("y");
-    define(sum, kv, 0.0f);
-    define(sum, kv, call_onnx(sum, kidx) + xf(ridx));
-    define(mean, kv, call_onnx(sum, kidx) * inv_n);
-    Halide::Expr centred = xf(ridx) - call_onnx(mean, kidx);
-    define(var, kv, 0.0f);
-    define(var, kv, call_onnx(var, kidx) + centred * centred);
-    define(rstd, kv, 1.0f / Halide::sqrt(call_onnx(var, kidx) * inv_n + eps));
 
     Tensor gb = broadcast_to(b, gamma, x.shape, "gamma_b");
     Halide::Expr e = (xf(idx) - call_onnx(mean, kept_part(r, idx))) *
@@ -87,6 +103,28 @@ OpResult build_batch_norm(const OpContext &ctx) {
     Halide::Expr e =
         (to_compute(x.at(idx), x.dtype) - p[3]) * (p[1] / Halide::sqrt(p[4] + eps)) + p[2];
     Halide::Func y = b.func("y");
+    define(y, v, from_compute(e, x.dtype));
+    return b.result({Tensor{y, x.shape, x.dtype}});
+}
+
+// InstanceNormalization: mean and variance of each (n, c) over the spatial axes, then the
+// per-channel scale and bias (broadcast stages). The code generator runs the rewritten form
+// (graph/ReduceLastAxis); this is the reference definition.
+OpResult build_instance_norm(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    int rank = x.rank();
+    if (rank < 3)
+        unsupported_form(ctx.node, "the input has no spatial axis");
+    Moments mo = moments(b, x, 2, static_cast<float>(ctx.node.attr_float("epsilon", 1e-5)));
+    std::vector<Halide::Var> v = Builder::vars(rank);
+    std::vector<Halide::Expr> idx = onnx_index(v), k = kept_part(mo.r, idx);
+    Halide::Func y = b.func("y");
+    Halide::Expr mean = call_onnx(mo.mean, k), rstd = call_onnx(mo.rstd, k);
+    const Tensor &scale = input(ctx, 1), &bias = input(ctx, 2);
+    Halide::Expr e = (to_compute(x.at(idx), x.dtype) - mean) * rstd *
+                         to_compute(scale.at({idx[1]}), scale.dtype) +
+                     to_compute(bias.at({idx[1]}), bias.dtype);
     define(y, v, from_compute(e, x.dtype));
     return b.result({Tensor{y, x.shape, x.dtype}});
 }

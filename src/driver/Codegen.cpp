@@ -424,6 +424,7 @@ void register_codegen_operators() {
     // (tests/e2e). Concat is a DMA per input; Gather covers rows of a 2-D table (a one-hot
     // contraction).
     for (const char *op : {"Abs",
+                           "InstanceNormalization",
                            "GlobalMaxPool",
                            "GlobalAveragePool",
                            "BatchNormalization",

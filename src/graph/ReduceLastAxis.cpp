@@ -117,6 +117,43 @@ bool rewrite_layer_norm(Graph &g, const Node &n, std::vector<Node> &out) {
     return true;
 }
 
+/** A one-filled (or zero-filled) fp32 constant of `n` elements. */
+std::string filled(Graph &g, Rewriter &r, int64_t n, float value) {
+    std::string name = r.value(DType::Float32, {n});
+    auto t = std::make_shared<HostTensor>(DType::Float32, Shape{n});
+    for (int64_t i = 0; i < n; i++)
+        t->set_f64(i, value);
+    g.values[name].constant = t;
+    return name;
+}
+
+// InstanceNormalization normalises each (n, c) over the spatial axes: a LayerNormalization of
+// the [N * C, spatial] view (scale 1, bias 0), then the per-channel scale and bias as [C, 1...]
+// views broadcast by Mul and Add.
+bool rewrite_instance_norm(Graph &g, const Node &n, std::vector<Node> &out) {
+    const Value &x = g.value(n.inputs[0]);
+    if (x.shape.size() < 3 || n.inputs.size() != 3 || x.dtype != DType::Float32)
+        return false;
+    int64_t c = x.shape[1], rows = x.shape[0] * c, cols = product(x.shape, 2, x.shape.size());
+    Rewriter r(g, n, out);
+    Node ln;
+    ln.name = n.name + "__layer_norm";
+    ln.op_type = "LayerNormalization";
+    ln.inputs = {r.reshape(n.inputs[0], {rows, cols}), filled(g, r, cols, 1.0f),
+                 filled(g, r, cols, 0.0f)};
+    ln.outputs = {r.value(x.dtype, {rows, cols})};
+    ln.attrs["axis"] = int64_t(-1);
+    ln.attrs["epsilon"] = n.attr_float("epsilon", 1e-5);
+    out.push_back(ln);
+    std::string normalised = r.reshape(ln.outputs[0], x.shape);
+    Shape per_channel(x.shape.size() - 1, 1);
+    per_channel[0] = c;
+    std::string scaled = r.value(x.dtype, x.shape);
+    r.add("Mul", {normalised, r.flattened(n.inputs[1], per_channel)}, {scaled});
+    r.add("Add", {scaled, r.flattened(n.inputs[2], per_channel)}, {n.outputs[0]});
+    return true;
+}
+
 bool rewrite_softmax(Graph &g, const Node &n, std::vector<Node> &out) {
     int64_t rank = static_cast<int64_t>(g.value(n.inputs[0]).shape.size());
     int64_t a = normalized_axis(n.attr_int("axis", -1), rank);
@@ -215,6 +252,8 @@ int move_reductions_to_last_axis(Graph &g) {
         if (n.domain.empty() && !n.inputs.empty() && !n.inputs[0].empty()) {
             if (n.op_type == "LayerNormalization")
                 done = rewrite_layer_norm(g, n, out);
+            else if (n.op_type == "InstanceNormalization")
+                done = rewrite_instance_norm(g, n, out);
             else if ((n.op_type == "Softmax" || n.op_type == "LogSoftmax") && g.opset >= 13)
                 done = rewrite_softmax(g, n, out);
             else if (n.op_type.rfind("Reduce", 0) == 0 || n.op_type == "ArgMax" ||

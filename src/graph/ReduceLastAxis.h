@@ -6,6 +6,8 @@
  * view, which is what the default schedules run (rows on partitions, the reduced axis free):
  *  - LayerNormalization(axis = a) normalises over axes a..r-1, which are contiguous: the input
  *    is viewed as [rows, cols], gamma and beta as [cols], and the results viewed back;
+ *  - InstanceNormalization: a LayerNormalization of the [N * C, spatial] view, then the
+ *    per-channel scale and bias as [C, 1, ...] views multiplied and added;
  *  - Softmax(axis = a), a not last: Transpose a to the end, Softmax there, Transpose back;
  *  - Reduce* over constant axes other than just the last (or over the last without keepdims,
  *    whose result would lose the partition axis' rank): Transpose the reduced axes

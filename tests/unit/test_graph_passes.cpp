@@ -225,3 +225,21 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] ln, float[2, 3, 4] sm, float[3, 4] mean,
     CHECK(g.nodes[12].outputs[0] == "mx");
     g.verify();
 }
+
+TEST_CASE(
+    "InstanceNormalization becomes a LayerNorm of the [N*C, spatial] view, then scale and bias") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 4, 5] x, float[3] s, float[3] b) => (float[2, 3, 4, 5] y) {
+  y = InstanceNormalization <epsilon = 0.001> (x, s, b)
+}
+)");
+    CHECK(move_reductions_to_last_axis(g) == 1);
+    CHECK(ops(g) == std::vector<std::string>{"Reshape", "LayerNormalization", "Reshape", "Reshape",
+                                             "Mul", "Reshape", "Add"});
+    CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{6, 20});
+    CHECK(g.nodes[1].attr_float("epsilon", 0) == doctest::Approx(0.001));
+    CHECK(g.value(g.nodes[3].outputs[0]).shape == Shape{3, 1, 1}); // the scale per channel
+    CHECK(g.nodes[6].outputs[0] == "y");
+    g.verify();
+}
