@@ -149,6 +149,7 @@ const std::map<std::string, BuilderFn> &table() {
         {"GlobalAveragePool", build_reduce},
         {"GlobalMaxPool", build_reduce},
         {"InstanceNormalization", build_instance_norm},
+        {"Conv", build_conv},
         {"Cast", build_cast},
         {"CastLike", build_cast},
         {"Dropout", build_dropout},

@@ -1,6 +1,9 @@
 #include "driver/Codegen.h"
 
+#include "driver/CopyGroups.h"
+
 #include "graph/AutoCast.h"
+#include "graph/ConvIm2Col.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
@@ -26,6 +29,8 @@
 namespace nhc {
 
 namespace {
+
+using codegen_copies::CopyTarget;
 
 // Operators whose output is the input's bytes reinterpreted: no instruction, the same variable.
 bool is_view(const Node &n) {
@@ -173,6 +178,7 @@ private:
         auto scripted = [&](const Node &n) { return o_.schedule && o_.schedule->find(n.name); };
         auto fusable = [&](const Node &n) {
             return n.outputs.size() == 1 && !is_view(n) && !scripted(n) && n.op_type != "Concat" &&
+                   n.op_type != "Im2Col" &&
                    sched::schedule_family(n.op_type) == sched::Family::Compute;
         };
         std::vector<std::vector<const Node *>> groups;
@@ -278,7 +284,11 @@ private:
             return;
         }
         if (n.op_type == "Concat") {
-            concat_copies(n);
+            codegen_copies::concat(copy_target(), n);
+            return;
+        }
+        if (n.op_type == "Im2Col") {
+            codegen_copies::im2col(copy_target(), n);
             return;
         }
         // A --schedule block for this node replaces its default schedule.
@@ -317,68 +327,12 @@ private:
     }
 
     // One DMA moving a whole tensor's bytes (views that are graph outputs, inputs returned as is).
-    /** Concat as one HBM -> HBM DMA per input into its slice of the output: rows of the
-     *  input's contiguous part (the concat axis and the axes inside it), one row per index of
-     *  the axes outside it. */
-    void concat_copies(const Node &n) {
-        const Value &out = g_.value(n.outputs[0]);
-        int64_t rank = static_cast<int64_t>(out.shape.size());
-        int64_t axis = n.attr_int("axis", 0);
-        axis = axis < 0 ? axis + rank : axis;
-        int64_t outer = 1, inner = 1;
-        for (int64_t a = 0; a < axis; a++)
-            outer *= out.shape[a];
-        for (int64_t a = axis + 1; a < rank; a++)
-            inner *= out.shape[a];
-        int out_var = var(n.outputs[0]);
-        int64_t out_es = neff::dtype_size(prog_.vars.at(out_var).dtype), at = 0;
-        for (const std::string &in : n.inputs) {
-            int64_t len = in.empty() ? 0 : g_.value(in).shape[axis];
-            if (len * inner * outer == 0)
-                continue;
-            int in_var = var(in);
-            int64_t in_es = neff::dtype_size(prog_.vars.at(in_var).dtype);
-            auto rows = [&](int v, int64_t es, int64_t row_elems, int64_t offset) {
-                neff::AccessPattern a;
-                a.space = neff::MemSpace::HBM;
-                a.dtype = prog_.vars.at(v).dtype;
-                a.var = v;
-                a.num_partitions = 1;
-                a.offset = offset * es;
-                if (outer > 1)
-                    a.dims.push_back({row_elems * es, outer});
-                a.dims.push_back({es, len * inner});
-                return a;
-            };
-            neff::Instr i;
-            i.op = neff::Opcode::Dma;
-            i.name = n.name;
-            i.src = rows(in_var, in_es, len * inner, 0);
-            i.dst = rows(out_var, out_es, out.shape[axis] * inner, at * inner);
-            selected_.push_back({neff::Engine::SP, i});
-            at += len;
-        }
+    CopyTarget copy_target() {
+        return {g_, prog_, [this](const std::string &v) { return var(v); }, selected_};
     }
 
     void flat_copy(const std::string &from, const std::string &to, const std::string &name) {
-        neff::Instr i;
-        i.op = neff::Opcode::Dma;
-        i.name = name;
-        auto ap = [&](int var, const neff::Variable &v) {
-            neff::AccessPattern a;
-            a.space = neff::MemSpace::HBM;
-            a.dtype = v.dtype;
-            a.var = var;
-            a.num_partitions = 1;
-            a.dims = {{neff::dtype_size(v.dtype), v.num_elements()}};
-            return a;
-        };
-        int from_var = var(from);
-        if (prog_.vars.at(from_var).num_elements() == 0)
-            return; // an empty tensor: nothing to move
-        i.src = ap(from_var, prog_.vars.at(from_var));
-        i.dst = ap(var(to), prog_.vars.at(var(to)));
-        selected_.push_back({neff::Engine::SP, i});
+        codegen_copies::flat_copy(copy_target(), var(from), var(to), name);
     }
 
     void copy_outputs_without_producer() {
@@ -424,6 +378,7 @@ void register_codegen_operators() {
     // (tests/e2e). Concat is a DMA per input; Gather covers rows of a 2-D table (a one-hot
     // contraction).
     for (const char *op : {"Abs",
+                           "Conv",
                            "InstanceNormalization",
                            "GlobalMaxPool",
                            "GlobalAveragePool",
@@ -500,6 +455,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("int64: ", narrowed, " values computed as int32");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
+    int convs = lower_convs_to_matmuls(g);
+    log_info("convolutions: ", convs, " lowered to im2col copies and PE matmuls");
     int gelus = fuse_gelu_patterns(g);
     log_info("gelu: ", gelus, " GELU patterns recognised");
     int moved = move_reductions_to_last_axis(g);

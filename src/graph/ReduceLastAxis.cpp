@@ -1,5 +1,7 @@
 #include "graph/ReduceLastAxis.h"
 
+#include "graph/GraphRewriter.h"
+
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -8,71 +10,6 @@
 namespace nhc {
 
 namespace {
-
-/** Builds the nodes that replace one node, with fresh value names derived from it. */
-class Rewriter {
-public:
-    Rewriter(Graph &g, const Node &n, std::vector<Node> &out)
-        : g_(g), base_(n.name + "__last_axis"), out_(out) {}
-
-    std::string value(DType t, const Shape &shape) {
-        std::string name = base_ + std::to_string(count_++);
-        g_.values[name] = Value{name, t, shape, nullptr};
-        return name;
-    }
-    std::string constant_i64(const std::vector<int64_t> &v) {
-        std::string name = base_ + std::to_string(count_++);
-        auto t = std::make_shared<HostTensor>(HostTensor::from_i64(v));
-        g_.values[name] = Value{name, DType::Int64, t->shape(), t};
-        return name;
-    }
-    /** `in` viewed with `shape`; written into `out_name` if given. */
-    std::string reshape(const std::string &in, const Shape &shape, std::string out_name = "") {
-        if (out_name.empty())
-            out_name = value(g_.value(in).dtype, shape);
-        add("Reshape", {in, constant_i64(shape)}, {out_name});
-        return out_name;
-    }
-    std::string transpose(const std::string &in, const std::vector<int64_t> &perm,
-                          std::string out_name = "") {
-        const Value &v = g_.value(in);
-        Shape shape;
-        for (int64_t p : perm)
-            shape.push_back(v.shape[static_cast<size_t>(p)]);
-        if (out_name.empty())
-            out_name = value(v.dtype, shape);
-        Node &t = add("Transpose", {in}, {out_name});
-        t.attrs["perm"] = perm;
-        return out_name;
-    }
-    Node &add(const std::string &op, std::vector<std::string> inputs,
-              std::vector<std::string> outputs) {
-        Node n;
-        n.name = base_ + std::to_string(count_++);
-        n.op_type = op;
-        n.inputs = std::move(inputs);
-        n.outputs = std::move(outputs);
-        out_.push_back(std::move(n));
-        return out_.back();
-    }
-    /** A constant or runtime value of `v`'s elements in `shape` (same number of elements). */
-    std::string flattened(const std::string &v, const Shape &shape) {
-        const Value &val = g_.value(v);
-        if (!val.is_constant())
-            return reshape(v, shape);
-        std::string name = value(val.dtype, shape);
-        auto t = std::make_shared<HostTensor>(val.dtype, shape);
-        t->bytes() = val.constant->bytes();
-        g_.values[name].constant = t;
-        return name;
-    }
-
-private:
-    Graph &g_;
-    std::string base_;
-    std::vector<Node> &out_;
-    int count_ = 0;
-};
 
 int64_t product(const Shape &s, size_t from, size_t to) {
     int64_t p = 1;
@@ -96,7 +33,7 @@ bool rewrite_layer_norm(Graph &g, const Node &n, std::vector<Node> &out) {
         if (!n.inputs[i].empty() && g.value(n.inputs[i]).shape != normalized)
             return false; // a scale or bias that broadcasts
     int64_t rows = product(x, 0, static_cast<size_t>(a)), cols = product(x, a, x.size());
-    Rewriter r(g, n, out);
+    GraphRewriter r(g, n, "__last_axis", out);
     Node ln = n;
     ln.inputs[0] = r.reshape(n.inputs[0], {rows, cols});
     for (size_t i = 1; i < n.inputs.size(); i++)
@@ -118,7 +55,7 @@ bool rewrite_layer_norm(Graph &g, const Node &n, std::vector<Node> &out) {
 }
 
 /** A one-filled (or zero-filled) fp32 constant of `n` elements. */
-std::string filled(Graph &g, Rewriter &r, int64_t n, float value) {
+std::string filled(Graph &g, GraphRewriter &r, int64_t n, float value) {
     std::string name = r.value(DType::Float32, {n});
     auto t = std::make_shared<HostTensor>(DType::Float32, Shape{n});
     for (int64_t i = 0; i < n; i++)
@@ -135,7 +72,7 @@ bool rewrite_instance_norm(Graph &g, const Node &n, std::vector<Node> &out) {
     if (x.shape.size() < 3 || n.inputs.size() != 3 || x.dtype != DType::Float32)
         return false;
     int64_t c = x.shape[1], rows = x.shape[0] * c, cols = product(x.shape, 2, x.shape.size());
-    Rewriter r(g, n, out);
+    GraphRewriter r(g, n, "__last_axis", out);
     Node ln;
     ln.name = n.name + "__layer_norm";
     ln.op_type = "LayerNormalization";
@@ -166,7 +103,7 @@ bool rewrite_softmax(Graph &g, const Node &n, std::vector<Node> &out) {
     perm.push_back(a);
     for (int64_t i = 0; i < rank; i++)
         inverse[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i;
-    Rewriter r(g, n, out);
+    GraphRewriter r(g, n, "__last_axis", out);
     std::string moved = r.transpose(n.inputs[0], perm);
     Node sm = n;
     sm.inputs = {moved};
@@ -216,7 +153,7 @@ bool rewrite_reduce(Graph &g, const Node &n, int opset, std::vector<Node> &out) 
     int64_t rows = 1, cols = 1;
     for (int64_t i = 0; i < rank; i++)
         (reduced.count(i) ? cols : rows) *= x[static_cast<size_t>(i)];
-    Rewriter r(g, n, out);
+    GraphRewriter r(g, n, "__last_axis", out);
     std::vector<int64_t> identity(static_cast<size_t>(rank));
     std::iota(identity.begin(), identity.end(), 0);
     std::string moved = perm == identity ? n.inputs[0] : r.transpose(n.inputs[0], perm);

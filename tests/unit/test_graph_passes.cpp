@@ -4,6 +4,7 @@
 #include "TestModels.h"
 #include "frontend/Frontend.h"
 #include "graph/AutoCast.h"
+#include "graph/ConvIm2Col.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
@@ -14,6 +15,8 @@
 #include "support/Error.h"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 using namespace nhc;
 
@@ -241,5 +244,32 @@ g (float[2, 3, 4, 5] x, float[3] s, float[3] b) => (float[2, 3, 4, 5] y) {
     CHECK(g.nodes[1].attr_float("epsilon", 0) == doctest::Approx(0.001));
     CHECK(g.value(g.nodes[3].outputs[0]).shape == Shape{3, 1, 1}); // the scale per channel
     CHECK(g.nodes[6].outputs[0] == "y");
+    g.verify();
+}
+
+TEST_CASE("a Conv becomes an im2col copy and a matmul; a grouped one, one per group") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =>
+    (float[2, 6, 8, 8] y, float[2, 4, 4, 4] z) {
+  y = Conv <pads = [1, 1, 1, 1]> (x, w, b)
+  z = Conv <group = 2, strides = [2, 2], auto_pad = "SAME_UPPER"> (x, wg)
+}
+)");
+    CHECK(lower_convs_to_matmuls(g) == 2);
+    std::vector<std::string> o = ops(g);
+    // y: im2col, the weights viewed [Co, K], the matmul, the bias viewed [Co, 1], the Add, the
+    // view as [Co, N, H, W] and the Transpose to [N, Co, H, W].
+    CHECK(std::vector<std::string>(o.begin(), o.begin() + 7) ==
+          std::vector<std::string>{"Im2Col", "Reshape", "MatMul", "Reshape", "Add", "Reshape",
+                                   "Transpose"});
+    CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{4 * 9, 2 * 64}); // taps x positions
+    CHECK(g.value(g.nodes[2].inputs[0]).shape == Shape{6, 36});          // weights as [Co, K]
+    CHECK(g.value(g.nodes[4].inputs[1]).shape == Shape{6, 1});           // bias per row
+    CHECK(g.nodes[6].attr_ints("perm") == std::vector<int64_t>{1, 0, 2, 3});
+    CHECK(o[7] == "Slice");                               // z: each group's channels
+    CHECK(std::count(o.begin(), o.end(), "Im2Col") == 3); // y, and z's two groups
+    CHECK(o.back() == "Concat");
+    CHECK(g.nodes.back().outputs[0] == "z");
     g.verify();
 }

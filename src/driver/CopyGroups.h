@@ -1,0 +1,35 @@
+#ifndef NHC_DRIVER_COPYGROUPS_H
+#define NHC_DRIVER_COPYGROUPS_H
+
+/** \file
+ * Groups that only move data between HBM tensors, emitted as DMA instructions directly (no
+ * Halide lowering): a flat copy (a view whose output is a graph output), Concat (one DMA per
+ * input into its slice) and graph/ConvIm2Col's Im2Col (a zero fill, then one DMA per image,
+ * channel and kernel tap).
+ */
+
+#include "graph/Graph.h"
+#include "neff/SelectInstructions.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nhc::codegen_copies {
+
+/** Where the copies go: the graph, the program (variables), the HBM variable of a value, and
+ *  the selected instructions to append to. */
+struct CopyTarget {
+    const Graph &graph;
+    neff::Program &program;
+    std::function<int(const std::string &)> var;
+    std::vector<codegen::SelectedInstr> &out;
+};
+
+void flat_copy(const CopyTarget &t, int from_var, int to_var, const std::string &name);
+void concat(const CopyTarget &t, const Node &n);
+void im2col(const CopyTarget &t, const Node &n);
+
+} // namespace nhc::codegen_copies
+
+#endif

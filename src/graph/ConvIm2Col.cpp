@@ -1,0 +1,173 @@
+#include "graph/ConvIm2Col.h"
+
+#include "graph/GraphRewriter.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace nhc {
+
+ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w) {
+    int spatial = static_cast<int>(x.size()) - 2;
+    auto refuse = [&](const std::string &what) {
+        user_error("NHC_EALG001", node.describe(), ": ", what);
+    };
+    if (spatial < 1 || w.size() != x.size())
+        refuse("expected input and weight of rank 3 or more, found " + shape_str(x) + " and " +
+               shape_str(w));
+    int64_t group = node.attr_int("group", 1);
+    if (group < 1 || x[1] % group != 0 || w[0] % group != 0 || w[1] * group != x[1])
+        refuse("group " + std::to_string(group) + " does not divide input channels " +
+               std::to_string(x[1]) + " into weight channels " + std::to_string(w[1]));
+    std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+        auto_pad != "SAME_LOWER")
+        refuse("auto_pad " + auto_pad + " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    ConvGeometry g;
+    g.kernel.assign(w.begin() + 2, w.end());
+    g.stride = node.attr_ints("strides");
+    g.dilation = node.attr_ints("dilations");
+    std::vector<int64_t> pads = node.attr_ints("pads");
+    g.stride.resize(static_cast<size_t>(spatial), 1);
+    g.dilation.resize(static_cast<size_t>(spatial), 1);
+    pads.resize(static_cast<size_t>(2 * spatial), 0);
+    for (size_t i = 0; i < static_cast<size_t>(spatial); i++) {
+        int64_t size = x[i + 2], span = (g.kernel[i] - 1) * g.dilation[i] + 1;
+        if (auto_pad == "VALID") {
+            pads[i] = pads[i + static_cast<size_t>(spatial)] = 0;
+        } else if (auto_pad != "NOTSET") { // SAME: ceil(size / stride) outputs
+            int64_t out = (size + g.stride[i] - 1) / g.stride[i];
+            int64_t total = std::max<int64_t>((out - 1) * g.stride[i] + span - size, 0);
+            pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            pads[i + static_cast<size_t>(spatial)] = total - pads[i];
+        }
+        g.pad_begin.push_back(pads[i]);
+        int64_t padded = size + pads[i] + pads[i + static_cast<size_t>(spatial)];
+        if (padded < span)
+            refuse("the kernel is larger than the padded input");
+        g.out.push_back((padded - span) / g.stride[i] + 1);
+    }
+    return g;
+}
+
+namespace {
+
+int64_t product(const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t e : v)
+        p *= e;
+    return p;
+}
+
+/** `v` with `shape`: a constant's copy or a Reshape view, written into `out_name` if given. */
+std::string view(GraphRewriter &b, const std::string &v, const Shape &shape,
+                 const std::string &out_name = "") {
+    return out_name.empty() ? b.flattened(v, shape) : b.reshape(v, shape, out_name);
+}
+
+void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vector<Node> &out);
+
+void lower_conv(Graph &g, const Node &n, std::vector<Node> &out) {
+    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    ConvGeometry geo = conv_geometry(n, x.shape, w.shape);
+    if (n.attr_int("group", 1) > 1) {
+        lower_group_conv(g, n, geo, out);
+        return;
+    }
+    int64_t batch = x.shape[0], co = w.shape[0], k = x.shape[1] * product(geo.kernel),
+            m = batch * product(geo.out);
+    GraphRewriter b(g, n, "__im2col", out);
+    std::string cols = b.value(x.dtype, {k, m});
+    Node &im2col = b.add("Im2Col", {n.inputs[0]}, {cols});
+    im2col.domain = "nhc";
+    im2col.attrs["kernel_shape"] = geo.kernel;
+    im2col.attrs["strides"] = geo.stride;
+    im2col.attrs["dilations"] = geo.dilation;
+    im2col.attrs["pads_begin"] = geo.pad_begin;
+    im2col.attrs["output_spatial"] = geo.out;
+    std::string y = b.value(x.dtype, {co, m});
+    b.add("MatMul", {view(b, n.inputs[1], {co, k}), cols}, {y});
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        std::string biased = b.value(x.dtype, {co, m});
+        b.add("Add", {y, view(b, n.inputs[2], {co, 1})}, {biased});
+        y = biased;
+    }
+    const Shape &result = g.value(n.outputs[0]).shape;
+    if (batch == 1) { // [Co, 1, O...] and [1, Co, O...] are the same bytes
+        view(b, y, result, n.outputs[0]);
+        return;
+    }
+    Shape grouped = {co, batch};
+    grouped.insert(grouped.end(), geo.out.begin(), geo.out.end());
+    std::vector<int64_t> perm = {1, 0};
+    for (size_t i = 0; i < geo.out.size(); i++)
+        perm.push_back(static_cast<int64_t>(i) + 2);
+    Node &t = b.add("Transpose", {view(b, y, grouped)}, {n.outputs[0]});
+    t.attrs["perm"] = perm;
+}
+
+/** A slice [begin, end) of `v` along `axis`, as a Slice node with constant bounds. */
+std::string slice(Graph &g, GraphRewriter &b, const std::string &v, int64_t axis, int64_t begin,
+                  int64_t end) {
+    const Value &val = g.value(v);
+    Shape shape = val.shape;
+    shape[static_cast<size_t>(axis)] = end - begin;
+    std::string out = b.value(val.dtype, shape);
+    b.add("Slice", {v, b.constant_i64({begin}), b.constant_i64({end}), b.constant_i64({axis})},
+          {out});
+    return out;
+}
+
+// Grouped (and depthwise) convolutions: one convolution per group on its slice of the input
+// channels and of the weights and bias, the results concatenated along the channels.
+void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vector<Node> &out) {
+    int64_t group = n.attr_int("group", 1);
+    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    int64_t ci = x.shape[1] / group, co = w.shape[0] / group;
+    GraphRewriter b(g, n, "__im2col", out);
+    std::vector<std::string> parts;
+    for (int64_t i = 0; i < group; i++) {
+        Node one = n;
+        one.name = n.name + "__group" + std::to_string(i);
+        one.attrs["group"] = int64_t(1);
+        one.attrs.erase("auto_pad"); // the pads below are the resolved ones
+        std::vector<int64_t> pads = geo.pad_begin;
+        for (size_t a = 0; a < geo.out.size(); a++) // end pads that give the same output size
+            pads.push_back((geo.out[a] - 1) * geo.stride[a] +
+                           (geo.kernel[a] - 1) * geo.dilation[a] + 1 - x.shape[a + 2] -
+                           geo.pad_begin[a]);
+        one.attrs["pads"] = pads;
+        one.inputs[0] = slice(g, b, n.inputs[0], 1, i * ci, (i + 1) * ci);
+        one.inputs[1] = slice(g, b, n.inputs[1], 0, i * co, (i + 1) * co);
+        if (n.inputs.size() > 2 && !n.inputs[2].empty())
+            one.inputs[2] = slice(g, b, n.inputs[2], 0, i * co, (i + 1) * co);
+        Shape part_shape = g.value(n.outputs[0]).shape;
+        part_shape[1] = co;
+        one.outputs = {b.value(x.dtype, part_shape)};
+        parts.push_back(one.outputs[0]);
+        lower_conv(g, one, out);
+    }
+    Node &cat = b.add("Concat", parts, {n.outputs[0]});
+    cat.attrs["axis"] = int64_t(1);
+}
+
+} // namespace
+
+int lower_convs_to_matmuls(Graph &g) {
+    std::vector<Node> out;
+    int count = 0;
+    for (const Node &n : g.nodes) {
+        if (n.op_type == "Conv" && n.domain.empty()) {
+            lower_conv(g, n, out);
+            count++;
+        } else {
+            out.push_back(n);
+        }
+    }
+    g.nodes = std::move(out);
+    return count;
+}
+
+} // namespace nhc

@@ -1,0 +1,82 @@
+#ifndef NHC_GRAPH_GRAPHREWRITER_H
+#define NHC_GRAPH_GRAPHREWRITER_H
+
+/** \file
+ * Builds the nodes that replace one node in a graph pass (ReduceLastAxis, ConvIm2Col): fresh
+ * values and nodes named after the replaced node, views (Reshape), Transposes and constants.
+ * Nodes are appended to the pass's output list; a reference returned by add() is valid until
+ * the next node is added.
+ */
+
+#include "graph/Graph.h"
+
+namespace nhc {
+
+/** Builds the nodes that replace one node, with fresh value names derived from it. */
+class GraphRewriter {
+public:
+    GraphRewriter(Graph &g, const Node &n, const std::string &suffix, std::vector<Node> &out)
+        : g_(g), base_(n.name + suffix), out_(out) {}
+
+    std::string value(DType t, const Shape &shape) {
+        std::string name = base_ + std::to_string(count_++);
+        g_.values[name] = Value{name, t, shape, nullptr};
+        return name;
+    }
+    std::string constant_i64(const std::vector<int64_t> &v) {
+        std::string name = base_ + std::to_string(count_++);
+        auto t = std::make_shared<HostTensor>(HostTensor::from_i64(v));
+        g_.values[name] = Value{name, DType::Int64, t->shape(), t};
+        return name;
+    }
+    /** `in` viewed with `shape`; written into `out_name` if given. */
+    std::string reshape(const std::string &in, const Shape &shape, std::string out_name = "") {
+        if (out_name.empty())
+            out_name = value(g_.value(in).dtype, shape);
+        add("Reshape", {in, constant_i64(shape)}, {out_name});
+        return out_name;
+    }
+    std::string transpose(const std::string &in, const std::vector<int64_t> &perm,
+                          std::string out_name = "") {
+        const Value &v = g_.value(in);
+        Shape shape;
+        for (int64_t p : perm)
+            shape.push_back(v.shape[static_cast<size_t>(p)]);
+        if (out_name.empty())
+            out_name = value(v.dtype, shape);
+        Node &t = add("Transpose", {in}, {out_name});
+        t.attrs["perm"] = perm;
+        return out_name;
+    }
+    Node &add(const std::string &op, std::vector<std::string> inputs,
+              std::vector<std::string> outputs) {
+        Node n;
+        n.name = base_ + std::to_string(count_++);
+        n.op_type = op;
+        n.inputs = std::move(inputs);
+        n.outputs = std::move(outputs);
+        out_.push_back(std::move(n));
+        return out_.back();
+    }
+    /** A constant or runtime value of `v`'s elements in `shape` (same number of elements). */
+    std::string flattened(const std::string &v, const Shape &shape) {
+        const Value &val = g_.value(v);
+        if (!val.is_constant())
+            return reshape(v, shape);
+        std::string name = value(val.dtype, shape);
+        auto t = std::make_shared<HostTensor>(val.dtype, shape);
+        t->bytes() = val.constant->bytes();
+        g_.values[name].constant = t;
+        return name;
+    }
+
+private:
+    Graph &g_;
+    std::string base_;
+    std::vector<Node> &out_;
+    int count_ = 0;
+};
+
+} // namespace nhc
+
+#endif
