@@ -26,12 +26,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/** The model's matmul FLOPs (2 per multiply-add of every MatMul and Gemm, from the ONNX shapes):
+/** The model's matmul FLOPs (2 per multiply-add of every MatMul, Gemm and Conv, from the ONNX
+ *  shapes):
  *  the useful work, whatever the compiled program executes (a tile computed twice, a transpose on
  *  the PE). */
 double model_matmul_flops(const Graph &g) {
     double flops = 0;
     for (const Node &n : g.nodes) {
+        if (n.op_type == "Conv") { // per output element: Ci / group x kernel taps
+            const Shape &w = g.value(n.inputs[1]).shape;
+            double taps = 1;
+            for (size_t i = 1; i < w.size(); i++)
+                taps *= double(w[i]);
+            flops += 2.0 * double(shape_numel(g.value(n.outputs[0]).shape)) * taps;
+            continue;
+        }
         if (n.op_type != "MatMul" && n.op_type != "Gemm")
             continue;
         const Shape &a = g.value(n.inputs[0]).shape;

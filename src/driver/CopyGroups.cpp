@@ -16,6 +16,12 @@ neff::AccessPattern hbm_ap(const neff::Program &p, int v, int64_t offset) {
     return a;
 }
 
+// Copies spread over the load queues in turn, so that their fixed latencies overlap (a queue
+// runs its transfers in order); the same four queues SelectTransfers uses for loads.
+int next_queue(const CopyTarget &t) {
+    return static_cast<int>(t.out.size() % 4);
+}
+
 } // namespace
 
 void flat_copy(const CopyTarget &t, int from_var, int to_var, const std::string &name) {
@@ -71,6 +77,7 @@ void concat(const CopyTarget &t, const Node &n) {
         i.name = n.name;
         i.src = rows(in_var, in_es, len * inner, 0);
         i.dst = rows(out_var, out_es, out.shape[axis] * inner, at * inner);
+        i.queue = next_queue(t);
         t.out.push_back({neff::Engine::SP, i});
         at += len;
     }
@@ -134,8 +141,10 @@ void im2col(const CopyTarget &t, const Node &n) {
                     dma.src.dims.push_back({stride[i] * src_step * xes, hi - lo + 1});
                     dma.dst.dims.push_back({dst_step * es, hi - lo + 1});
                 }
-                if (!empty)
+                if (!empty) {
+                    dma.queue = next_queue(t);
                     t.out.push_back({neff::Engine::SP, dma});
+                }
             }
 }
 
