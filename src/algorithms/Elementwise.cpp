@@ -169,8 +169,6 @@ OpResult build_binary(const OpContext &ctx) {
         if (c && c->numel() == 1 && dtype_is_float(c->dtype())) {
             // A one-element constant (torch's `x / 8.0`, `x + 1`) is an immediate, not a tensor.
             ti = Halide::Expr(static_cast<float>(c->get_f64(0)));
-        } else if (ctx.node.op_type == "Pow" && i == 1 && t.shape.empty()) {
-            ti = to_compute(t.at({}), t.dtype); // a scalar exponent stays a scalar
         } else {
             Tensor tb = broadcast_to(b, t, shape, "bcast" + std::to_string(i));
             ti = to_compute(tb.at(idx), t.dtype);
