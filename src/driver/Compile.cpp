@@ -10,7 +10,9 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 
 namespace nhc {
 
@@ -32,6 +34,21 @@ void check_implemented(const CompileOptions &o) {
         user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
                    " is not implemented "
                    "yet in this version; use bf16, fp16 or tf32");
+}
+
+// A block whose node the graph passes replaced (a Conv lowered to im2col and a MatMul, a GELU
+// or LayerNorm chain fused into one node) would otherwise be ignored without a word.
+void check_scheduled_nodes_kept(const sched::ScheduleScript &script, const Graph &g,
+                                const std::map<std::string, std::string> &op_of) {
+    std::set<std::string> kept;
+    for (const Node &n : g.nodes)
+        kept.insert(n.name);
+    for (const sched::ScriptBlock &b : script.blocks)
+        if (!kept.count(b.node))
+            user_error("NHC_ESCH110", script.file, ":", b.line, ": node \"", b.node, "\" (",
+                       op_of.count(b.node) ? op_of.at(b.node) : std::string("?"),
+                       ") is rewritten by the graph passes (fused into a pattern, or a "
+                       "convolution lowered to a matmul); its schedule cannot apply yet");
 }
 
 void log_options(const CompileOptions &o) {
@@ -82,10 +99,15 @@ void compile_model(const CompileOptions &options) {
         sched::check_schedule_nodes(*script, graph);
         codegen_options.schedule = &*script;
     }
+    std::map<std::string, std::string> op_of; // node name -> ONNX operator, before the passes
+    for (const Node &n : graph.nodes)
+        op_of[n.name] = n.op_type;
     {
         TimedStep step("graph passes");
         apply_graph_passes(graph, options);
     }
+    if (script)
+        check_scheduled_nodes_kept(*script, graph, op_of);
     neff::Program program;
     {
         TimedStep step("code generation");

@@ -216,6 +216,15 @@ TEST_CASE("--schedule replaces the default schedule of the nodes it names") {
     expect_user_error(
         run(example_model() + " --schedule " + dir.file("unknown.sched"), dir.path.string()),
         "NHC_ESCH110");
+    // A node that a graph pass rewrites (a Conv lowered to a matmul) is refused, not ignored.
+    std::string conv = model_file(dir, "conv.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 6, 6] x, float[4, 2, 3, 3] w) => (float[1, 4, 4, 4] y) { y = Conv(x, w) }
+)");
+    std::ofstream(dir.file("conv.sched")) << "node \"Conv_0\":\n  out.compute_root()\n";
+    Run rewritten = run(conv + " --schedule " + dir.file("conv.sched"), dir.path.string());
+    expect_user_error(rewritten, "NHC_ESCH110");
+    CHECK(rewritten.has("rewritten by the graph passes"));
 }
 
 TEST_CASE("--auto-cast matmult compiles the example with bf16 matmul operands") {
