@@ -168,3 +168,16 @@ TEST_CASE("an operand laid out across the instruction's partitions the other way
               s.partition_dim[out.name()] = 1; // the output's rows on partitions
           }) == "NHC_EGEN010");
 }
+
+TEST_CASE("an operand read by every partition alike without a broadcast stage is NHC_EGEN009") {
+    Graph g = test::one_node_graph("Add", {{8, 8}, {1, 8}}, {8, 8});
+    CHECK(select_error(g, [](sched::Group &s) {
+              for (sched::GroupInput &in : s.inputs) {
+                  in.staged.compute_root().store_in(sched::SBUF);
+                  s.partition_dim[in.staged.name()] = 1;
+              }
+              Func out = s.stage("out");
+              out.compute_root().store_in(sched::SBUF); // the broadcast stage stays inlined
+              s.partition_dim[out.name()] = 1;
+          }) == "NHC_EGEN009");
+}
