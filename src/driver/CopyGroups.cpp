@@ -17,9 +17,10 @@ neff::AccessPattern hbm_ap(const neff::Program &p, int v, int64_t offset) {
 }
 
 // Copies spread over the load queues in turn, so that their fixed latencies overlap (a queue
-// runs its transfers in order); the same four queues SelectTransfers uses for loads.
+// runs its transfers in order); the queues SelectTransfers uses for loads.
 int next_queue(const CopyTarget &t) {
-    return static_cast<int>(t.out.size() % 4);
+    return static_cast<int>(t.out.size() %
+                            static_cast<size_t>(codegen::SelectOptions{}.dma_queues));
 }
 
 } // namespace

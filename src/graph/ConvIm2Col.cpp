@@ -54,13 +54,6 @@ ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w) {
 
 namespace {
 
-int64_t product(const std::vector<int64_t> &v) {
-    int64_t p = 1;
-    for (int64_t e : v)
-        p *= e;
-    return p;
-}
-
 /** `v` with `shape`: a constant's copy or a Reshape view, written into `out_name` if given. */
 std::string view(GraphRewriter &b, const std::string &v, const Shape &shape,
                  const std::string &out_name = "") {
@@ -76,8 +69,8 @@ void lower_conv(Graph &g, const Node &n, std::vector<Node> &out) {
         lower_group_conv(g, n, geo, out);
         return;
     }
-    int64_t batch = x.shape[0], co = w.shape[0], k = x.shape[1] * product(geo.kernel),
-            m = batch * product(geo.out);
+    int64_t batch = x.shape[0], co = w.shape[0], k = x.shape[1] * shape_numel(geo.kernel),
+            m = batch * shape_numel(geo.out);
     GraphRewriter b(g, n, "__im2col", out);
     std::string cols = b.value(x.dtype, {k, m});
     Node &im2col = b.add("Im2Col", {n.inputs[0]}, {cols});

@@ -153,14 +153,7 @@ int fuse_gelu_patterns(Graph &g) {
         removed.insert(p->nodes.begin(), p->nodes.end());
         replacement[m.index(&n)] = gelu;
     }
-    std::vector<Node> nodes;
-    for (int i = 0; i < static_cast<int>(g.nodes.size()); i++) {
-        if (replacement.count(i))
-            nodes.push_back(replacement.at(i));
-        else if (!removed.count(i))
-            nodes.push_back(std::move(g.nodes[i]));
-    }
-    g.nodes = std::move(nodes);
+    replace_nodes(g, removed, replacement);
     return static_cast<int>(replacement.size());
 }
 

@@ -71,6 +71,20 @@ private:
     std::set<std::string> outputs_;
 };
 
+/** Rewrites g.nodes in order: the node at each index of `replacement` becomes its replacement,
+ *  the nodes at the indices in `removed` go, the others stay. */
+inline void replace_nodes(Graph &g, const std::set<int> &removed,
+                          const std::map<int, Node> &replacement) {
+    std::vector<Node> nodes;
+    for (int i = 0; i < static_cast<int>(g.nodes.size()); i++) {
+        if (replacement.count(i))
+            nodes.push_back(replacement.at(i));
+        else if (!removed.count(i))
+            nodes.push_back(std::move(g.nodes[static_cast<size_t>(i)]));
+    }
+    g.nodes = std::move(nodes);
+}
+
 } // namespace nhc
 
 #endif

@@ -243,15 +243,9 @@ private:
                 bias = scalar_of(sub ? negated(y) : y);
             }
         }
-        Instr i;
-        i.op = Opcode::Activation;
-        i.func = f;
-        i.src = tile(a);
-        i.s0 = scale;
-        i.s1 = bias;
+        AccessPattern src = tile(a);
         Operand r = result(into);
-        i.dst = r.ap;
-        s_.emit(Engine::ACT, i);
+        emit_act(f, src, r.ap, scale, bias);
         return r;
     }
 

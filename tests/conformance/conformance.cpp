@@ -11,18 +11,16 @@
 // Prints a table per folder and the rejection codes. With --expected, a case that the table says
 // passed and does not pass now fails the run; any crash or hang always does.
 
+#include "../ForkedRun.h"
 #include "../e2e/E2E.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
 #include "support/Log.h"
 
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace nhc;
@@ -37,62 +35,37 @@ struct Result {
     std::string detail; // the code or what went wrong
 };
 
-// The child's verdict, as "<outcome index> <detail>" on the pipe.
-std::string judge(const fs::path &dir) {
-    Graph g;
+// The verdict on one case: compiled once, then run and compared.
+std::pair<int, std::string> judge(const fs::path &dir) {
+    Graph g, compiled; // as loaded, and after the graph passes (the types the program has)
+    neff::Program program;
     try {
         g = run_frontend((dir / "model.onnx").string(), {});
         check_operator_support(g);
         if (!fs::exists(dir / "test_data_set_0"))
-            return std::to_string(Rejected) + " no test data";
+            return {Rejected, "no test data"};
         CompileOptions o;
-        Graph compiled = g;
+        compiled = g;
         apply_graph_passes(compiled, o);
-        generate_program(compiled, o);
+        program = generate_program(compiled, o);
     } catch (const UserError &e) {
-        return std::to_string(Rejected) + " " + e.code();
+        return {Rejected, e.code()};
+    } catch (const std::exception &e) {
+        return {Crashed, std::string("internal: ") + e.what()};
     }
     std::string r = test::check_case_outputs(
-        g, dir, [&](const auto &in) { return test::compile_and_run(g, in).outputs; });
-    return r == "pass" ? std::to_string(Passed) : std::to_string(Failed) + " " + r;
+        g, dir, [&](const auto &in) { return test::run_program(program, compiled, in).outputs; });
+    return r == "pass" ? std::pair<int, std::string>{Passed, ""}
+                       : std::pair<int, std::string>{Failed, r};
 }
 
 Result run_one(const fs::path &dir, unsigned timeout) {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return {Crashed, "pipe failed"};
-    std::cout.flush();
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        alarm(timeout);
-        std::string msg;
-        try {
-            msg = judge(dir);
-        } catch (const std::exception &e) {
-            msg = std::to_string(Crashed) + " internal: " + e.what();
-        }
-        msg = msg.substr(0, 300);
-        ssize_t ignored = write(fds[1], msg.data(), msg.size());
-        (void)ignored;
-        _exit(0);
-    }
-    close(fds[1]);
-    std::string msg;
-    char buf[512];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
-        msg.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status))
-        return WTERMSIG(status) == SIGALRM ? Result{Hung, "timed out"}
-                                           : Result{Crashed, strsignal(WTERMSIG(status))};
-    if (msg.empty())
-        return {Crashed, "no verdict (exit " + std::to_string(WEXITSTATUS(status)) + ")"};
-    size_t space = msg.find(' ');
-    int outcome = std::stoi(msg.substr(0, space));
-    return {static_cast<Outcome>(outcome), space == std::string::npos ? "" : msg.substr(space + 1)};
+    test::ForkedResult r = test::run_forked([&] { return judge(dir); }, timeout);
+    if (r.kind == test::ForkedResult::TimedOut)
+        return {Hung, r.message};
+    if (r.kind == test::ForkedResult::Crashed)
+        return {Crashed, r.message};
+    return {static_cast<Outcome>(r.code), r.message};
 }
 
 /** "folder/case outcome" lines: the committed table. */

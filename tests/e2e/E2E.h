@@ -42,10 +42,10 @@ struct E2EResult {
     rt::Summary summary;
 };
 
-inline E2EResult compile_and_run(Graph g, const std::map<std::string, HostTensor> &inputs,
-                                 const CompileOptions &o = {}) {
-    apply_graph_passes(g, o);
-    neff::Program p = generate_program(g, o);
+/** Runs a compiled program on the simulator with `inputs` (keyed by graph input name); the
+ *  outputs are converted to the graph's dtypes. */
+inline E2EResult run_program(neff::Program p, const Graph &g,
+                             const std::map<std::string, HostTensor> &inputs) {
     std::map<std::string, rt::Tensor> in;
     for (const auto &[name, t] : inputs) {
         int v = p.var_index(name);
@@ -59,6 +59,12 @@ inline E2EResult compile_and_run(Graph g, const std::map<std::string, HostTensor
     for (const std::string &o2 : g.outputs)
         out.outputs[o2] = from_rt(r.outputs.at(o2), g.value(o2).dtype);
     return out;
+}
+
+inline E2EResult compile_and_run(Graph g, const std::map<std::string, HostTensor> &inputs,
+                                 const CompileOptions &o = {}) {
+    apply_graph_passes(g, o);
+    return run_program(generate_program(g, o), g, inputs);
 }
 
 } // namespace nhc::test

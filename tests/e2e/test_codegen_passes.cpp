@@ -24,13 +24,32 @@ using neff::Instr;
 
 namespace {
 
-neff::Program compile_text(const std::string &text) {
+Graph load_text(const std::string &text) {
     Logger::instance().set_console_level(100);
     test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+}
+
+neff::Program compile_text(const std::string &text) {
+    Graph g = load_text(text);
     CompileOptions o;
     apply_graph_passes(g, o);
     return generate_program(g, o);
+}
+
+/** Deterministic values, uniform in [-1, 1), for every graph input (a generator per input). */
+std::map<std::string, HostTensor> random_inputs(const Graph &g, uint32_t seed) {
+    std::map<std::string, HostTensor> inputs;
+    for (const std::string &name : g.inputs) {
+        HostTensor t(DType::Float32, g.value(name).shape);
+        uint32_t state = seed + static_cast<uint32_t>(name.size() * 31 + name.back());
+        for (int64_t i = 0; i < t.numel(); i++) {
+            state = state * 1664525u + 1013904223u;
+            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
+        }
+        inputs[name] = t;
+    }
+    return inputs;
 }
 
 /** DMAs in the program that read the HBM variable `name`. */
@@ -225,15 +244,8 @@ g (float[256, 64] x, float[64, 768] w, float[768] b, float[256, 768] r, float[76
   y = LayerNormalization <axis = -1> (s, gamma, beta)
 }
 )";
-    test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-    std::map<std::string, HostTensor> inputs;
-    for (const std::string &name : g.inputs) {
-        HostTensor t(DType::Float32, g.value(name).shape);
-        for (int64_t i = 0; i < t.numel(); i++) // deterministic, varied values
-            t.set_f64(i, std::sin(0.37 * double(i) + double(name[0])));
-        inputs[name] = t;
-    }
+    Graph g = load_text(text);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 2);
     HostTensor want = alg::run_reference(g, inputs).at("y");
     test::E2EResult got = test::compile_and_run(g, inputs);
     test::Comparison cmp = test::compare(got.outputs.at("y"), want, 1e-3, 1e-4);
@@ -253,15 +265,8 @@ g (float[2, 4, 64, 32] q, float[2, 4, 32, 64] k, float[2, 4, 64, 32] v) => (floa
   o = Transpose <perm = [0, 2, 1, 3]> (c)
 }
 )";
-    test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-    std::map<std::string, HostTensor> inputs;
-    for (const std::string &name : g.inputs) {
-        HostTensor t(DType::Float32, g.value(name).shape);
-        for (int64_t i = 0; i < t.numel(); i++)
-            t.set_f64(i, std::cos(0.11 * double(i) + double(name[0])));
-        inputs[name] = t;
-    }
+    Graph g = load_text(text);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 3);
     HostTensor want = alg::run_reference(g, inputs).at("o");
     test::E2EResult got = test::compile_and_run(g, inputs);
     CHECK(test::compare(got.outputs.at("o"), want, 1e-3, 1e-4).rel_l2 <= 1e-5);
@@ -278,18 +283,8 @@ g (float[256, 64] x, float[64, 1024] w1, float[1024, 64] w2) => (float[256, 64] 
   y = MatMul(h, w2)
 }
 )";
-    test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-    std::map<std::string, HostTensor> inputs;
-    for (const std::string &name : g.inputs) {
-        HostTensor t(DType::Float32, g.value(name).shape);
-        uint32_t state = 12345u + static_cast<uint32_t>(name[1]); // uniform in [-1, 1)
-        for (int64_t i = 0; i < t.numel(); i++) {
-            state = state * 1664525u + 1013904223u;
-            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
-        }
-        inputs[name] = t;
-    }
+    Graph g = load_text(text);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 4);
     CompileOptions bf16;
     bf16.auto_cast = "matmult";
     HostTensor want = alg::run_reference(g, inputs).at("y");
@@ -319,8 +314,7 @@ g (float[1024, 512] x) => (float[1024, 512] y) {
         exp_with_bias +=
             i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Exp && i.s1.is_ap ? 1 : 0;
     CHECK(exp_with_bias == 8); // one per row tile
-    test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    Graph g = load_text(text);
     HostTensor x(DType::Float32, {1024, 512});
     for (int64_t i = 0; i < x.numel(); i++)
         x.set_f64(i, 4 * std::sin(0.7 * double(i)));
@@ -356,18 +350,8 @@ g (float[256, 64] x, float[64, 128] w) => (float[256, 128] y) {
   y = MatMul(x, w)
 }
 )";
-    test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-    std::map<std::string, HostTensor> inputs;
-    for (const std::string &name : g.inputs) {
-        HostTensor t(DType::Float32, g.value(name).shape);
-        uint32_t state = 777u + static_cast<uint32_t>(name[0]);
-        for (int64_t i = 0; i < t.numel(); i++) {
-            state = state * 1664525u + 1013904223u;
-            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
-        }
-        inputs[name] = t;
-    }
+    Graph g = load_text(text);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 5);
     CompileOptions tf32;
     tf32.auto_cast = "matmult";
     tf32.auto_cast_type = "tf32";
@@ -395,8 +379,7 @@ g (float[6, 10, 8] x) => (float[3, 4, 8] y, float[6, 4, 4] z)
   z = Slice(x, s2, e2, a2, st2)
 }
 )";
-    test::TempDir dir;
-    Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+    Graph g = load_text(text);
     HostTensor x(DType::Float32, {6, 10, 8});
     for (int64_t i = 0; i < x.numel(); i++)
         x.set_f64(i, double(i));

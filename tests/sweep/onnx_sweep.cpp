@@ -5,18 +5,15 @@
 // usage: nhc_onnx_sweep [--timeout SECONDS] [--verbose] DIR...
 // Prints per-folder counts and the rejection codes; exits 1 if any model crashed or hung.
 
+#include "../ForkedRun.h"
 #include "frontend/Frontend.h"
 #include "support/Error.h"
 #include "support/Log.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -30,56 +27,27 @@ struct Result {
     std::string detail; // the code, or what went wrong
 };
 
-constexpr int kExitLoaded = 0, kExitRejected = 10, kExitInternal = 20;
-
-[[noreturn]] void child(const std::string &model, int fd, unsigned timeout) {
-    alarm(timeout);
-    nhc::Logger::instance().set_console_level(100);
-    std::string msg;
-    int code = kExitLoaded;
-    try {
-        nhc::run_frontend(model, {});
-    } catch (const nhc::UserError &e) {
-        msg = e.code();
-        code = kExitRejected;
-    } catch (const std::exception &e) {
-        msg = std::string("internal: ") + e.what();
-        code = kExitInternal;
-    }
-    msg = msg.substr(0, 400);
-    ssize_t ignored = write(fd, msg.data(), msg.size());
-    (void)ignored;
-    _exit(code);
-}
+constexpr int kLoaded = 0, kRejected = 10, kInternal = 20;
 
 Result run_one(const std::string &model, unsigned timeout) {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return {Crashed, "pipe failed"};
-    std::cout.flush();
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        child(model, fds[1], timeout);
-    }
-    close(fds[1]);
-    std::string msg;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0)
-        msg.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status))
-        return WTERMSIG(status) == SIGALRM ? Result{Hung, "timed out"}
-                                           : Result{Crashed, strsignal(WTERMSIG(status))};
-    int code = WEXITSTATUS(status);
-    if (code == kExitLoaded)
-        return {Loaded, ""};
-    if (code == kExitRejected)
-        return {Rejected, msg};
-    return {Crashed, msg.empty() ? "exit " + std::to_string(code) : msg};
+    nhc::test::ForkedResult r = nhc::test::run_forked(
+        [&]() -> std::pair<int, std::string> {
+            nhc::Logger::instance().set_console_level(100);
+            try {
+                nhc::run_frontend(model, {});
+            } catch (const nhc::UserError &e) {
+                return {kRejected, e.code()};
+            } catch (const std::exception &e) {
+                return {kInternal, std::string("internal: ") + e.what()};
+            }
+            return {kLoaded, ""};
+        },
+        timeout);
+    if (r.kind == nhc::test::ForkedResult::TimedOut)
+        return {Hung, r.message};
+    if (r.kind == nhc::test::ForkedResult::Crashed || r.code == kInternal)
+        return {Crashed, r.message};
+    return r.code == kLoaded ? Result{Loaded, ""} : Result{Rejected, r.message};
 }
 
 } // namespace
