@@ -150,6 +150,7 @@ const std::map<std::string, BuilderFn> &table() {
         {"GlobalMaxPool", build_reduce},
         {"InstanceNormalization", build_instance_norm},
         {"Conv", build_conv},
+        {"Resize", build_resize},
         {"Cast", build_cast},
         {"CastLike", build_cast},
         {"Dropout", build_dropout},

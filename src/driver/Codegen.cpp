@@ -9,9 +9,11 @@
 #include "graph/FoldTranspose.h"
 #include "graph/FuseGelu.h"
 #include "graph/FuseLayerNorm.h"
+#include "graph/GroupNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
 #include "graph/ReduceLastAxis.h"
+#include "graph/ResizeMatmul.h"
 #include "graph/WeightLayout.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
@@ -379,6 +381,7 @@ void register_codegen_operators() {
     // contraction).
     for (const char *op : {"Abs",
                            "Conv",
+                           "Resize",
                            "InstanceNormalization",
                            "GlobalMaxPool",
                            "GlobalAveragePool",
@@ -457,6 +460,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
     int convs = lower_convs_to_matmuls(g);
     log_info("convolutions: ", convs, " lowered to im2col copies and PE matmuls");
+    int norms_spread = lower_group_norms(g, target::target_by_name(options.target).partitions);
+    log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");
+    int resizes = lower_resizes_to_matmuls(g);
+    log_info("resize: ", resizes, " Resize nodes lowered to interpolation matmuls");
     int gelus = fuse_gelu_patterns(g);
     log_info("gelu: ", gelus, " GELU patterns recognised");
     int moved = move_reductions_to_last_axis(g);

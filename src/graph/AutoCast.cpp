@@ -96,7 +96,7 @@ int auto_cast_matmuls(Graph &g, DType cast_type) {
                "auto-cast to " << dtype_name(cast_type));
     int count = 0;
     for (Node &n : g.nodes) {
-        if (!n.domain.empty() || (n.op_type != "MatMul" && n.op_type != "Gemm"))
+        if (!n.domain.empty() || (n.op_type != "MatMul" && n.op_type != "Gemm") || n.keep_precision)
             continue;
         n.operand_cast = cast_type;
         for (size_t i = 0; i < 2 && i < n.inputs.size(); i++) {

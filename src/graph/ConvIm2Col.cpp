@@ -149,18 +149,7 @@ void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vec
 } // namespace
 
 int lower_convs_to_matmuls(Graph &g) {
-    std::vector<Node> out;
-    int count = 0;
-    for (const Node &n : g.nodes) {
-        if (n.op_type == "Conv" && n.domain.empty()) {
-            lower_conv(g, n, out);
-            count++;
-        } else {
-            out.push_back(n);
-        }
-    }
-    g.nodes = std::move(out);
-    return count;
+    return rewrite_each(g, "Conv", lower_conv);
 }
 
 } // namespace nhc

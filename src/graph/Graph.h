@@ -48,6 +48,9 @@ struct Node {
     /** Set by the auto-cast pass on matmul-engine nodes: their contraction operands are rounded
      *  to this type (the accumulation stays fp32). */
     std::optional<DType> operand_cast;
+    /** Set on matmuls that stand for exact data movement or interpolation (graph/ResizeMatmul):
+     *  the auto-cast pass leaves their operands fp32. */
+    bool keep_precision = false;
     /** Set by the transpose-folding pass: input i is read through this permutation (it is the
      *  input of a Transpose with that `perm` that the pass removed). */
     std::map<int, std::vector<int64_t>> input_perm;

@@ -23,6 +23,15 @@ public:
         g_.values[name] = Value{name, t, shape, nullptr};
         return name;
     }
+    /** A float32 constant of `shape` holding `data` (row-major). */
+    std::string constant_f32(const Shape &shape, const std::vector<double> &data) {
+        auto t = std::make_shared<HostTensor>(DType::Float32, shape);
+        for (size_t i = 0; i < data.size(); i++)
+            t->set_f64(static_cast<int64_t>(i), data[i]);
+        std::string name = value(DType::Float32, shape);
+        g_.values[name].constant = t;
+        return name;
+    }
     std::string constant_i64(const std::vector<int64_t> &v) {
         std::string name = base_ + std::to_string(count_++);
         auto t = std::make_shared<HostTensor>(HostTensor::from_i64(v));
@@ -76,6 +85,24 @@ private:
     std::vector<Node> &out_;
     int count_ = 0;
 };
+
+/** Replaces every default-domain node of `op_type` by the nodes `lower(g, node, out)` appends
+ *  to `out` (the other nodes stay, in order); returns how many were replaced. */
+template <typename Lower>
+int rewrite_each(Graph &g, const char *op_type, Lower lower) {
+    std::vector<Node> out;
+    int count = 0;
+    for (const Node &n : g.nodes) {
+        if (n.op_type == op_type && n.domain.empty()) {
+            lower(g, n, out);
+            count++;
+        } else {
+            out.push_back(n);
+        }
+    }
+    g.nodes = std::move(out);
+    return count;
+}
 
 } // namespace nhc
 

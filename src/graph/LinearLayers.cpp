@@ -78,6 +78,7 @@ int canonicalize_linear_layers(Graph &g) {
             gemm.inputs.push_back(bias);
         gemm.outputs = {y2};
         gemm.operand_cast = mm.operand_cast;
+        gemm.keep_precision = mm.keep_precision;
         out_nodes.push_back(gemm);
         out_nodes.push_back(reshape_node(mm.name + "__unflatten", y2,
                                          shape_constant(g, mm.name + "__shape_nd", y.shape),

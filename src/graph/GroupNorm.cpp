@@ -1,0 +1,234 @@
+#include "graph/GroupNorm.h"
+
+#include "graph/GraphRewriter.h"
+#include "graph/PatternMatch.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+namespace nhc {
+
+namespace {
+
+/** A recognised normalisation: x [N, C, S...] normalised in `groups` groups, then
+ *  y = normalised * scale[g] + bias[g] (the InstanceNormalization's), then * gamma[c] + beta[c]. */
+struct GroupNormMatch {
+    std::string x, y;
+    int64_t groups = 0;
+    double epsilon = 1e-5;
+    std::vector<double> scale, bias; ///< per group
+    std::vector<double> gamma, beta; ///< per channel (ones and zeros when absent)
+    int last = -1;                   ///< the pattern's last node, replaced by the rewrite
+    std::vector<int> nodes;          ///< the other pattern nodes, removed
+};
+
+class GroupNormMatcher {
+public:
+    explicit GroupNormMatcher(const Graph &g) : g_(g), m_(g) {
+        for (size_t i = 0; i < g.nodes.size(); i++)
+            for (const std::string &in : g.nodes[i].inputs)
+                readers_[in].push_back(static_cast<int>(i));
+    }
+
+    std::optional<GroupNormMatch> match(const Node &in) {
+        if (in.op_type != "InstanceNormalization" || !in.domain.empty() || in.inputs.size() != 3)
+            return std::nullopt;
+        GroupNormMatch r;
+        r.epsilon = in.attr_float("epsilon", 1e-5);
+        r.last = m_.index(&in);
+        r.y = in.outputs[0];
+        const Shape &normalised = g_.value(in.inputs[0]).shape;
+        if (normalised.size() < 3)
+            return std::nullopt;
+        r.groups = normalised[1];
+        const Node *split = m_.producer(in.inputs[0], "Reshape");
+        if (split && normalised.size() == 3 && m_.private_value(in.inputs[0], 1) &&
+            m_.private_value(in.outputs[0], 1) &&
+            grouping(g_.value(split->inputs[0]).shape, normalised)) {
+            r.x = split->inputs[0];
+            r.nodes.push_back(m_.index(split));
+        } else {
+            r.x = in.inputs[0];
+        }
+        const Shape &x = g_.value(r.x).shape;
+        std::optional<std::vector<double>> scale = values(in.inputs[1], r.groups),
+                                           bias = values(in.inputs[2], r.groups);
+        if (!scale || !bias || g_.value(r.x).dtype != DType::Float32)
+            return std::nullopt;
+        r.scale = *scale;
+        r.bias = *bias;
+        r.gamma.assign(static_cast<size_t>(x[1]), 1.0);
+        r.beta.assign(static_cast<size_t>(x[1]), 0.0);
+        if (r.x != in.inputs[0])
+            match_affine(r);
+        return r;
+    }
+
+private:
+    // [N, C, S...] viewed as [N, G, C / G * prod(S)].
+    static bool grouping(const Shape &x, const Shape &grouped) {
+        return x.size() >= 3 && grouped[0] == x[0] && grouped[1] > 0 && x[1] % grouped[1] == 0 &&
+               shape_numel(x) == shape_numel(grouped);
+    }
+
+    std::optional<std::vector<double>> values(const std::string &v, int64_t count) const {
+        const Value *c = v.empty() ? nullptr : m_.constant(v);
+        if (!c || (c->constant->numel() != count && c->constant->numel() != 1))
+            return std::nullopt;
+        std::vector<double> out;
+        for (int64_t i = 0; i < count; i++)
+            out.push_back(c->constant->get_f64(c->constant->numel() == 1 ? 0 : i));
+        return out;
+    }
+
+    /** A per-channel constant for x: [C, 1, ...], [1, C, 1, ...] or a scalar. */
+    std::optional<std::vector<double>> per_channel(const std::string &v, const Shape &x) const {
+        if (v.empty() || !m_.constant(v))
+            return std::nullopt;
+        Shape s = g_.value(v).shape;
+        if (s.size() > x.size())
+            return std::nullopt;
+        s.insert(s.begin(), x.size() - s.size(), 1);
+        for (size_t i = 0; i < s.size(); i++)
+            if (s[i] != 1 && !(i == 1 && s[i] == x[1]))
+                return std::nullopt;
+        return values(v, x[1]);
+    }
+
+    /** The only reader of `v` if it is `op` and `v` is private to the pattern. */
+    const Node *only_reader(const std::string &v, const char *op) const {
+        auto it = readers_.find(v);
+        if (!m_.private_value(v, 1) || it == readers_.end() || it->second.size() != 1)
+            return nullptr;
+        const Node &n = g_.nodes[static_cast<size_t>(it->second[0])];
+        return n.op_type == op && n.domain.empty() ? &n : nullptr;
+    }
+
+    /** Extends the match by the Reshape back to x's shape, the Mul by gamma and the Add of
+     *  beta, as far as they are there. */
+    void match_affine(GroupNormMatch &r) const {
+        const Shape &x = g_.value(r.x).shape;
+        auto extend = [&](const Node *n) {
+            r.nodes.push_back(r.last);
+            r.last = m_.index(n);
+            r.y = n->outputs[0];
+        };
+        const Node *back = only_reader(r.y, "Reshape");
+        if (!back || g_.value(back->outputs[0]).shape != x)
+            return;
+        extend(back);
+        const Node *mul = only_reader(r.y, "Mul");
+        std::optional<std::vector<double>> gamma;
+        if (!mul || !(gamma = per_channel(PatternMatcher::other(*mul, r.y), x)) ||
+            g_.value(mul->outputs[0]).shape != x)
+            return;
+        extend(mul);
+        r.gamma = *gamma;
+        const Node *add = only_reader(r.y, "Add");
+        std::optional<std::vector<double>> beta;
+        if (!add || !(beta = per_channel(PatternMatcher::other(*add, r.y), x)) ||
+            g_.value(add->outputs[0]).shape != x)
+            return;
+        extend(add);
+        r.beta = *beta;
+    }
+
+    const Graph &g_;
+    PatternMatcher m_;
+    std::map<std::string, std::vector<int>> readers_;
+};
+
+/** The rows of x: each in one channel, as many as fit the partitions. */
+int64_t chunks_per_channel(int64_t channel_rows, int64_t spatial, int64_t partitions) {
+    int64_t best = 1;
+    for (int64_t k = 1; k <= spatial && channel_rows * k <= partitions; k++)
+        if (spatial % k == 0)
+            best = k;
+    return best;
+}
+
+void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, std::vector<Node> &out) {
+    const Node &last = g.nodes[static_cast<size_t>(r.last)];
+    const Shape x = g.value(r.x).shape;
+    int64_t n = x[0], c = x[1], spatial = shape_numel(x) / (n * c);
+    int64_t k = chunks_per_channel(n * c, spatial, partitions);
+    int64_t rows = n * c * k, width = spatial / k, per_group = c / r.groups;
+    double group_elems = static_cast<double>(per_group * spatial);
+    std::vector<double> mix(static_cast<size_t>(rows * rows), 0.0), scale_row, bias_row;
+    auto group_of = [&](int64_t row) { return (row / k) / per_group; }; // n * G + g
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < rows; j++)
+            if (group_of(i) == group_of(j))
+                mix[static_cast<size_t>(i * rows + j)] = 1.0 / group_elems;
+        size_t ch = static_cast<size_t>((i / k) % c), grp = ch / static_cast<size_t>(per_group);
+        scale_row.push_back(r.scale[grp] * r.gamma[ch]);
+        bias_row.push_back(r.bias[grp] * r.gamma[ch] + r.beta[ch]);
+    }
+    GraphRewriter b(g, last, "__group_norm", out);
+    auto op = [&](const char *type, std::vector<std::string> in, const Shape &shape) {
+        std::string v = b.value(DType::Float32, shape);
+        b.add(type, std::move(in), {v});
+        return v;
+    };
+    auto row_sums = [&](const char *type, const std::string &v) {
+        std::string s = b.value(DType::Float32, {rows, 1});
+        bool axes_input = std::string(type) == "ReduceSum" && g.opset >= 13;
+        Node &red = axes_input ? b.add(type, {v, b.constant_i64({1})}, {s}) : b.add(type, {v}, {s});
+        if (!axes_input)
+            red.attrs["axes"] = std::vector<int64_t>{1};
+        red.attrs["keepdims"] = int64_t(1);
+        return s;
+    };
+    std::string mix_c = b.constant_f32({rows, rows}, mix);
+    auto group_mean = [&](const std::string &sums) {
+        std::string v = b.value(DType::Float32, {rows, 1});
+        b.add("MatMul", {mix_c, sums}, {v}).keep_precision = true;
+        return v;
+    };
+    std::string xr = b.reshape(r.x, {rows, width});
+    std::string mean = group_mean(row_sums("ReduceSum", xr));
+    std::string d = op("Sub", {xr, mean}, {rows, width});
+    std::string var = group_mean(row_sums("ReduceSumSquare", d));
+    std::string eps = b.constant_f32({1}, {r.epsilon});
+    std::string rstd =
+        op("Reciprocal", {op("Sqrt", {op("Add", {var, eps}, {rows, 1})}, {rows, 1})}, {rows, 1});
+    std::string s = op("Mul", {rstd, b.constant_f32({rows, 1}, scale_row)}, {rows, 1});
+    std::string y =
+        op("Add", {op("Mul", {d, s}, {rows, width}), b.constant_f32({rows, 1}, bias_row)},
+           {rows, width});
+    b.reshape(y, g.value(r.y).shape, r.y);
+}
+
+} // namespace
+
+int lower_group_norms(Graph &g, int64_t partitions) {
+    std::vector<GroupNormMatch> matches;
+    {
+        GroupNormMatcher matcher(g);
+        for (const Node &n : g.nodes)
+            if (std::optional<GroupNormMatch> m = matcher.match(n))
+                if (g.value(m->x).shape[0] * g.value(m->x).shape[1] <= partitions)
+                    matches.push_back(*m);
+    }
+    if (matches.empty())
+        return 0;
+    std::map<int, const GroupNormMatch *> at_last;
+    std::set<int> removed;
+    for (const GroupNormMatch &m : matches) {
+        at_last[m.last] = &m;
+        removed.insert(m.nodes.begin(), m.nodes.end());
+    }
+    std::vector<Node> out;
+    for (int i = 0; i < static_cast<int>(g.nodes.size()); i++) {
+        if (at_last.count(i))
+            lower(g, *at_last[i], partitions, out);
+        else if (!removed.count(i))
+            out.push_back(g.nodes[static_cast<size_t>(i)]);
+    }
+    g.nodes = std::move(out);
+    return static_cast<int>(matches.size());
+}
+
+} // namespace nhc

@@ -1,0 +1,30 @@
+#ifndef NHC_GRAPH_GROUPNORM_H
+#define NHC_GRAPH_GROUPNORM_H
+
+/** \file
+ * Group normalisation, as PyTorch exports it (Reshape x [N, C, S...] to [N, G, -1] ->
+ * InstanceNormalization -> Reshape back -> Mul gamma[C] -> Add beta[C]), recognised as one, and
+ * InstanceNormalization on its own (G = C), rewritten so that its rows fill the partitions.
+ * Normalising each of the N * G groups as one row (the LayerNorm form) leaves most partitions
+ * idle and puts long rows in SBUF; here x is viewed as R = N * C * k rows of W = prod(S) / k
+ * elements (each row in one channel, k chosen so that R fits the partitions), and the per-group
+ * sums are combined across the rows of a group by a matmul with a constant block-diagonal matrix
+ * B (B[i, j] = 1 / (elements per group) when rows i and j are in the same group):
+ *   mean = B . ReduceSum(x_rows)        d = x_rows - mean
+ *   var  = B . ReduceSumSquare(d)       y = d * (rsqrt(var + eps) * scale_row) + bias_row
+ * with scale_row and bias_row folding the InstanceNormalization's scale and bias with gamma and
+ * beta per row. The statistics matmuls keep fp32 operands (Node::keep_precision).
+ * Assumes constant scale, bias, gamma and beta, float32 and N * C <= partitions; other forms are
+ * left to graph/ReduceLastAxis (InstanceNormalization as a LayerNorm of [N * C, S]).
+ */
+
+#include "graph/Graph.h"
+
+namespace nhc {
+
+/** Rewrites the group and instance normalisations it covers; returns how many. */
+int lower_group_norms(Graph &g, int64_t partitions);
+
+} // namespace nhc
+
+#endif

@@ -1,0 +1,145 @@
+// Vision operators lowered by graph passes, checked on the simulator: Resize in every mode the
+// ONNX node tests cover (graph/ResizeMatmul), and group / instance normalisation spread over the
+// partitions (graph/GroupNorm).
+
+#include "../unit/TestModels.h"
+#include "E2E.h"
+#include "algorithms/Reference.h"
+#include "frontend/Frontend.h"
+#include "graph/GroupNorm.h"
+#include "support/Log.h"
+
+#include <doctest/doctest.h>
+
+using namespace nhc;
+namespace fs = std::filesystem;
+
+namespace {
+
+Graph load_text(const std::string &text) {
+    Logger::instance().set_console_level(100);
+    test::TempDir dir;
+    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
+}
+
+/** The ONNX node test in `dir` with every input but the first bound as an initializer from its
+ *  stored data (the tests pass Resize's scales and sizes at run time; a static compile needs
+ *  them constant). */
+Graph load_with_constant_operands(const fs::path &dir, const test::TempDir &tmp) {
+    onnx::ModelProto model;
+    std::ifstream in(dir / "model.onnx", std::ios::binary);
+    REQUIRE(model.ParseFromIstream(&in));
+    onnx::GraphProto *graph = model.mutable_graph();
+    for (int i = graph->input_size() - 1; i >= 1; i--) {
+        onnx::TensorProto t;
+        std::ifstream data(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"),
+                           std::ios::binary);
+        REQUIRE(t.ParseFromIstream(&data));
+        t.set_name(graph->input(i).name());
+        *graph->add_initializer() = t;
+        graph->mutable_input()->DeleteSubrange(i, 1);
+    }
+    return run_frontend(test::write_model(model, tmp.file("m.onnx")), {});
+}
+
+} // namespace
+
+TEST_CASE("Resize in every mode of the ONNX node tests matches their outputs (fp32)") {
+    fs::path node = "/usr/share/libonnx-testdata/data/node";
+    if (!fs::is_directory(node)) {
+        MESSAGE("libonnx-testdata not installed: nothing to check");
+        return;
+    }
+    std::vector<fs::path> cases;
+    for (const auto &e : fs::directory_iterator(node)) {
+        std::string name = e.path().filename().string();
+        if ((name.rfind("test_resize_", 0) == 0 || name == "test_upsample_nearest") &&
+            name.find("tf_crop_and_resize") == std::string::npos)
+            cases.push_back(e.path());
+    }
+    std::sort(cases.begin(), cases.end());
+    CHECK(cases.size() >= 22);
+    for (const fs::path &c : cases) {
+        INFO(c.filename().string());
+        test::TempDir tmp;
+        Graph g = load_with_constant_operands(c, tmp);
+        HostTensor x = test::read_pb(c / "test_data_set_0" / "input_0.pb");
+        HostTensor want = test::read_pb(c / "test_data_set_0" / "output_0.pb");
+        test::E2EResult got = test::compile_and_run(g, {{g.inputs[0], x}});
+        CHECK(test::compare(got.outputs.at(g.outputs[0]), want, 1e-5, 1e-5).rel_l2 <= 1e-6);
+        auto ref = alg::run_reference(g, {{g.inputs[0], x}});
+        CHECK(test::compare(ref.at(g.outputs[0]), want, 1e-5, 1e-5).rel_l2 <= 1e-6);
+    }
+}
+
+TEST_CASE("Resize: nearest is exact and stays fp32 under bf16 auto-cast; runtime scales refused") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 5, 7] x) => (float[1, 3, 10, 14] y)
+    <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
+  y = Resize <mode = "nearest", coordinate_transformation_mode = "asymmetric",
+              nearest_mode = "floor"> (x, , s)
+}
+)";
+    Graph g = load_text(text);
+    HostTensor x(DType::Float32, {1, 3, 5, 7});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, 1.0 + 1e-3 * double(i)); // not representable in bf16
+    CompileOptions bf16;
+    bf16.auto_cast = "matmult";
+    bf16.auto_cast_type = "bf16";
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}}, bf16);
+    const HostTensor &y = got.outputs.at("y");
+    for (int64_t c = 0; c < 3; c++)
+        for (int64_t h = 0; h < 10; h++)
+            for (int64_t w = 0; w < 14; w++)
+                REQUIRE(y.get_f64((c * 10 + h) * 14 + w) == x.get_f64((c * 5 + h / 2) * 7 + w / 2));
+
+    const char *runtime = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 2, 2] x, float[4] s) => (float[1, 1, 4, 4] y) {
+  y = Resize <mode = "nearest"> (x, , s)
+}
+)";
+    Graph r = load_text(runtime);
+    try {
+        test::compile_and_run(r, {});
+        FAIL("a runtime scales input was accepted");
+    } catch (const UserError &e) {
+        CHECK(std::string(e.code()) == "NHC_EALG001");
+        CHECK(std::string(e.what()).find("scales") != std::string::npos);
+    }
+}
+
+TEST_CASE("GroupNorm as PyTorch exports it is rewritten as one, over the partitions, and matches") {
+    // Reshape -> InstanceNormalization -> Reshape -> Mul -> Add, as torch.nn.GroupNorm(4, 8).
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 8, 6, 10] x) => (float[1, 8, 6, 10] y, float[1, 8, 6, 10] z)
+    <int64[3] grouped = {1, 4, -1}, int64[4] back = {1, 8, 6, 10}, float[4] ones = {1, 1, 1, 1},
+     float[4] zeros = {0, 0, 0, 0}, float[8, 1, 1] gamma = {1, 2, 3, 4, -1, 0.5, 0.25, 2},
+     float[8, 1, 1] beta = {0, 1, -1, 2, 0.5, 0, 3, -2}, float[8] s = {1, 2, 1, 2, 1, 2, 1, 2},
+     float[8] b = {0, 0, 1, 1, 0, 0, 1, 1}> {
+  r = Reshape(x, grouped)
+  n = InstanceNormalization <epsilon = 1e-5> (r, ones, zeros)
+  u = Reshape(n, back)
+  m = Mul(u, gamma)
+  y = Add(m, beta)
+  z = InstanceNormalization <epsilon = 1e-5> (x, s, b)
+}
+)";
+    Graph g = load_text(text);
+    Graph rewritten = g;
+    CHECK(lower_group_norms(rewritten, 128) == 2);
+    for (const Node &n : rewritten.nodes)
+        CHECK(n.op_type != "InstanceNormalization");
+    HostTensor x(DType::Float32, {1, 8, 6, 10});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, std::sin(0.37 * double(i)) * 3.0 + double(i % 7));
+    auto want = alg::run_reference(g, {{"x", x}});
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    for (const char *out : {"y", "z"}) {
+        INFO(out);
+        CHECK(test::compare(got.outputs.at(out), want.at(out), 1e-4, 1e-5).rel_l2 <= 1e-5);
+    }
+}
