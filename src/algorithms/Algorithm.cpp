@@ -46,7 +46,7 @@ std::string Namer::operator()(const std::string &role) {
 
 Halide::Func Builder::func(const std::string &role, Shape shape) {
     Halide::Func f(namer_(role));
-    stages_.push_back({role, f, std::move(shape), std::nullopt});
+    stages_.push_back({role, f, std::move(shape), std::nullopt, {}});
     return f;
 }
 
@@ -54,6 +54,12 @@ void Builder::store_as(const Halide::Func &f, DType t) {
     for (Stage &s : stages_)
         if (s.func.name() == f.name())
             s.stored_as = t;
+}
+
+void Builder::broadcasts(const Halide::Func &f, const Shape &from) {
+    for (Stage &s : stages_)
+        if (s.func.name() == f.name())
+            s.broadcast_from = from;
 }
 
 std::vector<Halide::Var> Builder::vars(int rank) {
@@ -231,7 +237,13 @@ std::vector<std::string> algorithm_op_types() {
 }
 
 OpResult build_algorithm(const OpContext &ctx) {
-    BuilderFn fn = ctx.node.domain.empty() ? find_algorithm(ctx.node.op_type) : nullptr;
+    // The graph passes' own operators (domain "nhc") that have an algorithm.
+    static const std::map<std::string, BuilderFn> internal = {{"ConvTaps", build_conv_taps}};
+    BuilderFn fn = nullptr;
+    if (ctx.node.domain.empty())
+        fn = find_algorithm(ctx.node.op_type);
+    else if (ctx.node.domain == "nhc" && internal.count(ctx.node.op_type))
+        fn = internal.at(ctx.node.op_type);
     if (!fn)
         user_error("NHC_EUOC002", ctx.node.describe(), " has no algorithm");
     OpResult r = fn(ctx);

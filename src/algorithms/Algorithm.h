@@ -42,6 +42,8 @@ struct Stage {
     /** The type the stage is stored in when its Halide type does not say (tf32 is a Float(32)
      *  whose writer rounds it); unset otherwise. */
     std::optional<DType> stored_as;
+    /** For a broadcast stage (broadcast_to): the shape (ONNX order) of the tensor it broadcasts. */
+    Shape broadcast_from;
 };
 
 struct OpResult {
@@ -78,6 +80,8 @@ public:
     Halide::Func func(const std::string &role, Shape shape = {});
     /** Records that stage `f` is stored as `t` (Stage::stored_as). */
     void store_as(const Halide::Func &f, DType t);
+    /** Records that stage `f` broadcasts a tensor of shape `from` (Stage::broadcast_from). */
+    void broadcasts(const Halide::Func &f, const Shape &from);
     /** Vars v0..v(rank-1) in Halide order (v0 innermost = last ONNX axis). */
     static std::vector<Halide::Var> vars(int rank);
     OpResult result(std::vector<Tensor> outputs) {

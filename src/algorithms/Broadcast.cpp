@@ -31,6 +31,7 @@ Tensor broadcast_to(Builder &b, const Tensor &t, const Shape &out, const std::st
     Halide::Func f = b.func(role, out);
     Halide::Expr e = t.at(broadcast_index(t.shape, out, onnx_index(v)));
     define(f, v, e);
+    b.broadcasts(f, t.shape);
     return Tensor{f, out, t.dtype};
 }
 

@@ -51,4 +51,53 @@ OpResult build_conv(const OpContext &ctx) {
     return b.result({Tensor{out, out_shape, x.dtype}});
 }
 
+// graph/ConvIm2Col's ConvTaps (domain "nhc"): x [N, Ci, H, W], w [Ci, KH, KW, Co] (the contraction
+// axis outermost), bias [Co]. The input is staged zero-padded (`x_pad`: a zero fill, then the
+// image copied into its interior), the weights as stored (`w_t`), and the accumulator sums over
+// the channels (innermost: one PE matmul contracts them on partitions) and the kernel taps (outer:
+// one matmul per tap, accumulated in PSUM), each tap reading a shifted, strided window of x_pad:
+//   acc(ow, oh, co, n) += w_t(co, kw, kh, ci) * x_pad(ow * sw + kw * dw, oh * sh + kh * dh, ci, n)
+OpResult build_conv_taps(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0), &w = input(ctx, 1);
+    const Node &n = ctx.node;
+    std::vector<int64_t> stride = n.attr_ints("strides"), dil = n.attr_ints("dilations"),
+                         pad = n.attr_ints("pads_begin"), out = n.attr_ints("output_spatial");
+    if (x.rank() != 4 || w.rank() != 4 || stride.size() != 2 || out.size() != 2)
+        unsupported_form(n, "ConvTaps expects a 2-D convolution");
+    DType operand = n.operand_cast.value_or(DType::Float32);
+    auto stage = [&](Halide::Expr e, DType stored) {
+        return stored == operand ? e : from_compute(to_compute(e, stored), operand);
+    };
+    std::vector<Halide::Var> v = Builder::vars(4); // (w, h, c, n), innermost first
+    Halide::Func x_pad = b.func("x_pad"), w_t = b.func("w_t"), acc = b.func("acc"),
+                 y = b.func("out");
+    x_pad(v) = from_compute(Halide::Expr(0.0f), operand);
+    Halide::RDom image(0, static_cast<int>(x.shape[3]), 0, static_cast<int>(x.shape[2]), "image");
+    x_pad(image.x + static_cast<int>(pad[1]), image.y + static_cast<int>(pad[0]), v[2], v[3]) =
+        stage(x.at({v[3], v[2], image.y, image.x}), x.dtype);
+    w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype); // (co, kw, kh, ci)
+    Halide::RDom r(0, static_cast<int>(w.shape[0]), 0, static_cast<int>(w.shape[1]), 0,
+                   static_cast<int>(w.shape[2]), "r"); // (ci, kh, kw)
+    acc(v) = 0.0f;
+    acc(v) +=
+        Halide::cast(Halide::Float(32), w_t(v[2], r.z, r.y, r.x)) *
+        Halide::cast(Halide::Float(32),
+                     x_pad(v[0] * static_cast<int>(stride[1]) + r.z * static_cast<int>(dil[1]),
+                           v[1] * static_cast<int>(stride[0]) + r.y * static_cast<int>(dil[0]), r.x,
+                           v[3]));
+    Halide::Expr sum = acc(v);
+    if (ctx.inputs.size() > 2 && ctx.inputs[2].func.defined()) {
+        // One value per output channel: a [channels, 1] tile, an operand constant along the
+        // free axes, rather than a broadcast built per element.
+        Halide::Func bias = b.func("bias");
+        bias(v[0]) = to_compute(ctx.inputs[2].at({v[0]}), ctx.inputs[2].dtype);
+        sum = sum + bias(v[2]);
+    }
+    DType out_type = ctx.outputs.empty() || !ctx.outputs[0] ? x.dtype : ctx.outputs[0]->dtype;
+    y(v) = from_compute(sum, out_type);
+    Shape out_shape = {x.shape[0], w.shape[3], out[0], out[1]};
+    return b.result({Tensor{y, out_shape, out_type}});
+}
+
 } // namespace nhc::alg

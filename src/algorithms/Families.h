@@ -21,6 +21,7 @@ OpResult build_arg_reduce(const OpContext &ctx);    // Reduce.cpp
 OpResult build_batch_norm(const OpContext &ctx);    // Normalization.cpp
 OpResult build_instance_norm(const OpContext &ctx); // Normalization.cpp
 OpResult build_conv(const OpContext &ctx);          // Conv.cpp
+OpResult build_conv_taps(const OpContext &ctx);   // Conv.cpp: ConvTaps (domain nhc)
 OpResult build_resize(const OpContext &ctx);        // Resize.cpp
 OpResult build_where(const OpContext &ctx);         // Elementwise.cpp
 OpResult build_cast(const OpContext &ctx);          // Elementwise.cpp

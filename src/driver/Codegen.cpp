@@ -458,7 +458,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("int64: ", narrowed, " values computed as int32");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
-    int convs = lower_convs_to_matmuls(g);
+    int convs =
+        lower_convs_to_matmuls(g, sched::conv_limits(target::target_by_name(options.target)));
     log_info("convolutions: ", convs, " lowered to im2col copies and PE matmuls");
     int norms_spread = lower_group_norms(g, target::target_by_name(options.target).partitions);
     log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");

@@ -30,6 +30,13 @@ bool is_view(const Node &n) {
     return n.domain.empty() && views.count(n.op_type) != 0;
 }
 
+// Nodes whose first two inputs are contraction operands on the PE: MatMul, Gemm and
+// graph/ConvIm2Col's ConvTaps.
+bool contracts_on_pe(const Node &n) {
+    return (n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm")) ||
+           (n.domain == "nhc" && n.op_type == "ConvTaps");
+}
+
 class NarrowOperandFinder {
 public:
     NarrowOperandFinder(const Graph &g, DType cast_type) : cast_type_(cast_type) {
@@ -48,9 +55,7 @@ public:
         if (it == readers_.end())
             return false;
         for (const auto &[node, index] : it->second) {
-            bool matmul = node->domain.empty() &&
-                          (node->op_type == "MatMul" || node->op_type == "Gemm") &&
-                          node->operand_cast == cast_type_ && index < 2;
+            bool matmul = contracts_on_pe(*node) && node->operand_cast == cast_type_ && index < 2;
             if (matmul)
                 continue;
             if (!is_view(*node) || index != 0)
@@ -96,7 +101,7 @@ int auto_cast_matmuls(Graph &g, DType cast_type) {
                "auto-cast to " << dtype_name(cast_type));
     int count = 0;
     for (Node &n : g.nodes) {
-        if (!n.domain.empty() || (n.op_type != "MatMul" && n.op_type != "Gemm") || n.keep_precision)
+        if (!contracts_on_pe(n) || n.keep_precision)
             continue;
         n.operand_cast = cast_type;
         for (size_t i = 0; i < 2 && i < n.inputs.size(); i++) {

@@ -60,15 +60,83 @@ std::string view(GraphRewriter &b, const std::string &v, const Shape &shape,
     return out_name.empty() ? b.flattened(v, shape) : b.reshape(v, shape, out_name);
 }
 
-void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vector<Node> &out);
+void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
+                      std::vector<Node> &out);
 
-void lower_conv(Graph &g, const Node &n, std::vector<Node> &out) {
+/** The zero-padded image ConvTaps stages per partition (one channel), in bytes; its rows and
+ *  columns reach the last input position the kernel taps read. */
+int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo) {
+    int64_t bytes = dtype_size(DType::Float32);
+    for (size_t i = 0; i < geo.out.size(); i++)
+        bytes *=
+            std::max(x[i + 2] + geo.pad_begin[i],
+                     (geo.out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dilation[i] + 1);
+    return bytes;
+}
+
+/** w [Co, Ci, K...] as [Ci, KH, KW, Co] (a 1-D kernel as KH = 1): the contraction axis outermost
+ *  and the output channels contiguous, so that each tap's [Ci, Co] block loads in rows. */
+std::string taps_weights(Graph &g, GraphRewriter &b, const std::string &w_name, int64_t kh,
+                         int64_t kw) {
+    const Value &w = g.value(w_name);
+    int64_t co = w.shape[0], ci = w.shape[1];
+    Shape taps_shape = {ci, kh, kw, co};
+    if (!w.is_constant())
+        return b.transpose(b.reshape(w_name, {co, ci, kh, kw}), {1, 2, 3, 0});
+    auto t = std::make_shared<HostTensor>(w.dtype, taps_shape);
+    for (int64_t o = 0; o < co; o++)
+        for (int64_t i = 0; i < ci; i++)
+            for (int64_t k = 0; k < kh * kw; k++)
+                t->set_f64((i * kh * kw + k) * co + o,
+                           w.constant->get_f64((o * ci + i) * kh * kw + k));
+    std::string name = b.value(w.dtype, taps_shape);
+    g.values[name].constant = t;
+    return name;
+}
+
+/** A 1-D or 2-D convolution whose channels fit the partitions and whose padded image fits the
+ *  budget, as ConvTaps (graph/ConvIm2Col.h); the 1-D form as a 2-D one of height 1. */
+bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
+                     std::vector<Node> &out) {
+    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    size_t sp = geo.out.size();
+    if (sp > 2 || x.shape[1] > lim.channels || padded_image_bytes(x.shape, geo) > lim.image_bytes)
+        return false;
+    auto two_d = [&](std::vector<int64_t> v, int64_t one) {
+        if (v.size() == 1)
+            v.insert(v.begin(), one);
+        return v;
+    };
+    GraphRewriter b(g, n, "__conv_taps", out);
+    Shape x4 = {x.shape[0], x.shape[1], sp == 1 ? 1 : x.shape[2], x.shape.back()};
+    std::vector<int64_t> kernel = two_d(geo.kernel, 1), spatial = two_d(geo.out, 1);
+    std::string xv = sp == 1 ? b.reshape(n.inputs[0], x4) : n.inputs[0];
+    std::vector<std::string> inputs = {xv, taps_weights(g, b, n.inputs[1], kernel[0], kernel[1])};
+    if (n.inputs.size() > 2 && !n.inputs[2].empty())
+        inputs.push_back(n.inputs[2]);
+    const Value &y = g.value(n.outputs[0]);
+    std::string y4 =
+        sp == 1 ? b.value(y.dtype, {x.shape[0], w.shape[0], 1, geo.out[0]}) : n.outputs[0];
+    Node &taps = b.add("ConvTaps", inputs, {y4});
+    taps.domain = "nhc";
+    taps.attrs["strides"] = two_d(geo.stride, 1);
+    taps.attrs["dilations"] = two_d(geo.dilation, 1);
+    taps.attrs["pads_begin"] = two_d(geo.pad_begin, 0);
+    taps.attrs["output_spatial"] = spatial;
+    if (sp == 1)
+        b.reshape(y4, y.shape, n.outputs[0]);
+    return true;
+}
+
+void lower_conv(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     ConvGeometry geo = conv_geometry(n, x.shape, w.shape);
     if (n.attr_int("group", 1) > 1) {
-        lower_group_conv(g, n, geo, out);
+        lower_group_conv(g, n, geo, lim, out);
         return;
     }
+    if (lower_conv_taps(g, n, geo, lim, out))
+        return;
     int64_t batch = x.shape[0], co = w.shape[0], k = x.shape[1] * shape_numel(geo.kernel),
             m = batch * shape_numel(geo.out);
     GraphRewriter b(g, n, "__im2col", out);
@@ -115,7 +183,8 @@ std::string slice(Graph &g, GraphRewriter &b, const std::string &v, int64_t axis
 
 // Grouped (and depthwise) convolutions: one convolution per group on its slice of the input
 // channels and of the weights and bias, the results concatenated along the channels.
-void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vector<Node> &out) {
+void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
+                      std::vector<Node> &out) {
     int64_t group = n.attr_int("group", 1);
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     int64_t ci = x.shape[1] / group, co = w.shape[0] / group;
@@ -140,7 +209,7 @@ void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vec
         part_shape[1] = co;
         one.outputs = {b.value(x.dtype, part_shape)};
         parts.push_back(one.outputs[0]);
-        lower_conv(g, one, out);
+        lower_conv(g, one, lim, out);
     }
     Node &cat = b.add("Concat", parts, {n.outputs[0]});
     cat.attrs["axis"] = int64_t(1);
@@ -148,8 +217,10 @@ void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, std::vec
 
 } // namespace
 
-int lower_convs_to_matmuls(Graph &g) {
-    return rewrite_each(g, "Conv", lower_conv);
+int lower_convs_to_matmuls(Graph &g, const ConvLimits &limits) {
+    return rewrite_each(g, "Conv", [&](Graph &graph, const Node &n, std::vector<Node> &out) {
+        lower_conv(graph, n, limits, out);
+    });
 }
 
 } // namespace nhc

@@ -2,7 +2,18 @@
 #define NHC_GRAPH_CONVIM2COL_H
 
 /** \file
- * Convolutions as matmuls on the PE: Conv(x [N, Ci, S...], w [Co, Ci, K...], b) becomes
+ * Convolutions as matmuls on the PE, in one of two forms.
+ *
+ * ConvTaps (domain "nhc"), for 1-D and 2-D convolutions whose input channels fit the partitions
+ * and whose zero-padded image of one channel fits the SBUF budget: x [N, Ci, H, W] (1-D: H = 1),
+ * the weights as [Ci, KH, KW, Co] (permuted at compile time when constant, by a Transpose
+ * otherwise), the bias; attributes strides, dilations, pads_begin, output_spatial (2 each). Its
+ * algorithm (algorithms/Conv.cpp) stages the padded image on chip with the channels on
+ * partitions and accumulates, per output tile, one channel-contraction matmul per kernel tap in
+ * PSUM, each reading a shifted window of the image: the input crosses HBM once.
+ *
+ * Otherwise (3-D, more channels than partitions, images too large), im2col:
+ * Conv(x [N, Ci, S...], w [Co, Ci, K...], b) becomes
  *   cols = Im2Col(x)              [Ci * prod(K), N * prod(O)]  (domain "nhc": one copy per tap)
  *   y    = MatMul(w viewed [Co, Ci * prod(K)], cols)   [Co, N * prod(O)]
  *   y    = Add(y, b viewed [Co, 1])                     (when there is a bias)
@@ -25,8 +36,14 @@ struct ConvGeometry {
 /** The geometry of Conv `node`; NHC_EALG001 naming the node for forms not supported yet. */
 ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w);
 
+/** What decides between the two forms: input channels on partitions, and the padded image of
+ *  one channel per partition (bytes), from the target. */
+struct ConvLimits {
+    int64_t channels = 0, image_bytes = 0;
+};
+
 /** Rewrites every Conv; returns how many. */
-int lower_convs_to_matmuls(Graph &g);
+int lower_convs_to_matmuls(Graph &g, const ConvLimits &limits);
 
 } // namespace nhc
 

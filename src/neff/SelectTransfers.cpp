@@ -135,12 +135,15 @@ static Nest peel_outermost(const Nest &n, int64_t value) {
 
 void Selector::select_matmul(const Nest &n) {
     // Accumulation loops outside the instruction (K chunks of a perfect nest) are unrolled into
-    // one matmul per chunk, accumulating in PSUM.
+    // one matmul per chunk, accumulating in PSUM; so are batch loops. An instruction takes M, N
+    // and K, or M and two N loops and K when M is outermost (a convolution's rows and columns).
     Affine acc_index = affine(n.dst, n.index, n);
     int accumulation_loops = 0;
     for (int64_t stride : acc_index.strides)
         accumulation_loops += stride == 0 ? 1 : 0;
-    if (accumulation_loops > 1 || n.loops.size() > 3) {
+    bool rows_and_columns = n.loops.size() == 4 && walks_partitions(buffer(n.dst), acc_index, 0,
+                                                                    n.loops.front());
+    if (accumulation_loops > 1 || (n.loops.size() > 3 && !rows_and_columns)) {
         const Loop &l = n.loops.front();
         for (int64_t i = l.min; i < l.min + l.extent; i++)
             select_matmul(peel_outermost(n, i));
@@ -160,35 +163,59 @@ void Selector::select_matmul(const Nest &n) {
     Affine da = affine(n.dst, n.index, n), xa = affine(x->name, x->index, n),
            ya = affine(y->name, y->index, n);
     // Loop roles from the destination: K has stride 0 (innermost), M walks the destination's
-    // partitions, N its free axis. M or N may be absent (extent 1 loops are dropped).
+    // partitions, N its free axes (one, or several: a convolution's output rows and columns).
+    // M or N may be absent (extent 1 loops are dropped).
     const Buffer &acc = buffer(n.dst);
-    int k = -1, m = -1, nn = -1;
+    int k = -1, m = -1;
+    std::vector<int> ns;
     for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
         if (da.strides[j] == 0)
-            k = j;
+            k = k < 0 ? j : -2; // a second contraction loop is not one instruction
         else if (walks_partitions(acc, da, j, n.loops[j]))
             m = j;
         else
-            nn = j;
+            ns.push_back(j);
     }
-    if (k != static_cast<int>(n.loops.size()) - 1 || (m >= 0 && nn >= 0 && m > nn))
+    // No contraction loop: K = 1 (a convolution of one input channel; extent-1 loops drop).
+    bool unit_k = k == -1;
+    if ((!unit_k && k != static_cast<int>(n.loops.size()) - 1) ||
+        (m >= 0 && !ns.empty() && m > ns[0]))
         fail("NHC_EGEN012", n,
              "a matmul nest needs loops M (partitions), N (free) and K "
              "(contraction, innermost), in that order");
     auto stride = [](const Affine &a, int j) { return j < 0 ? int64_t(0) : a.strides[j]; };
+    auto varies_with_n = [&](const Affine &a) {
+        for (int j : ns)
+            if (a.strides[j] != 0)
+                return true;
+        return false;
+    };
     // The stationary operand varies with M (not N), the moving one with N (not M).
-    bool x_stationary = stride(xa, nn) == 0 && (stride(ya, m) == 0);
+    bool x_stationary = !varies_with_n(xa) && stride(ya, m) == 0;
     const Load *st = x_stationary ? x : y, *mv = x_stationary ? y : x;
     Affine sa = x_stationary ? xa : ya, ma = x_stationary ? ya : xa;
-    if (stride(sa, nn) != 0 || stride(ma, m) != 0)
+    if (varies_with_n(sa) || stride(ma, m) != 0)
         fail("NHC_EGEN012", n, "each matmul operand must vary with only one of M and N");
     Loop one{"unit", 0, 1};
-    Loop lk = n.loops[k], lm = m >= 0 ? n.loops[m] : one, ln = nn >= 0 ? n.loops[nn] : one;
-    IterSpace dst_it{{lm, ln}, 0}, st_it{{lk, lm}, 0}, mv_it{{lk, ln}, 0};
-    Affine d2{da.base, {stride(da, m), stride(da, nn)}};
-    Affine s2{sa.base, {sa.strides[k], stride(sa, m)}},
-        m2{ma.base, {ma.strides[k], stride(ma, nn)}};
-    int64_t K = lk.extent, M = lm.extent, N = ln.extent;
+    Loop lk = unit_k ? one : n.loops[k], lm = m >= 0 ? n.loops[m] : one;
+    IterSpace dst_it{{lm}, 0}, st_it{{lk, lm}, 0}, mv_it{{lk}, 0};
+    Affine d2{da.base, {stride(da, m)}};
+    Affine s2{sa.base, {stride(sa, k), stride(sa, m)}}, m2{ma.base, {stride(ma, k)}};
+    int64_t N = 1;
+    for (int j : ns) {
+        dst_it.loops.push_back(n.loops[j]);
+        mv_it.loops.push_back(n.loops[j]);
+        d2.strides.push_back(da.strides[j]);
+        m2.strides.push_back(ma.strides[j]);
+        N *= n.loops[j].extent;
+    }
+    if (ns.empty()) {
+        dst_it.loops.push_back(one);
+        mv_it.loops.push_back(one);
+        d2.strides.push_back(0);
+        m2.strides.push_back(0);
+    }
+    int64_t K = lk.extent, M = lm.extent;
     // Staging (<= 128 partitions, NHC_EGEN003) and the PSUM bank (NHC_EGEN004) bound every tile.
     nhc_assert(K <= opt_.target->pe_rows && M <= opt_.target->pe_cols &&
                    N <= opt_.target->matmul_max_moving,

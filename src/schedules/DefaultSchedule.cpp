@@ -15,6 +15,19 @@ namespace {
 using namespace detail;
 using Halide::Func;
 
+// A broadcast along the last ONNX axis only (a per-row value, [R, 1] against [R, W]): built as
+// a stage it is one DMA descriptor row per element (a stride-0 source); the compute
+// instructions read the value on its own partition instead.
+bool broadcasts_along_free_axis(const alg::Stage &s) {
+    const Shape &from = s.broadcast_from, &to = s.shape;
+    if (from.size() != to.size() || to.size() < 2 || from.back() != 1 || to.back() == 1)
+        return false;
+    for (size_t i = 0; i + 1 < to.size(); i++)
+        if (from[i] != to[i])
+            return false;
+    return true;
+}
+
 void schedule_compute(Group &g, const Limits &L) {
     // With several outputs (LayerNormalization's Mean and InvStdDev) the stages serve all of
     // them, so they are computed once, at root.
@@ -22,10 +35,22 @@ void schedule_compute(Group &g, const Limits &L) {
     if (g.outputs.size() == 1)
         tile = tile_elementwise_output(g.outputs[0].func, g.outputs[0].result.shape, L);
     int out_rank = static_cast<int>(g.outputs[0].result.shape.size());
+    std::set<std::string> column_reads; // what the inlined broadcasts read: staged per tile
     for (const alg::Stage &s : g.op.stages) {
+        if (broadcasts_along_free_axis(s)) {
+            Func(s.func).compute_inline(); // readers take the [P, 1] column, free stride 0
+            for (const std::string &n : direct_calls(s.func))
+                column_reads.insert(n);
+            continue;
+        }
         place(s.func, tile, SBUF);
         declare_layout(g, s.func, out_rank);
     }
+    for (GroupInput &in : g.inputs)
+        if (column_reads.count(in.staged.name())) {
+            place(in.staged, tile, SBUF);
+            declare_layout(g, in.staged, out_rank);
+        }
     stage_inputs(g, tile);
 }
 
@@ -59,7 +84,14 @@ bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::Tar
     return row_elems <= L.moving_free || (two_d && whole_row_epilogue_fits(row_elems, L));
 }
 
+ConvLimits conv_limits(const target::TargetInfo &target) {
+    Limits L = limits_of(target);
+    return {L.partitions, L.layout_budget / 2};
+}
+
 Family schedule_family(const std::string &op_type) {
+    if (op_type == "ConvTaps")
+        return Family::Conv;
     if (op_type == "MatMul" || op_type == "Gemm" || op_type == "Gather")
         return Family::Matmul; // Gather of table rows is a one-hot contraction (Matmul.cpp)
     if (op_type == "Transpose" || op_type == "Split" || op_type == "Slice")
@@ -80,6 +112,9 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
             schedule_matmul(g, L);
         else
             schedule_layout(g, L);
+        break;
+    case Family::Conv:
+        schedule_conv(g, L);
         break;
     case Family::Layout:
         schedule_layout(g, L);

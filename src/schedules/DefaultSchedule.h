@@ -7,6 +7,9 @@
  *    bank), the accumulator in PSUM computed per tile, the reduction split into chunks of at most
  *    128 that divide K, the operands staged in SBUF per chunk (K on partitions), the epilogue in
  *    SBUF;
+ *  - conv (graph/ConvIm2Col's ConvTaps, ConvSchedule.cpp): output tiles of up to 128 output
+ *    channels x rows of one PSUM bank, the padded image staged once per image, the weights once,
+ *    one matmul per kernel tap and channel chunk accumulated in PSUM;
  *  - layout (Transpose, Split): the output copies straight from HBM to HBM (one DMA per tile);
  *  - everything else (elementwise, Softmax, LayerNormalization, Reduce*): one instruction tile
  *    per output tile, with the second-to-last ONNX axis on partitions (split by 128) and the last
@@ -14,12 +17,13 @@
  * Assumes the group's Funcs are fresh (a Func carries one schedule).
  */
 
+#include "graph/ConvIm2Col.h"
 #include "schedules/Group.h"
 #include "target/Target.h"
 
 namespace nhc::sched {
 
-enum class Family { Matmul, Layout, Compute };
+enum class Family { Matmul, Conv, Layout, Compute };
 
 Family schedule_family(const std::string &op_type);
 
@@ -30,6 +34,9 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target);
  *  2-D matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows
  *  fit the SBUF budget of such an epilogue. */
 bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::TargetInfo &target);
+/** When graph/ConvIm2Col may use ConvTaps: the channels that fit the partitions, and the SBUF
+ *  bytes per partition the conv schedule gives one padded image. */
+ConvLimits conv_limits(const target::TargetInfo &target);
 
 } // namespace nhc::sched
 

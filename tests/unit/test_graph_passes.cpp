@@ -247,7 +247,8 @@ g (float[2, 3, 4, 5] x, float[3] s, float[3] b) => (float[2, 3, 4, 5] y) {
     g.verify();
 }
 
-TEST_CASE("a Conv becomes an im2col copy and a matmul; a grouped one, one per group") {
+TEST_CASE("without ConvTaps (no channels fit), a Conv is an im2col copy and a matmul; grouped, per "
+          "group") {
     Graph g = load(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =>
@@ -256,7 +257,7 @@ g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =
   z = Conv <group = 2, strides = [2, 2], auto_pad = "SAME_UPPER"> (x, wg)
 }
 )");
-    CHECK(lower_convs_to_matmuls(g) == 2);
+    CHECK(lower_convs_to_matmuls(g, ConvLimits{}) == 2);
     std::vector<std::string> o = ops(g);
     // y: im2col, the weights viewed [Co, K], the matmul, the bias viewed [Co, 1], the Add, the
     // view as [Co, N, H, W] and the Transpose to [N, Co, H, W].
@@ -272,4 +273,44 @@ g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =
     CHECK(o.back() == "Concat");
     CHECK(g.nodes.back().outputs[0] == "z");
     g.verify();
+}
+
+TEST_CASE("a 1-D or 2-D Conv within the limits becomes ConvTaps; 3-D or too large stays im2col") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 4, 4] x3,
+   float[2, 4, 3, 3, 3] w3) => (float[1, 6, 4, 2] y, float[1, 3, 8] y1, float[1, 2, 2, 2, 2] y3)
+    <float[3, 4, 3] w1 = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                          20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35}> {
+  y = Conv <pads = [1, 0, 1, 0], strides = [2, 2], dilations = [1, 2]> (x, w)
+  y1 = Conv (x1, w1)
+  y3 = Conv (x3, w3)
+}
+)");
+    Graph small = g;
+    CHECK(lower_convs_to_matmuls(g, ConvLimits{128, 1 << 16}) == 3);
+    std::vector<std::string> o = ops(g);
+    // y: the runtime weights as [Ci, KH, KW, Co] by a Transpose.
+    CHECK(std::vector<std::string>(o.begin(), o.begin() + 3) ==
+          std::vector<std::string>{"Reshape", "Transpose", "ConvTaps"});
+    const Node &taps = g.nodes[2];
+    CHECK(taps.domain == "nhc");
+    CHECK(g.value(taps.inputs[1]).shape == Shape{4, 3, 3, 6});
+    CHECK(taps.attr_ints("strides") == std::vector<int64_t>{2, 2});
+    CHECK(taps.attr_ints("dilations") == std::vector<int64_t>{1, 2});
+    CHECK(taps.attr_ints("pads_begin") == std::vector<int64_t>{1, 0});
+    CHECK(taps.attr_ints("output_spatial") == std::vector<int64_t>{4, 2});
+    // y1: viewed as 2-D of height 1, the constant weights permuted at compile time.
+    CHECK(std::vector<std::string>(o.begin() + 3, o.begin() + 6) ==
+          std::vector<std::string>{"Reshape", "ConvTaps", "Reshape"});
+    const Value &w1 = g.value(g.nodes[4].inputs[1]);
+    REQUIRE(w1.is_constant());
+    CHECK(w1.shape == Shape{4, 1, 3, 3});
+    CHECK(w1.constant->get_f64((1 * 3 + 2) * 3 + 1) == 1 * 12 + 1 * 3 + 2); // w1[co 1, ci 1, k 2]
+    CHECK(std::count(o.begin(), o.end(), "Im2Col") == 1);                   // y3
+    g.verify();
+    // An image over the budget stays im2col.
+    CHECK(lower_convs_to_matmuls(small, ConvLimits{128, 16}) == 3);
+    o = ops(small);
+    CHECK(std::count(o.begin(), o.end(), "Im2Col") == 3);
 }
