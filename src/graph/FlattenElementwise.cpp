@@ -1,5 +1,6 @@
 #include "graph/FlattenElementwise.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -86,6 +87,30 @@ int flatten_elementwise_after_views(Graph &g) {
     std::set<std::string> rewritten_nd;      // N-D values no node produces any more
     int count = 0;
     std::map<size_t, std::vector<Node>> views_before; // new views of runtime operands, by node
+    std::map<std::string, const Node *> producer;
+    for (const Node &n : g.nodes)
+        for (const std::string &o : n.outputs)
+            producer[o] = &n;
+    // Computed from a node other than a matmul: looking through views and row-wise nodes (their
+    // first runtime input), the chain starts at another operator (not at a graph input).
+    auto computed_away_from_matmuls = [&](std::string v) {
+        static const std::set<std::string> views = {"Reshape", "Transpose", "Flatten",
+                                                    "Squeeze", "Unsqueeze", "Identity"};
+        for (auto p = producer.find(v); p != producer.end(); p = producer.find(v)) {
+            const Node &n = *p->second;
+            bool through = n.domain.empty() && (views.count(n.op_type) || is_row_wise(g, n));
+            if (!through)
+                return !(n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm"));
+            auto runtime =
+                std::find_if(n.inputs.begin(), n.inputs.end(), [&](const std::string &i) {
+                    return !i.empty() && !g.value(i).is_constant();
+                });
+            if (runtime == n.inputs.end())
+                return false;
+            v = *runtime;
+        }
+        return false;
+    };
     for (size_t index = 0; index < g.nodes.size(); index++) {
         Node &n = g.nodes[index];
         if (is_flattening_view(g, n)) {
@@ -99,7 +124,10 @@ int flatten_elementwise_after_views(Graph &g) {
             continue;
         int64_t cols = out.shape.back(), rows = shape_numel(out.shape) / cols;
         std::vector<std::string> inputs;
-        bool ok = false; // at least one input must already be flat
+        // An input already flat, or (away from matmuls, whose groups keep their N-D shapes for
+        // the attention fusion) a runtime input of the output's shape: a convolution's or
+        // resize's [N, C, H, W] output computed as [N*C*H, W] rows instead of H rows per tile.
+        bool flat_input = false, seed = false, fits = true;
         for (const std::string &in : n.inputs) {
             if (in.empty()) {
                 inputs.push_back(in);
@@ -108,21 +136,22 @@ int flatten_elementwise_after_views(Graph &g) {
             auto f = flat.find(in);
             if (f != flat.end() && g.value(in).shape == out.shape) {
                 inputs.push_back(f->second);
-                ok = true;
+                flat_input = true;
                 continue;
             }
             const Value &v = g.value(in);
             // A runtime operand of the output's shape (a residual) will be read through a view,
             // made below once the node is known to qualify.
-            std::string c =
-                !v.is_constant() && v.shape == out.shape ? in : last_axis_constant(g, v, cols);
+            bool same_shape_runtime = !v.is_constant() && v.shape == out.shape;
+            seed = seed || (same_shape_runtime && computed_away_from_matmuls(in));
+            std::string c = same_shape_runtime ? in : last_axis_constant(g, v, cols);
             if (c.empty()) {
-                ok = false;
+                fits = false;
                 break;
             }
             inputs.push_back(c);
         }
-        if (!ok || inputs.size() != n.inputs.size())
+        if (!fits || !(flat_input || seed) || inputs.size() != n.inputs.size())
             continue;
         for (std::string &in : inputs)
             if (!in.empty() && g.value(in).shape == out.shape)

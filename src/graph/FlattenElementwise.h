@@ -10,6 +10,10 @@
  * The view is re-inserted only where a node that was not rewritten, or the graph, reads the N-D
  * value. A chain such as erf-GELU after the FFN's first Gemm, or the residual Add and LayerNorm
  * after the attention output's, then has the Gemm's output shape and can join its epilogue.
+ * A chain also starts, without a 2-D input, at a node whose runtime input of the output's shape
+ * comes (through views and row-wise nodes) from an operator other than a matmul, such as a
+ * convolution's [N, C, H, W] output: computed as [N*C*H, W] its tiles fill the partitions rather
+ * than holding H rows each. Chains from matmuls keep their shapes (attention's fusion needs them).
  */
 
 #include "graph/Graph.h"

@@ -121,6 +121,36 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] y, float[2, 3, 4] z) <float[4, 4] w = {1
     g.verify();
 }
 
+TEST_CASE("elementwise chains on a non-matmul [N, C, H, W] value compute on [N*C*H, W] rows") {
+    // s and m start from a Concat (as after a convolution): flattened. The Softmax after a
+    // MatMul and the Relu of a graph input keep their shapes (the attention fusion needs them).
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 4, 8] a, float[1, 2, 4, 8] b, float[1, 2, 8, 8] q) =>
+    (float[1, 4, 4, 8] m, float[1, 2, 8, 8] p, float[1, 2, 4, 8] r) {
+  c = Concat <axis = 1> (a, b)
+  s = Sigmoid(c)
+  m = Mul(c, s)
+  k = MatMul(q, q)
+  p = Softmax <axis = -1> (k)
+  r = Relu(a)
+}
+)");
+    CHECK(flatten_elementwise_after_views(g) == 2);
+    for (const Node &n : g.nodes) {
+        INFO(n.op_type);
+        if (n.op_type == "Sigmoid" || n.op_type == "Mul")
+            CHECK(g.value(n.outputs[0]).shape == Shape{16, 8});
+        if (n.op_type == "Softmax" || n.op_type == "Relu")
+            CHECK(g.value(n.outputs[0]).shape.size() == 4);
+    }
+    bool m_is_view = false; // the graph output views the 2-D result
+    for (const Node &n : g.nodes)
+        m_is_view = m_is_view || (n.op_type == "Reshape" && n.outputs[0] == "m");
+    CHECK(m_is_view);
+    g.verify();
+}
+
 TEST_CASE("a Transpose read only by a MatMul is folded into it") {
     Graph g = load(R"(
 <ir_version: 8, opset_import: ["" : 17]>
