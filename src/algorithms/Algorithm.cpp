@@ -157,6 +157,8 @@ const std::map<std::string, BuilderFn> &table() {
         {"InstanceNormalization", build_instance_norm},
         {"Conv", build_conv},
         {"Resize", build_resize},
+        {"MaxPool", build_pool},
+        {"AveragePool", build_pool},
         {"Cast", build_cast},
         {"CastLike", build_cast},
         {"Dropout", build_dropout},
@@ -238,7 +240,8 @@ std::vector<std::string> algorithm_op_types() {
 
 OpResult build_algorithm(const OpContext &ctx) {
     // The graph passes' own operators (domain "nhc") that have an algorithm.
-    static const std::map<std::string, BuilderFn> internal = {{"ConvTaps", build_conv_taps}};
+    static const std::map<std::string, BuilderFn> internal = {{"ConvTaps", build_conv_taps},
+                                                              {"PoolTaps", build_pool_taps}};
     BuilderFn fn = nullptr;
     if (ctx.node.domain.empty())
         fn = find_algorithm(ctx.node.op_type);

@@ -22,6 +22,8 @@ OpResult build_batch_norm(const OpContext &ctx);    // Normalization.cpp
 OpResult build_instance_norm(const OpContext &ctx); // Normalization.cpp
 OpResult build_conv(const OpContext &ctx);          // Conv.cpp
 OpResult build_conv_taps(const OpContext &ctx);   // Conv.cpp: ConvTaps (domain nhc)
+OpResult build_pool(const OpContext &ctx);          // Pool.cpp: MaxPool, AveragePool
+OpResult build_pool_taps(const OpContext &ctx);     // Pool.cpp: PoolTaps (domain nhc)
 OpResult build_resize(const OpContext &ctx);        // Resize.cpp
 OpResult build_where(const OpContext &ctx);         // Elementwise.cpp
 OpResult build_cast(const OpContext &ctx);          // Elementwise.cpp

@@ -10,6 +10,7 @@
 #include "graph/FuseGelu.h"
 #include "graph/FuseLayerNorm.h"
 #include "graph/GroupNorm.h"
+#include "graph/PoolTaps.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
 #include "graph/ReduceLastAxis.h"
@@ -382,6 +383,8 @@ void register_codegen_operators() {
     for (const char *op : {"Abs",
                            "Conv",
                            "Resize",
+                           "MaxPool",
+                           "AveragePool",
                            "InstanceNormalization",
                            "GlobalMaxPool",
                            "GlobalAveragePool",
@@ -458,9 +461,11 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("int64: ", narrowed, " values computed as int32");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
-    int convs =
-        lower_convs_to_matmuls(g, sched::conv_limits(target::target_by_name(options.target)));
-    log_info("convolutions: ", convs, " lowered to im2col copies and PE matmuls");
+    ConvLimits window_limits = sched::conv_limits(target::target_by_name(options.target));
+    int convs = lower_convs_to_matmuls(g, window_limits);
+    log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col)");
+    int pools = lower_pools(g, window_limits);
+    log_info("pooling: ", pools, " MaxPool/AveragePool nodes lowered to per-tap windows");
     int norms_spread = lower_group_norms(g, target::target_by_name(options.target).partitions);
     log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");
     int resizes = lower_resizes_to_matmuls(g);

@@ -44,12 +44,28 @@ ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w) {
             pads[i + static_cast<size_t>(spatial)] = total - pads[i];
         }
         g.pad_begin.push_back(pads[i]);
+        g.pad_end.push_back(pads[i + static_cast<size_t>(spatial)]);
         int64_t padded = size + pads[i] + pads[i + static_cast<size_t>(spatial)];
         if (padded < span)
             refuse("the kernel is larger than the padded input");
         g.out.push_back((padded - span) / g.stride[i] + 1);
     }
     return g;
+}
+
+int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
+                           const std::vector<int64_t> &out) {
+    int64_t bytes = dtype_size(DType::Float32);
+    for (size_t i = 0; i < out.size(); i++)
+        bytes *= std::max(x[i + 2] + geo.pad_begin[i],
+                          (out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dilation[i] + 1);
+    return bytes;
+}
+
+std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill) {
+    if (v.size() == 1)
+        v.insert(v.begin(), fill);
+    return v;
 }
 
 namespace {
@@ -62,17 +78,6 @@ std::string view(GraphRewriter &b, const std::string &v, const Shape &shape,
 
 void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
                       std::vector<Node> &out);
-
-/** The zero-padded image ConvTaps stages per partition (one channel), in bytes; its rows and
- *  columns reach the last input position the kernel taps read. */
-int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo) {
-    int64_t bytes = dtype_size(DType::Float32);
-    for (size_t i = 0; i < geo.out.size(); i++)
-        bytes *=
-            std::max(x[i + 2] + geo.pad_begin[i],
-                     (geo.out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dilation[i] + 1);
-    return bytes;
-}
 
 /** w [Co, Ci, K...] as [Ci, KH, KW, Co] (a 1-D kernel as KH = 1): the contraction axis outermost
  *  and the output channels contiguous, so that each tap's [Ci, Co] block loads in rows. */
@@ -100,16 +105,12 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
                      std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     size_t sp = geo.out.size();
-    if (sp > 2 || x.shape[1] > lim.channels || padded_image_bytes(x.shape, geo) > lim.image_bytes)
+    if (sp > 2 || x.shape[1] > lim.channels ||
+        padded_image_bytes(x.shape, geo, geo.out) > lim.image_bytes)
         return false;
-    auto two_d = [&](std::vector<int64_t> v, int64_t one) {
-        if (v.size() == 1)
-            v.insert(v.begin(), one);
-        return v;
-    };
     GraphRewriter b(g, n, "__conv_taps", out);
     Shape x4 = {x.shape[0], x.shape[1], sp == 1 ? 1 : x.shape[2], x.shape.back()};
-    std::vector<int64_t> kernel = two_d(geo.kernel, 1), spatial = two_d(geo.out, 1);
+    std::vector<int64_t> kernel = as_2d(geo.kernel, 1), spatial = as_2d(geo.out, 1);
     std::string xv = sp == 1 ? b.reshape(n.inputs[0], x4) : n.inputs[0];
     std::vector<std::string> inputs = {xv, taps_weights(g, b, n.inputs[1], kernel[0], kernel[1])};
     if (n.inputs.size() > 2 && !n.inputs[2].empty())
@@ -119,9 +120,9 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
         sp == 1 ? b.value(y.dtype, {x.shape[0], w.shape[0], 1, geo.out[0]}) : n.outputs[0];
     Node &taps = b.add("ConvTaps", inputs, {y4});
     taps.domain = "nhc";
-    taps.attrs["strides"] = two_d(geo.stride, 1);
-    taps.attrs["dilations"] = two_d(geo.dilation, 1);
-    taps.attrs["pads_begin"] = two_d(geo.pad_begin, 0);
+    taps.attrs["strides"] = as_2d(geo.stride, 1);
+    taps.attrs["dilations"] = as_2d(geo.dilation, 1);
+    taps.attrs["pads_begin"] = as_2d(geo.pad_begin, 0);
     taps.attrs["output_spatial"] = spatial;
     if (sp == 1)
         b.reshape(y4, y.shape, n.outputs[0]);

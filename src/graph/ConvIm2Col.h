@@ -30,11 +30,18 @@ namespace nhc {
 
 /** A convolution's geometry from its attributes and shapes (per spatial axis). */
 struct ConvGeometry {
-    std::vector<int64_t> kernel, stride, dilation, pad_begin, out;
+    std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end, out;
 };
 
 /** The geometry of Conv `node`; NHC_EALG001 naming the node for forms not supported yet. */
 ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w);
+
+/** The bytes per partition (one channel, fp32) of x's image padded so that every kernel tap of
+ *  the `out` positions lands inside it: what ConvTaps and PoolTaps stage. */
+int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
+                           const std::vector<int64_t> &out);
+/** A 1-D form's per-axis values as 2-D ones (`fill` for the added first axis). */
+std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill);
 
 /** What decides between the two forms: input channels on partitions, and the padded image of
  *  one channel per partition (bytes), from the target. */

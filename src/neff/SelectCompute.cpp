@@ -9,6 +9,7 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -412,16 +413,20 @@ void select_compute(Selector &s, const Nest &n) {
                "more than " + std::to_string(neff::kMaxFreeDims) +
                    " free loops in one instruction");
     std::optional<std::pair<AluOp, Halide::Expr>> red = match_reduction(n);
-    if (!red) {
+    int reduced = 0; // the loops along which the destination does not move
+    for (int j = static_cast<int>(it.loops.size()) - 1; j >= 0 && da.strides[j] == 0; j--)
+        reduced++;
+    bool moves_everywhere = std::none_of(da.strides.begin(), da.strides.end(),
+                                         [](int64_t stride) { return stride == 0; });
+    // Not a reduction, or an update that combines its destination elementwise with another
+    // tile (one kernel tap of a pooling: acc = max(acc, window)).
+    if (!red || moves_everywhere) {
         AccessPattern dap = s.onchip_ap(dst, da, it, n, "destination");
         ComputeSelector(s, n, it, dap).store(n.value);
         s.release_temps();
         return;
     }
     // A reduction: the loops along which the destination does not move must be the innermost.
-    int reduced = 0;
-    for (int j = static_cast<int>(it.loops.size()) - 1; j >= 0 && da.strides[j] == 0; j--)
-        reduced++;
     for (int j = 0; j < static_cast<int>(it.loops.size()) - reduced; j++)
         if (da.strides[j] == 0)
             s.fail("NHC_EGEN016", n, "reduction loop " + it.loops[j].name + " is not innermost");

@@ -10,6 +10,8 @@
 #include "schedules/ScheduleParts.h"
 #include "support/Error.h"
 
+#include <algorithm>
+
 namespace nhc::sched::detail {
 
 using Halide::Func;
@@ -46,6 +48,41 @@ void schedule_conv(Group &g, const Limits &L) {
         if (st.role != "acc" && st.role != "x_pad" && st.role != "w_t") {
             place(st.func, tile, SBUF); // the bias column, the result out of PSUM
             g.partition_dim[st.func.name()] = st.func.dimensions() - 1 == 0 ? 0 : 2;
+        }
+    stage_inputs(g, tile);
+}
+
+} // namespace nhc::sched::detail
+
+namespace nhc::sched::detail {
+
+// graph/PoolTaps's PoolTaps: output tiles of up to 128 channels (on partitions) x whole output
+// rows within the on-chip budget; the padded image staged once per channel tile; per tile, one
+// vector instruction per kernel tap (a max or an add of a shifted, strided window of the image
+// into the accumulator).
+void schedule_pool(Group &g, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape; // [N, C, Ho, Wo]
+    nhc_assert(s.size() == 4, "PoolTaps output of rank " << s.size());
+    Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad");
+    // The accumulator, the result and the reciprocal counts: a quarter of the budget each.
+    int64_t rows = std::max<int64_t>(1, L.layout_budget / 4 / (s[3] * 4));
+    Var co("co"), ci("ci"), oho("oho"), ohi("ohi");
+    f.split(var(2), co, ci, balanced_tile(s[1], L.partitions))
+        .split(var(1), oho, ohi,
+               divisor_at_most(s[2], static_cast<int>(std::min<int64_t>(rows, s[2]))))
+        .reorder(var(0), ohi, ci, oho, co, var(3));
+    TileLoop tile{false, Halide::LoopLevel(f, oho)};
+    x_pad.compute_at(f, co).store_in(SBUF);
+    g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
+    acc.compute_at(tile.level).store_in(SBUF);
+    g.partition_dim[acc.name()] = 2;
+    const auto &rvars = acc.function().update(0).schedule().rvars();
+    Halide::RVar kw(rvars[0].var), kh(rvars[1].var);
+    acc.update().reorder(var(0), var(1), var(2), kw, kh).unroll(kw).unroll(kh);
+    for (const alg::Stage &st : g.op.stages)
+        if (st.role != "acc" && st.role != "x_pad") {
+            place(st.func, tile, SBUF); // the reciprocal counts, the result
+            g.partition_dim[st.func.name()] = 2;
         }
     stage_inputs(g, tile);
 }

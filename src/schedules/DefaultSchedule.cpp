@@ -90,7 +90,7 @@ ConvLimits conv_limits(const target::TargetInfo &target) {
 }
 
 Family schedule_family(const std::string &op_type) {
-    if (op_type == "ConvTaps")
+    if (op_type == "ConvTaps" || op_type == "PoolTaps")
         return Family::Conv;
     if (op_type == "MatMul" || op_type == "Gemm" || op_type == "Gather")
         return Family::Matmul; // Gather of table rows is a one-hot contraction (Matmul.cpp)
@@ -114,7 +114,10 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
             schedule_layout(g, L);
         break;
     case Family::Conv:
-        schedule_conv(g, L);
+        if (g.node->op_type == "PoolTaps")
+            schedule_pool(g, L);
+        else
+            schedule_conv(g, L);
         break;
     case Family::Layout:
         schedule_layout(g, L);

@@ -62,6 +62,7 @@ void schedule_matmul(Group &g, const Limits &L);
 bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L);
 void schedule_attention(Group &g, int context_node, const Limits &L);
 void schedule_conv(Group &g, const Limits &L);
+void schedule_pool(Group &g, const Limits &L);
 
 } // namespace nhc::sched::detail
 

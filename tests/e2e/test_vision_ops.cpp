@@ -196,3 +196,45 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
     CHECK(matmuls == 9);
     CHECK(x_loads == 1);
 }
+
+TEST_CASE("PoolTaps: one vector instruction per kernel tap, the input read once; 3-D refused") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 8, 16, 16] x) => (float[1, 8, 8, 8] y) {
+  y = MaxPool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)
+}
+)");
+    CompileOptions o;
+    Graph compiled = g;
+    apply_graph_passes(compiled, o);
+    neff::Program p = generate_program(compiled, o);
+    int maxes = 0, x_loads = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream) {
+            maxes += i.op == neff::Opcode::TensorTensor && i.alu0 == neff::AluOp::Max;
+            x_loads += i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
+                       p.vars.at(static_cast<size_t>(i.src.var)).name == "x";
+        }
+    CHECK(maxes == 9);
+    CHECK(x_loads == 1);
+    HostTensor x(DType::Float32, {1, 8, 16, 16});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, std::sin(0.1 * double(i)) - 0.5);
+    auto want = alg::run_reference(g, {{"x", x}});
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    CHECK(test::compare(got.outputs.at("y"), want.at("y"), 0, 0).rel_l2 == 0);
+
+    Graph three_d = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 4, 4, 4] x) => (float[1, 2, 3, 3, 3] y) {
+  y = AveragePool <kernel_shape = [2, 2, 2]> (x)
+}
+)");
+    try {
+        apply_graph_passes(three_d, o);
+        FAIL("3-D pooling was accepted");
+    } catch (const UserError &e) {
+        CHECK(std::string(e.code()) == "NHC_EALG001");
+        CHECK(std::string(e.what()).find("2-D pooling") != std::string::npos);
+    }
+}

@@ -1,0 +1,95 @@
+#include "graph/PoolTaps.h"
+
+#include "graph/GraphRewriter.h"
+#include "support/Error.h"
+
+#include <algorithm>
+
+namespace nhc {
+
+namespace {
+
+/** Per output position along one axis: how many kernel taps land in [lo, hi). */
+std::vector<int64_t> taps_inside(int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
+                                 int64_t pad_begin, int64_t lo, int64_t hi) {
+    std::vector<int64_t> count(static_cast<size_t>(out), 0);
+    for (int64_t o = 0; o < out; o++)
+        for (int64_t t = 0; t < kernel; t++) {
+            int64_t pos = o * stride + t * dilation - pad_begin;
+            count[static_cast<size_t>(o)] += pos >= lo && pos < hi;
+        }
+    return count;
+}
+
+void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node> &out) {
+    const Value &x = g.value(n.inputs[0]);
+    auto refuse = [&](const std::string &what) {
+        user_error("NHC_EALG001", n.describe(), ": ", what);
+    };
+    size_t sp = x.shape.size() - 2;
+    if (x.shape.size() < 3 || sp > 2)
+        refuse("expected 1-D or 2-D pooling (an input of rank 3 or 4), found rank " +
+               std::to_string(x.shape.size()));
+    if (n.outputs.size() > 1 && !n.outputs[1].empty())
+        refuse("the Indices output is not supported yet");
+    if (x.shape[1] > lim.channels)
+        refuse("more than " + std::to_string(lim.channels) + " channels are not supported yet");
+    std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
+    Shape w_shape = {1, x.shape[1]};
+    w_shape.insert(w_shape.end(), kernel.begin(), kernel.end());
+    ConvGeometry geo = conv_geometry(n, x.shape, w_shape); // pads, strides, dilations, auto_pad
+    const Shape &y = g.value(n.outputs[0]).shape;
+    std::vector<int64_t> out_spatial(y.begin() + 2, y.end());
+    int64_t padded = padded_image_bytes(x.shape, geo, out_spatial);
+    if (padded > lim.image_bytes)
+        refuse("a padded image of " + std::to_string(padded) +
+               " bytes per channel does not fit the on-chip budget of " +
+               std::to_string(lim.image_bytes));
+    GraphRewriter b(g, n, "__pool_taps", out);
+    Shape x4 = {x.shape[0], x.shape[1], sp == 1 ? 1 : x.shape[2], x.shape.back()};
+    std::vector<std::string> inputs = {sp == 1 ? b.reshape(n.inputs[0], x4) : n.inputs[0]};
+    bool avg = n.op_type == "AveragePool";
+    if (avg) {
+        bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+        std::vector<std::vector<int64_t>> counts;
+        for (size_t i = 0; i < sp; i++) {
+            // With count_include_pad, the explicit (or auto_pad) pads count, a ceil_mode
+            // overhang does not.
+            int64_t lo = include_pad ? -geo.pad_begin[i] : 0;
+            int64_t hi = x.shape[i + 2] + (include_pad ? geo.pad_end[i] : 0);
+            counts.push_back(taps_inside(out_spatial[i], geo.kernel[i], geo.stride[i],
+                                         geo.dilation[i], geo.pad_begin[i], lo, hi));
+        }
+        if (sp == 1)
+            counts.insert(counts.begin(), std::vector<int64_t>{1});
+        std::vector<double> inv;
+        for (int64_t c0 : counts[0])
+            for (int64_t c1 : counts[1])
+                inv.push_back(c0 * c1 > 0 ? 1.0 / static_cast<double>(c0 * c1) : 0.0);
+        inputs.push_back(b.constant_f32(
+            {static_cast<int64_t>(counts[0].size()), static_cast<int64_t>(counts[1].size())}, inv));
+    }
+    std::vector<int64_t> spatial = as_2d(out_spatial, 1);
+    std::string y4 = sp == 1 ? b.value(x.dtype, {y[0], y[1], 1, y[2]}) : n.outputs[0];
+    Node &taps = b.add("PoolTaps", inputs, {y4});
+    taps.domain = "nhc";
+    taps.attrs["mode"] = std::string(avg ? "avg" : "max");
+    taps.attrs["kernel"] = as_2d(geo.kernel, 1);
+    taps.attrs["strides"] = as_2d(geo.stride, 1);
+    taps.attrs["dilations"] = as_2d(geo.dilation, 1);
+    taps.attrs["pads_begin"] = as_2d(geo.pad_begin, 0);
+    taps.attrs["output_spatial"] = spatial;
+    if (sp == 1)
+        b.reshape(y4, y, n.outputs[0]);
+}
+
+} // namespace
+
+int lower_pools(Graph &g, const ConvLimits &limits) {
+    auto lower = [&](Graph &graph, const Node &n, std::vector<Node> &out) {
+        lower_pool(graph, n, limits, out);
+    };
+    return rewrite_each(g, "MaxPool", lower) + rewrite_each(g, "AveragePool", lower);
+}
+
+} // namespace nhc
