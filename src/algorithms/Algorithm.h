@@ -111,6 +111,8 @@ Halide::Expr from_compute(const Halide::Expr &e, DType t);
 /** The pure extern calls the algorithms emit for GELU (graph/FuseGelu): the code generator maps
  *  them to ACT's gelu and gelu_apprx_tanh; the host reference links host_jit_externs(). */
 inline constexpr const char *kGeluErfExtern = "nhc_gelu";
+/** C's fmod as one pure extern call (the ALU's mod): Mod, Floor, Ceil. */
+inline constexpr const char *kFmodExtern = "nhc_fmod";
 inline constexpr const char *kGeluTanhExtern = "nhc_gelu_tanh";
 /** Host definitions of the algorithms' own extern calls, for Halide's JIT (Pipeline). */
 std::map<std::string, Halide::JITExtern> host_jit_externs();

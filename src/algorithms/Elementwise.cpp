@@ -6,6 +6,7 @@
 #include "support/Error.h"
 
 #include <cmath>
+#include <limits>
 
 namespace nhc::alg {
 
@@ -31,6 +32,18 @@ Expr gelu_call(const Node &node, const Expr &x) {
                                         Halide::Internal::Call::PureExtern);
 }
 
+// Floor and Ceil from the engines' fmod (ALU mod; neuroncore.md L335): x - fmod(x, 1) truncates
+// toward zero, then a negative (positive) remainder steps down (up).
+Expr rounding_expr(const Node &node, const Expr &x) {
+    Expr rem = Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {x, Expr(1.0f)},
+                                            Halide::Internal::Call::PureExtern);
+    if (node.op_type == "Floor")
+        return (x - rem) - Halide::select(rem < 0.0f, 1.0f, 0.0f);
+    if (node.op_type == "Ceil")
+        return (x - rem) + Halide::select(rem > 0.0f, 1.0f, 0.0f);
+    unsupported_form(node, "no elementwise form");
+}
+
 // The activations with attributes (ONNX defaults).
 Expr activation_expr(const Node &node, const Expr &x) {
     const std::string &op = node.op_type;
@@ -48,7 +61,25 @@ Expr activation_expr(const Node &node, const Expr &x) {
         return x * Halide::clamp(x * (1.0f / 6.0f) + 0.5f, zero, one);
     if (op == "Softplus") // log(1 + e^x), which is x to fp32 precision beyond 20
         return Halide::select(x > 20.0f, x, Halide::log(Halide::exp(x) + one));
-    unsupported_form(node, "no elementwise form");
+    if (op == "Selu")
+        return attr("gamma", 1.0507009873554805) *
+               Halide::select(x > zero, x,
+                              attr("alpha", 1.6732632423543772) * (Halide::exp(x) - one));
+    if (op == "Celu") {
+        Expr alpha = attr("alpha", 1.0);
+        return Halide::max(zero, x) + Halide::min(zero, alpha * (Halide::exp(x / alpha) - one));
+    }
+    if (op == "ThresholdedRelu")
+        return Halide::select(x > attr("alpha", 1.0), x, zero);
+    if (op == "Shrink") {
+        Expr lambd = attr("lambd", 0.5), bias = attr("bias", 0.0);
+        return Halide::select(x < -lambd, x + bias, Halide::select(x > lambd, x - bias, zero));
+    }
+    if (op == "Softsign")
+        return x / (one + Halide::abs(x));
+    if (op == "Sign")
+        return Halide::select(x > zero, one, Halide::select(x < zero, -one, zero));
+    return rounding_expr(node, x);
 }
 
 Expr unary_expr(const Node &node, const Expr &x) {
@@ -98,6 +129,21 @@ Expr pow_expr(const OpContext &ctx, const Expr &a, const Expr &b) {
     return Halide::pow(a, b);
 }
 
+// Mod: fmod = 1 is C's fmod (the ALU's mod, neuroncore.md L335); fmod = 0 (integers) takes the
+// divisor's sign, as Python's %: a nonzero remainder of the other sign moves by the divisor.
+Expr mod_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
+    Expr fa = Halide::cast(Halide::Float(32), a), fb = Halide::cast(Halide::Float(32), b);
+    Expr rem = Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {fa, fb},
+                                            Halide::Internal::Call::PureExtern);
+    if (ctx.node.attr_int("fmod", 0) == 0) {
+        if (dtype_is_float(t))
+            unsupported_form(ctx.node,
+                             "fmod = 0 on floating-point inputs (ONNX requires fmod = 1)");
+        rem = Halide::select(rem != 0.0f && (rem < 0.0f) != (fb < 0.0f), rem + fb, rem);
+    }
+    return Halide::cast(a.type(), rem);
+}
+
 Expr binary_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
     const std::string &op = ctx.node.op_type;
     if (op == "Add" || op == "Sum" || op == "Mean")
@@ -114,6 +160,10 @@ Expr binary_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
         return Halide::min(a, b);
     if (op == "Pow")
         return pow_expr(ctx, a, b);
+    if (op == "PRelu")
+        return Halide::select(a < 0.0f, a * b, a);
+    if (op == "Mod")
+        return mod_expr(ctx, a, b, t);
     unsupported_form(ctx.node, "no binary form");
 }
 
@@ -128,8 +178,13 @@ float gelu_tanh_host(float x) {
 
 } // namespace
 
+float fmod_host(float a, float b) {
+    return std::fmod(a, b);
+}
+
 std::map<std::string, Halide::JITExtern> host_jit_externs() {
-    return {{kGeluErfExtern, Halide::JITExtern(gelu_erf_host)},
+    return {{kFmodExtern, Halide::JITExtern(fmod_host)},
+            {kGeluErfExtern, Halide::JITExtern(gelu_erf_host)},
             {kGeluTanhExtern, Halide::JITExtern(gelu_tanh_host)}};
 }
 
@@ -203,7 +258,7 @@ OpResult build_where(const OpContext &ctx) {
 OpResult build_compare(const OpContext &ctx) {
     Builder b(ctx);
     const std::string &op = ctx.node.op_type;
-    size_t arity = op == "Not" ? 1 : 2;
+    size_t arity = op == "Not" || op == "IsInf" ? 1 : 2;
     if (ctx.inputs.size() != arity)
         unsupported_form(ctx.node, "expected " + std::to_string(arity) + " inputs");
     std::vector<Shape> shapes;
@@ -236,7 +291,16 @@ OpResult build_compare(const OpContext &ctx) {
         e = in[0] != in[1];
     else if (op == "Not")
         e = in[0] == 0.0f;
-    else
+    else if (op == "IsInf") {
+        // Beyond the largest finite float rather than equal to inf: the host JIT compiles
+        // float compares with inf as if no value were infinite.
+        Expr big = std::numeric_limits<float>::max();
+        Expr pos = Halide::select(in[0] > big, 1.0f, 0.0f),
+             neg = Halide::select(in[0] < -big, 1.0f, 0.0f);
+        bool detect_pos = ctx.node.attr_int("detect_positive", 1) != 0,
+             detect_neg = ctx.node.attr_int("detect_negative", 1) != 0;
+        e = detect_pos && detect_neg ? pos + neg : detect_pos ? pos : detect_neg ? neg : Expr(0.0f);
+    } else
         unsupported_form(ctx.node, "no comparison form");
     if (e.type().is_bool())
         e = Halide::select(e, 1.0f, 0.0f);

@@ -10,9 +10,9 @@
 #include "graph/FuseGelu.h"
 #include "graph/FuseLayerNorm.h"
 #include "graph/GroupNorm.h"
-#include "graph/PoolTaps.h"
 #include "graph/LinearLayers.h"
 #include "graph/OperatorSupport.h"
+#include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/ResizeMatmul.h"
 #include "graph/WeightLayout.h"
@@ -383,6 +383,17 @@ void register_codegen_operators() {
     for (const char *op : {"Abs",
                            "Conv",
                            "Resize",
+                           "Selu",
+                           "Celu",
+                           "ThresholdedRelu",
+                           "Shrink",
+                           "Softsign",
+                           "Sign",
+                           "Floor",
+                           "Ceil",
+                           "PRelu",
+                           "Mod",
+                           "IsInf",
                            "MaxPool",
                            "AveragePool",
                            "InstanceNormalization",

@@ -8,11 +8,44 @@
 namespace nhc {
 
 bool is_elementwise_op(const std::string &op) {
-    static const std::set<std::string> ops = {
-        "Abs",  "Add",         "Cast",      "Div",       "Erf",  "Exp",      "Gelu",
-        "Log",  "Max",         "Min",       "Mul",       "Neg",  "Pow",      "Reciprocal",
-        "Relu", "Sigmoid",     "Sqrt",      "Sub",       "Tanh", "Where",    "Clip",
-        "Elu",  "HardSigmoid", "HardSwish", "LeakyRelu", "Mean", "Softplus", "Sum"};
+    static const std::set<std::string> ops = {"Abs",
+                                              "Add",
+                                              "Cast",
+                                              "Div",
+                                              "Erf",
+                                              "Exp",
+                                              "Gelu",
+                                              "Log",
+                                              "Max",
+                                              "Min",
+                                              "Mul",
+                                              "Neg",
+                                              "Pow",
+                                              "Reciprocal",
+                                              "Relu",
+                                              "Sigmoid",
+                                              "Sqrt",
+                                              "Sub",
+                                              "Tanh",
+                                              "Where",
+                                              "Clip",
+                                              "Elu",
+                                              "HardSigmoid",
+                                              "HardSwish",
+                                              "LeakyRelu",
+                                              "Mean",
+                                              "Softplus",
+                                              "Sum",
+                                              "Selu",
+                                              "Celu",
+                                              "ThresholdedRelu",
+                                              "Shrink",
+                                              "Softsign",
+                                              "Sign",
+                                              "Floor",
+                                              "Ceil",
+                                              "PRelu",
+                                              "Mod"};
     return ops.count(op) != 0;
 }
 

@@ -263,6 +263,8 @@ private:
         auto it = funcs.find(c->name);
         if (it != funcs.end() && c->args.size() == 1)
             return activation(it->second, c->args[0], into);
+        if (c->name == alg::kFmodExtern && c->args.size() == 2)
+            return binary(AluOp::Mod, c->args[0], c->args[1], into, false);
         if (c->name == "pow_f32" && c->args.size() == 2)
             return binary(AluOp::Pow, c->args[0], c->args[1], into, false);
         s_.fail("NHC_EGEN014", n_, "the function '" + c->name + "' has no engine instruction");
