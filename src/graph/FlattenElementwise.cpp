@@ -7,46 +7,50 @@
 
 namespace nhc {
 
-bool is_elementwise_op(const std::string &op) {
+const std::set<std::string> &elementwise_op_types() {
     static const std::set<std::string> ops = {"Abs",
                                               "Add",
                                               "Cast",
+                                              "Ceil",
+                                              "Celu",
+                                              "Clip",
                                               "Div",
+                                              "Elu",
                                               "Erf",
                                               "Exp",
+                                              "Floor",
                                               "Gelu",
-                                              "Log",
-                                              "Max",
-                                              "Min",
-                                              "Mul",
-                                              "Neg",
-                                              "Pow",
-                                              "Reciprocal",
-                                              "Relu",
-                                              "Sigmoid",
-                                              "Sqrt",
-                                              "Sub",
-                                              "Tanh",
-                                              "Where",
-                                              "Clip",
-                                              "Elu",
                                               "HardSigmoid",
                                               "HardSwish",
                                               "LeakyRelu",
+                                              "Log",
+                                              "Max",
                                               "Mean",
-                                              "Softplus",
-                                              "Sum",
-                                              "Selu",
-                                              "Celu",
-                                              "ThresholdedRelu",
-                                              "Shrink",
-                                              "Softsign",
-                                              "Sign",
-                                              "Floor",
-                                              "Ceil",
+                                              "Min",
+                                              "Mod",
+                                              "Mul",
+                                              "Neg",
+                                              "Pow",
                                               "PRelu",
-                                              "Mod"};
-    return ops.count(op) != 0;
+                                              "Reciprocal",
+                                              "Relu",
+                                              "Selu",
+                                              "Shrink",
+                                              "Sigmoid",
+                                              "Sign",
+                                              "Softplus",
+                                              "Softsign",
+                                              "Sqrt",
+                                              "Sub",
+                                              "Sum",
+                                              "Tanh",
+                                              "ThresholdedRelu",
+                                              "Where"};
+    return ops;
+}
+
+bool is_elementwise_op(const std::string &op) {
+    return elementwise_op_types().count(op) != 0;
 }
 
 namespace {

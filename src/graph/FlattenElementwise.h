@@ -18,6 +18,9 @@
 
 #include "graph/Graph.h"
 
+#include <set>
+#include <string>
+
 namespace nhc {
 
 /** Returns the number of nodes rewritten. */
@@ -25,6 +28,7 @@ int flatten_elementwise_after_views(Graph &g);
 
 /** Elementwise operators (one output, ONNX broadcasting, no reduction). */
 bool is_elementwise_op(const std::string &op_type);
+const std::set<std::string> &elementwise_op_types();
 
 } // namespace nhc
 
