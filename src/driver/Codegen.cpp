@@ -11,6 +11,7 @@
 #include "graph/FuseLayerNorm.h"
 #include "graph/GroupNorm.h"
 #include "graph/LinearLayers.h"
+#include "graph/LowerLosses.h"
 #include "graph/OperatorSupport.h"
 #include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
@@ -148,8 +149,10 @@ private:
             if (!is_view(n) || !alias_target(n))
                 continue;
             const Value &in = g_.value(n.inputs[0]);
+            // Not when the viewed value is itself a view (its bytes are another value's).
             if (in.is_constant() || graph_inputs.count(in.name) || graph_outputs_.count(in.name) ||
-                var_of_.count(in.name) || in.dtype != g_.value(n.outputs[0]).dtype)
+                var_of_.count(in.name) || alias_of_.count(in.name) ||
+                in.dtype != g_.value(n.outputs[0]).dtype)
                 continue;
             var_of_[in.name] = var_of_.at(n.outputs[0]);
             written_in_place_.insert(n.outputs[0]);
@@ -385,6 +388,9 @@ void register_codegen_operators() {
         if (op != "Gelu")
             register_operator({op, "codegen"});
     for (const char *op : {"And",
+                           "GatherElements",
+                           "NegativeLogLikelihoodLoss",
+                           "SoftmaxCrossEntropyLoss",
                            "ArgMax",
                            "ArgMin",
                            "AveragePool",
@@ -437,6 +443,8 @@ void register_codegen_operators() {
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int narrowed = downcast_int64(g);
     log_info("int64: ", narrowed, " values computed as int32");
+    int picks = decompose_index_picks(g);
+    log_info("index picks: ", picks, " GatherElements and loss nodes decomposed into one-hot sums");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
     ConvLimits window_limits = sched::conv_limits(target::target_by_name(options.target));

@@ -391,3 +391,27 @@ g (float[6, 10, 8] x) => (float[3, 4, 8] y, float[6, 4, 4] z)
     }
     CHECK(want.at("z").get_f64(0) == 9 * 8 + 7); // z[0, 0, 0] = x[0, 9, 7]
 }
+
+TEST_CASE("a graph output that copies a view, whose viewed value other nodes read, is copied") {
+    // log_prob = Identity(view of a computed value) and z reads the same view: the output is a
+    // copy of the value, not where the value is written (as in ONNX's expanded
+    // SoftmaxCrossEntropyLoss with log_prob).
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 4, 5] x) => (float[3, 20] log_prob, float[3, 20] z) <int64[2] s = {3, 20}> {
+  t = Transpose <perm = [0, 2, 1]> (x)
+  e = Exp(t)
+  u = Transpose <perm = [0, 2, 1]> (e)
+  v = Reshape(u, s)
+  log_prob = Identity(v)
+  z = Neg(v)
+}
+)");
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 5);
+    auto want = alg::run_reference(g, inputs);
+    test::E2EResult got = test::compile_and_run(g, inputs);
+    for (const char *out : {"log_prob", "z"}) {
+        INFO(out);
+        CHECK(test::compare(got.outputs.at(out), want.at(out), 1e-5, 1e-6).rel_l2 <= 1e-6);
+    }
+}

@@ -10,6 +10,7 @@
 #include "graph/FoldTranspose.h"
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
+#include "graph/LowerLosses.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/WeightLayout.h"
 #include "support/Error.h"
@@ -343,4 +344,30 @@ g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 
     CHECK(lower_convs_to_matmuls(small, ConvLimits{128, 16}) == 3);
     o = ops(small);
     CHECK(std::count(o.begin(), o.end(), "Im2Col") == 3);
+}
+
+TEST_CASE("losses and GatherElements decompose into one-hot sums over the class axis") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
+    (float[3, 2] loss, float[3, 5, 2] log_prob, float[2, 3] ge) {
+  loss, log_prob = SoftmaxCrossEntropyLoss <reduction = "none", ignore_index = 1> (x, y, w)
+  ge = GatherElements <axis = 1> (d, i)
+}
+)");
+    CHECK(decompose_index_picks(g) == 2);
+    std::vector<std::string> o = ops(g);
+    CHECK(std::count(o.begin(), o.end(), "SoftmaxCrossEntropyLoss") == 0);
+    CHECK(std::count(o.begin(), o.end(), "GatherElements") == 0);
+    CHECK(o.front() == "LogSoftmax");
+    CHECK(g.nodes.front().outputs[0] == "log_prob");   // the optional output is the LogSoftmax
+    CHECK(std::count(o.begin(), o.end(), "Not") == 1); // the ignore_index mask
+    bool loss_out = false, ge_out = false;
+    for (const Node &n : g.nodes) {
+        loss_out = loss_out || (n.op_type == "Neg" && n.outputs[0] == "loss");
+        ge_out = ge_out || (n.op_type == "ReduceSum" && n.outputs[0] == "ge");
+    }
+    CHECK(loss_out);
+    CHECK(ge_out);
+    g.verify();
 }

@@ -1,0 +1,204 @@
+#include "graph/LowerLosses.h"
+
+#include "graph/GraphRewriter.h"
+#include "support/Error.h"
+
+#include <memory>
+
+namespace nhc {
+
+namespace {
+
+/** Builds the decomposition of one node: fresh values, constants and nodes. */
+class Picker {
+public:
+    Picker(Graph &g, const Node &n, std::vector<Node> &out)
+        : g_(g), n_(n), b_(g, n, "__pick", out) {}
+
+    [[noreturn]] void refuse(const std::string &what) const {
+        user_error("NHC_EALG001", n_.describe(), ": ", what);
+    }
+    std::string op(const char *type, std::vector<std::string> in, DType t, const Shape &shape,
+                   const std::string &out_name = "") {
+        std::string v = out_name.empty() ? b_.value(t, shape) : out_name;
+        b_.add(type, std::move(in), {v});
+        return v;
+    }
+    /** `v` with a 1 inserted at `axis` (a view). */
+    std::string unsqueezed(const std::string &v, size_t axis) {
+        Shape s = g_.value(v).shape;
+        s.insert(s.begin() + static_cast<std::ptrdiff_t>(axis), 1);
+        return b_.reshape(v, s);
+    }
+    /** An int32 constant of `rank` dims, all 1 but `axis` of `count`: first + 0 .. count-1. */
+    std::string iota(size_t rank, size_t axis, int64_t count, int64_t first) {
+        Shape s(rank, 1);
+        s[axis] = count;
+        auto t = std::make_shared<HostTensor>(DType::Int32, s);
+        for (int64_t i = 0; i < count; i++)
+            t->set_f64(i, static_cast<double>(first + i));
+        std::string name = b_.value(DType::Int32, s);
+        g_.values[name].constant = t;
+        return name;
+    }
+    std::string cast(const std::string &v, DType t, const Shape &shape) {
+        std::string out = b_.value(t, shape);
+        b_.add("Cast", {v}, {out}).attrs["to"] = static_cast<int64_t>(dtype_to_onnx(t));
+        return out;
+    }
+    /** Where `indices` (a [.., K, 1, ..] view) equals the position along `axis` of
+     *  [.., 1, C, ..], as `t` (1 or 0); a negative index counts from the end. */
+    std::string one_hot(const std::string &indices, size_t rank, size_t axis, int64_t count,
+                        DType t, const Shape &shape) {
+        std::string pos = op("Equal", {indices, iota(rank, axis, count, 0)}, DType::Bool, shape);
+        std::string neg =
+            op("Equal", {indices, iota(rank, axis, count, -count)}, DType::Bool, shape);
+        return cast(op("Or", {pos, neg}, DType::Bool, shape), t, shape);
+    }
+    std::string sum(const std::string &v, std::vector<int64_t> axes, const Shape &shape,
+                    const std::string &out_name = "") {
+        DType t = g_.value(v).dtype;
+        std::string out = out_name.empty() ? b_.value(t, shape) : out_name;
+        std::vector<std::string> in = {v};
+        if (!axes.empty() && g_.opset >= 13)
+            in.push_back(b_.constant_i64(axes));
+        Node &r = b_.add("ReduceSum", in, {out});
+        r.attrs["keepdims"] = int64_t(0);
+        if (!axes.empty() && g_.opset < 13)
+            r.attrs["axes"] = axes;
+        return out;
+    }
+    GraphRewriter &rewriter() { return b_; }
+
+private:
+    Graph &g_;
+    const Node &n_;
+    GraphRewriter b_;
+};
+
+void gather_elements(Graph &g, const Node &n, std::vector<Node> &out) {
+    Picker p(g, n, out);
+    const Value &data = g.value(n.inputs[0]), &idx = g.value(n.inputs[1]);
+    size_t rank = data.shape.size();
+    int64_t axis = n.attr_int("axis", 0);
+    axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+    if (idx.shape.size() != rank || axis < 0 || axis >= static_cast<int64_t>(rank))
+        p.refuse("expected indices of the data's rank and an axis within it");
+    for (size_t d = 0; d < rank; d++)
+        if (d != static_cast<size_t>(axis) && idx.shape[d] != data.shape[d])
+            p.refuse("indices narrower than the data off the axis are not supported yet");
+    size_t a = static_cast<size_t>(axis);
+    Shape wide = idx.shape;
+    wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(a) + 1, data.shape[a]);
+    std::string hot = p.one_hot(p.unsqueezed(n.inputs[1], a + 1), rank + 1, a + 1, data.shape[a],
+                                data.dtype, wide);
+    std::string prod = p.op("Mul", {p.unsqueezed(n.inputs[0], a), hot}, data.dtype, wide);
+    p.sum(prod, {static_cast<int64_t>(a) + 1}, idx.shape, n.outputs[0]);
+}
+
+/** Gather from a 1-D table (a class weight per target): the one-hot sum along a new last axis.
+ *  Gathers from wider tables are left to the matmul form (algorithms/Matmul.cpp). */
+void gather_from_vector(Graph &g, const Node &n, std::vector<Node> &out) {
+    Picker p(g, n, out);
+    const Value &data = g.value(n.inputs[0]), &idx = g.value(n.inputs[1]);
+    size_t rank = idx.shape.size() + 1;
+    Shape wide = idx.shape, table(rank, 1);
+    wide.push_back(data.shape[0]);
+    table.back() = data.shape[0];
+    std::string hot = p.one_hot(p.unsqueezed(n.inputs[1], rank - 1), rank, rank - 1, data.shape[0],
+                                data.dtype, wide);
+    std::string prod =
+        p.op("Mul", {p.rewriter().reshape(n.inputs[0], table), hot}, data.dtype, wide);
+    p.sum(prod, {static_cast<int64_t>(rank) - 1}, idx.shape, n.outputs[0]);
+}
+
+/** The loss of `log_prob` [N, C, D...] (ONNX NegativeLogLikelihoodLoss) into `loss_name`. */
+void nll(Graph &g, Picker &p, const Node &n, const std::string &log_prob, const std::string &target,
+         const std::string &weight, const std::string &loss_name) {
+    const Value &x = g.value(log_prob);
+    DType t = x.dtype;
+    size_t rank = x.shape.size();
+    int64_t classes = x.shape[1];
+    Shape per_class = x.shape, per_item = x.shape;
+    per_item.erase(per_item.begin() + 1);
+    std::string tu = p.unsqueezed(target, 1);
+    Shape target_u = per_class;
+    target_u[1] = 1;
+    std::string hot = p.one_hot(tu, rank, 1, classes, t, per_class);
+    if (n.has_attr("ignore_index")) {
+        auto ii = std::make_shared<HostTensor>(
+            HostTensor::from_i64({n.attr_int("ignore_index", 0)}, DType::Int32));
+        std::string ii_name = p.rewriter().value(DType::Int32, {1});
+        g.values[ii_name].constant = ii;
+        std::string kept = p.cast(p.op("Not", {p.op("Equal", {tu, ii_name}, DType::Bool, target_u)},
+                                       DType::Bool, target_u),
+                                  t, target_u);
+        hot = p.op("Mul", {hot, kept}, t, per_class);
+    }
+    if (!weight.empty()) {
+        Shape w_shape(rank, 1);
+        w_shape[1] = classes;
+        hot = p.op("Mul", {hot, p.rewriter().reshape(weight, w_shape)}, t, per_class);
+    }
+    std::string picked = p.sum(p.op("Mul", {log_prob, hot}, t, per_class), {1}, per_item);
+    std::string reduction = n.attr_string("reduction", "mean");
+    if (reduction == "none") {
+        p.op("Neg", {picked}, t, per_item, loss_name);
+        return;
+    }
+    if (reduction != "sum" && reduction != "mean")
+        p.refuse("reduction '" + reduction + "' is not none, sum or mean");
+    std::string loss = p.op("Neg", {picked}, t, per_item);
+    if (reduction == "sum") {
+        p.sum(loss, {}, {}, loss_name);
+        return;
+    }
+    std::string weights = p.sum(p.sum(hot, {1}, per_item), {}, {});
+    p.op("Div", {p.sum(loss, {}, {}), weights}, t, {}, loss_name);
+}
+
+void nll_loss(Graph &g, const Node &n, std::vector<Node> &out) {
+    Picker p(g, n, out);
+    if (g.value(n.inputs[0]).shape.size() < 2)
+        p.refuse("expected an input of rank 2 or more ([N, C, ...])");
+    nll(g, p, n, n.inputs[0], n.inputs[1], n.inputs.size() > 2 ? n.inputs[2] : "", n.outputs[0]);
+}
+
+void softmax_cross_entropy(Graph &g, const Node &n, std::vector<Node> &out) {
+    Picker p(g, n, out);
+    const Value &scores = g.value(n.inputs[0]);
+    if (scores.shape.size() < 2)
+        p.refuse("expected scores of rank 2 or more ([N, C, ...])");
+    std::string lp = n.outputs.size() > 1 && !n.outputs[1].empty()
+                         ? n.outputs[1]
+                         : p.rewriter().value(scores.dtype, scores.shape);
+    Node &ls = p.rewriter().add("LogSoftmax", {n.inputs[0]}, {lp});
+    ls.attrs["axis"] = int64_t(1);
+    nll(g, p, n, lp, n.inputs[1], n.inputs.size() > 2 ? n.inputs[2] : "", n.outputs[0]);
+}
+
+} // namespace
+
+int decompose_index_picks(Graph &g) {
+    // Gather from a runtime 1-D table, with runtime indices of rank 1 or more.
+    std::vector<Node> kept;
+    int vectors = 0;
+    for (const Node &n : g.nodes) {
+        bool vector_table = n.op_type == "Gather" && n.domain.empty() && n.inputs.size() == 2 &&
+                            g.value(n.inputs[0]).shape.size() == 1 &&
+                            !g.value(n.inputs[1]).is_constant() &&
+                            !g.value(n.inputs[1]).shape.empty();
+        if (vector_table) {
+            gather_from_vector(g, n, kept);
+            vectors++;
+        } else {
+            kept.push_back(n);
+        }
+    }
+    g.nodes = std::move(kept);
+    return vectors + rewrite_each(g, "GatherElements", gather_elements) +
+           rewrite_each(g, "NegativeLogLikelihoodLoss", nll_loss) +
+           rewrite_each(g, "SoftmaxCrossEntropyLoss", softmax_cross_entropy);
+}
+
+} // namespace nhc
