@@ -74,7 +74,11 @@ OpResult build_conv_taps(const OpContext &ctx) {
                  y = b.func("out");
     x_pad(v) = from_compute(Halide::Expr(0.0f), operand);
     Halide::RDom image(0, static_cast<int>(x.shape[3]), 0, static_cast<int>(x.shape[2]), "image");
-    x_pad(image.x + static_cast<int>(pad[1]), image.y + static_cast<int>(pad[0]), v[2], v[3]) =
+    // ConvTranspose (graph/ConvTranspose) spreads the image by its stride, zeros between.
+    std::vector<int64_t> spread =
+        n.has_attr("input_strides") ? n.attr_ints("input_strides") : std::vector<int64_t>{1, 1};
+    x_pad(image.x * static_cast<int>(spread[1]) + static_cast<int>(pad[1]),
+          image.y * static_cast<int>(spread[0]) + static_cast<int>(pad[0]), v[2], v[3]) =
         stage(x.at({v[3], v[2], image.y, image.x}), x.dtype);
     w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype); // (co, kw, kh, ci)
     Halide::RDom r(0, static_cast<int>(w.shape[0]), 0, static_cast<int>(w.shape[1]), 0,

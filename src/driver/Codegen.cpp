@@ -4,6 +4,7 @@
 
 #include "graph/AutoCast.h"
 #include "graph/ConvIm2Col.h"
+#include "graph/ConvTranspose.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
@@ -398,6 +399,7 @@ void register_codegen_operators() {
                            "CastLike",
                            "Concat",
                            "Conv",
+                           "ConvTranspose",
                            "Dropout",
                            "Equal",
                            "Flatten",
@@ -450,6 +452,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     ConvLimits window_limits = sched::conv_limits(target::target_by_name(options.target));
     int convs = lower_convs_to_matmuls(g, window_limits);
     log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col)");
+    int transposed = lower_conv_transposes(g, window_limits);
+    log_info("transposed convolutions: ", transposed, " lowered to per-tap PE matmuls");
     int pools = lower_pools(g, window_limits);
     log_info("pooling: ", pools, " MaxPool/AveragePool nodes lowered to per-tap windows");
     int norms_spread = lower_group_norms(g, target::target_by_name(options.target).partitions);

@@ -238,3 +238,27 @@ g (float[1, 2, 4, 4, 4] x) => (float[1, 2, 3, 3, 3] y) {
         CHECK(std::string(e.what()).find("2-D pooling") != std::string::npos);
     }
 }
+
+TEST_CASE("ConvTranspose with constant weights (flipped at compile time) matches ONNX's outputs") {
+    fs::path node = "/usr/share/libonnx-testdata/data/node";
+    if (!fs::is_directory(node)) {
+        MESSAGE("libonnx-testdata not installed: nothing to check");
+        return;
+    }
+    int checked = 0;
+    for (const char *name : {"test_convtranspose", "test_convtranspose_1d",
+                             "test_convtranspose_pads", "test_convtranspose_output_shape",
+                             "test_convtranspose_dilations", "test_convtranspose_autopad_same"}) {
+        INFO(name);
+        fs::path c = node / name;
+        test::TempDir tmp;
+        Graph g = load_with_constant_operands(c, tmp);
+        REQUIRE(g.value(g.nodes[0].inputs[1]).is_constant());
+        HostTensor x = test::read_pb(c / "test_data_set_0" / "input_0.pb");
+        HostTensor want = test::read_pb(c / "test_data_set_0" / "output_0.pb");
+        test::E2EResult got = test::compile_and_run(g, {{g.inputs[0], x}});
+        CHECK(test::compare(got.outputs.at(g.outputs[0]), want, 1e-5, 1e-5).rel_l2 <= 1e-6);
+        checked++;
+    }
+    CHECK(checked == 6);
+}
