@@ -44,6 +44,55 @@ Expr rounding_expr(const Node &node, const Expr &x) {
     unsupported_form(node, "no elementwise form");
 }
 
+// sin on ACT is accurate on [-pi, pi] only (no range reduction: neuroncore.md L359), arctan on
+// [-pi/2, pi/2] (L360): arguments are reduced first, with fmod and atan(x) = sign(x) pi/2 -
+// atan(1/x) for |x| > 1. The inverse and hyperbolic functions follow from them, exp and log.
+Expr sin_reduced(const Expr &x) {
+    const float pi = 3.14159265358979f, two_pi = 6.28318530717959f;
+    Expr r = Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {x + pi, Expr(two_pi)},
+                                          Halide::Internal::Call::PureExtern);
+    r = Halide::select(r < 0.0f, r + two_pi, r) - pi; // in [-pi, pi)
+    return Halide::sin(r);
+}
+
+Expr atan_reduced(const Expr &x) {
+    const float half_pi = 1.57079632679490f;
+    Expr big = Halide::abs(x) > 1.0f;
+    Expr inner = Halide::atan(Halide::select(big, 1.0f / x, x));
+    return Halide::select(big, Halide::select(x > 0.0f, half_pi, -half_pi) - inner, inner);
+}
+
+Expr trig_expr(const Node &node, const Expr &x) {
+    const std::string &op = node.op_type;
+    const float half_pi = 1.57079632679490f;
+    if (op == "Sin")
+        return sin_reduced(x);
+    if (op == "Cos")
+        return sin_reduced(x + half_pi);
+    if (op == "Tan")
+        return sin_reduced(x) / sin_reduced(x + half_pi);
+    if (op == "Atan")
+        return atan_reduced(x);
+    if (op == "Asin")
+        return atan_reduced(x / Halide::sqrt(1.0f - x * x));
+    if (op == "Acos")
+        return half_pi - atan_reduced(x / Halide::sqrt(1.0f - x * x));
+    if (op == "Sinh")
+        return (Halide::exp(x) - Halide::exp(-x)) * 0.5f;
+    if (op == "Cosh")
+        return (Halide::exp(x) + Halide::exp(-x)) * 0.5f;
+    if (op == "Asinh") { // odd: computed on |x| (no cancellation for negative x)
+        Expr a = Halide::abs(x);
+        Expr v = Halide::log(a + Halide::sqrt(a * a + 1.0f));
+        return Halide::select(x < 0.0f, -v, v);
+    }
+    if (op == "Acosh")
+        return Halide::log(x + Halide::sqrt(x * x - 1.0f));
+    if (op == "Atanh")
+        return 0.5f * Halide::log((1.0f + x) / (1.0f - x));
+    return rounding_expr(node, x);
+}
+
 // The activations with attributes (ONNX defaults).
 Expr activation_expr(const Node &node, const Expr &x) {
     const std::string &op = node.op_type;
@@ -79,7 +128,7 @@ Expr activation_expr(const Node &node, const Expr &x) {
         return x / (one + Halide::abs(x));
     if (op == "Sign")
         return Halide::select(x > zero, one, Halide::select(x < zero, -one, zero));
-    return rounding_expr(node, x);
+    return trig_expr(node, x);
 }
 
 Expr unary_expr(const Node &node, const Expr &x) {

@@ -390,6 +390,7 @@ void register_codegen_operators() {
             register_operator({op, "codegen"});
     for (const char *op : {"And",
                            "GatherElements",
+                           "Hardmax",
                            "NegativeLogLikelihoodLoss",
                            "SoftmaxCrossEntropyLoss",
                            "ArgMax",

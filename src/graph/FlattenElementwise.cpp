@@ -45,7 +45,18 @@ const std::set<std::string> &elementwise_op_types() {
                                               "Sum",
                                               "Tanh",
                                               "ThresholdedRelu",
-                                              "Where"};
+                                              "Where",
+                                              "Sin",
+                                              "Cos",
+                                              "Tan",
+                                              "Atan",
+                                              "Asin",
+                                              "Acos",
+                                              "Sinh",
+                                              "Cosh",
+                                              "Asinh",
+                                              "Acosh",
+                                              "Atanh"};
     return ops;
 }
 

@@ -41,19 +41,20 @@ public:
         g_.values[name].constant = t;
         return name;
     }
-    std::string cast(const std::string &v, DType t, const Shape &shape) {
-        std::string out = b_.value(t, shape);
+    std::string cast(const std::string &v, DType t, const Shape &shape,
+                     const std::string &out_name = "") {
+        std::string out = out_name.empty() ? b_.value(t, shape) : out_name;
         b_.add("Cast", {v}, {out}).attrs["to"] = static_cast<int64_t>(dtype_to_onnx(t));
         return out;
     }
     /** Where `indices` (a [.., K, 1, ..] view) equals the position along `axis` of
      *  [.., 1, C, ..], as `t` (1 or 0); a negative index counts from the end. */
     std::string one_hot(const std::string &indices, size_t rank, size_t axis, int64_t count,
-                        DType t, const Shape &shape) {
+                        DType t, const Shape &shape, const std::string &out_name = "") {
         std::string pos = op("Equal", {indices, iota(rank, axis, count, 0)}, DType::Bool, shape);
         std::string neg =
             op("Equal", {indices, iota(rank, axis, count, -count)}, DType::Bool, shape);
-        return cast(op("Or", {pos, neg}, DType::Bool, shape), t, shape);
+        return cast(op("Or", {pos, neg}, DType::Bool, shape), t, shape, out_name);
     }
     std::string sum(const std::string &v, std::vector<int64_t> axes, const Shape &shape,
                     const std::string &out_name = "") {
@@ -110,6 +111,28 @@ void gather_from_vector(Graph &g, const Node &n, std::vector<Node> &out) {
     std::string prod =
         p.op("Mul", {p.rewriter().reshape(n.inputs[0], table), hot}, data.dtype, wide);
     p.sum(prod, {static_cast<int64_t>(rank) - 1}, idx.shape, n.outputs[0]);
+}
+
+/** Hardmax: 1 at the first maximum along the axis, as the one-hot of ArgMax. */
+void hardmax(Graph &g, const Node &n, std::vector<Node> &out) {
+    Picker p(g, n, out);
+    const Value &x = g.value(n.inputs[0]);
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = n.attr_int("axis", g.opset >= 13 ? -1 : 1);
+    axis = axis < 0 ? axis + rank : axis;
+    if (g.opset < 13 && axis != rank - 1)
+        p.refuse("the opset-11 form (rows flattened from `axis` on) is supported for the last "
+                 "axis only");
+    if (axis < 0 || axis >= rank)
+        p.refuse("axis out of range");
+    Shape kept = x.shape;
+    kept[static_cast<size_t>(axis)] = 1;
+    std::string am = p.rewriter().value(DType::Int32, kept);
+    Node &arg = p.rewriter().add("ArgMax", {n.inputs[0]}, {am});
+    arg.attrs["axis"] = axis;
+    arg.attrs["keepdims"] = int64_t(1);
+    p.one_hot(am, static_cast<size_t>(rank), static_cast<size_t>(axis),
+              x.shape[static_cast<size_t>(axis)], x.dtype, x.shape, n.outputs[0]);
 }
 
 /** The loss of `log_prob` [N, C, D...] (ONNX NegativeLogLikelihoodLoss) into `loss_name`. */
@@ -198,7 +221,8 @@ int decompose_index_picks(Graph &g) {
     g.nodes = std::move(kept);
     return vectors + rewrite_each(g, "GatherElements", gather_elements) +
            rewrite_each(g, "NegativeLogLikelihoodLoss", nll_loss) +
-           rewrite_each(g, "SoftmaxCrossEntropyLoss", softmax_cross_entropy);
+           rewrite_each(g, "SoftmaxCrossEntropyLoss", softmax_cross_entropy) +
+           rewrite_each(g, "Hardmax", hardmax);
 }
 
 } // namespace nhc

@@ -12,6 +12,7 @@
  *  - NegativeLogLikelihoodLoss(input [N, C, D...], target [N, D...], weight [C]?): reduction
  *    none, sum or mean (the sum over the weights of the picked, not ignored, classes);
  *    ignore_index masks its targets out.
+ *  - Hardmax: the one-hot of ArgMax along the axis (the first maximum);
  *  - SoftmaxCrossEntropyLoss: LogSoftmax over the classes (its optional log_prob output), then the
  *    loss above.
  * NHC_EALG001 for forms not covered.

@@ -256,6 +256,8 @@ private:
             {"log_f32", neff::ActFunc::Log},
             {"sqrt_f32", neff::ActFunc::Sqrt},
             {"tanh_f32", neff::ActFunc::Tanh},
+            {"sin_f32", neff::ActFunc::Sin},
+            {"atan_f32", neff::ActFunc::Arctan},
             {"erff", neff::ActFunc::Erf},
             {"abs", neff::ActFunc::Abs},
             {alg::kGeluErfExtern, neff::ActFunc::Gelu},

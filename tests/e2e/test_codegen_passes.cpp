@@ -415,3 +415,30 @@ g (float[3, 4, 5] x) => (float[3, 20] log_prob, float[3, 20] z) <int64[2] s = {3
         CHECK(test::compare(got.outputs.at(out), want.at(out), 1e-5, 1e-6).rel_l2 <= 1e-6);
     }
 }
+
+TEST_CASE("Sin reduces its argument to [-pi, pi] (fmod) before ACT's sin, and matches far out") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 8] x) => (float[4, 8] y) { y = Sin(x) }
+)");
+    CompileOptions o;
+    Graph compiled = g;
+    apply_graph_passes(compiled, o);
+    neff::Program p = generate_program(compiled, o);
+    int mods = 0, sins = 0;
+    for (const auto &stream : p.streams)
+        for (const Instr &i : stream) {
+            mods += (i.op == neff::Opcode::TensorScalar || i.op == neff::Opcode::TensorTensor) &&
+                    (i.alu0 == neff::AluOp::Mod || i.alu1 == neff::AluOp::Mod);
+            sins += i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Sin;
+        }
+    CHECK(mods >= 1);
+    CHECK(sins == 1);
+    HostTensor x(DType::Float32, {4, 8});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, -40.0 + 2.7 * double(i)); // well outside [-pi, pi]
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    for (int64_t i = 0; i < x.numel(); i++)
+        CHECK(got.outputs.at("y").get_f64(i) ==
+              doctest::Approx(std::sin(x.get_f64(i))).epsilon(1e-4));
+}

@@ -346,19 +346,21 @@ g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 
     CHECK(std::count(o.begin(), o.end(), "Im2Col") == 3);
 }
 
-TEST_CASE("losses and GatherElements decompose into one-hot sums over the class axis") {
+TEST_CASE("losses, GatherElements and Hardmax decompose into one-hot masks along the axis") {
     Graph g = load(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
-    (float[3, 2] loss, float[3, 5, 2] log_prob, float[2, 3] ge) {
+    (float[3, 2] loss, float[3, 5, 2] log_prob, float[2, 3] ge, float[2, 3] h) {
   loss, log_prob = SoftmaxCrossEntropyLoss <reduction = "none", ignore_index = 1> (x, y, w)
   ge = GatherElements <axis = 1> (d, i)
+  h = Hardmax <axis = 1> (d)
 }
 )");
-    CHECK(decompose_index_picks(g) == 2);
+    CHECK(decompose_index_picks(g) == 3);
     std::vector<std::string> o = ops(g);
     CHECK(std::count(o.begin(), o.end(), "SoftmaxCrossEntropyLoss") == 0);
     CHECK(std::count(o.begin(), o.end(), "GatherElements") == 0);
+    CHECK(std::count(o.begin(), o.end(), "ArgMax") == 1); // Hardmax: the one-hot of ArgMax
     CHECK(o.front() == "LogSoftmax");
     CHECK(g.nodes.front().outputs[0] == "log_prob");   // the optional output is the LogSoftmax
     CHECK(std::count(o.begin(), o.end(), "Not") == 1); // the ignore_index mask
