@@ -157,6 +157,7 @@ const std::map<std::string, BuilderFn> &table() {
         {"InstanceNormalization", build_instance_norm},
         {"Conv", build_conv},
         {"Resize", build_resize},
+        {"Expand", build_expand},
         {"Sin", build_unary},
         {"Cos", build_unary},
         {"Tan", build_unary},

@@ -16,6 +16,7 @@ OpResult build_binary(const OpContext &ctx);        // Elementwise.cpp
 OpResult build_clip(const OpContext &ctx);          // Elementwise.cpp
 OpResult build_compare(const OpContext &ctx);       // Elementwise.cpp
 OpResult build_dropout(const OpContext &ctx);       // Elementwise.cpp
+OpResult build_expand(const OpContext &ctx);        // Elementwise.cpp
 OpResult build_slice(const OpContext &ctx);         // Layout.cpp
 OpResult build_arg_reduce(const OpContext &ctx);    // Reduce.cpp
 OpResult build_batch_norm(const OpContext &ctx);    // Normalization.cpp

@@ -403,6 +403,7 @@ void register_codegen_operators() {
                            "ConvTranspose",
                            "Dropout",
                            "Equal",
+                           "Expand",
                            "Flatten",
                            "Gather",
                            "Gemm",

@@ -262,3 +262,29 @@ TEST_CASE("ConvTranspose with constant weights (flipped at compile time) matches
     }
     CHECK(checked == 6);
 }
+
+TEST_CASE("Expand to a constant shape broadcasts like numpy; a runtime shape is refused") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 1, 1] x) => (float[2, 3, 4, 5] y) <int64[4] s = {2, 1, 4, 5}> {
+  y = Expand(x, s)
+}
+)");
+    HostTensor x(DType::Float32, {3, 1, 1});
+    for (int64_t i = 0; i < 3; i++)
+        x.set_f64(i, 1.5 * double(i) - 1.0);
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    const HostTensor &y = got.outputs.at("y");
+    for (int64_t i = 0; i < y.numel(); i++)
+        REQUIRE(y.get_f64(i) == x.get_f64((i / 20) % 3));
+    Graph r = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 1] x, int64[2] s) => (float[3, 4] y) { y = Expand(x, s) }
+)");
+    try {
+        test::compile_and_run(r, {});
+        FAIL("a runtime shape was accepted");
+    } catch (const UserError &e) {
+        CHECK(std::string(e.code()) == "NHC_EALG001");
+    }
+}
