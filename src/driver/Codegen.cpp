@@ -5,6 +5,7 @@
 #include "graph/AutoCast.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/ConvTranspose.h"
+#include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
@@ -401,6 +402,7 @@ void register_codegen_operators() {
                            "Concat",
                            "Conv",
                            "ConvTranspose",
+                           "DepthToSpace",
                            "Dropout",
                            "Equal",
                            "Expand",
@@ -436,6 +438,7 @@ void register_codegen_operators() {
                            "Resize",
                            "Slice",
                            "Softmax",
+                           "SpaceToDepth",
                            "Split",
                            "Squeeze",
                            "Transpose",
@@ -447,6 +450,8 @@ void register_codegen_operators() {
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int narrowed = downcast_int64(g);
     log_info("int64: ", narrowed, " values computed as int32");
+    int rearranged = lower_depth_space(g);
+    log_info("depth/space: ", rearranged, " DepthToSpace/SpaceToDepth nodes as Reshape-Transpose");
     int picks = decompose_index_picks(g);
     log_info("index picks: ", picks, " GatherElements and loss nodes decomposed into one-hot sums");
     int norms = fuse_decomposed_layer_norms(g);

@@ -5,6 +5,7 @@
 #include "frontend/Frontend.h"
 #include "graph/AutoCast.h"
 #include "graph/ConvIm2Col.h"
+#include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
@@ -371,5 +372,25 @@ g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
     }
     CHECK(loss_out);
     CHECK(ge_out);
+    g.verify();
+}
+
+TEST_CASE("DepthToSpace (both modes) and SpaceToDepth are a 6-D Reshape, a Transpose, a Reshape") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 8, 2, 3] x) => (float[1, 2, 4, 6] dcr, float[1, 2, 4, 6] crd, float[1, 8, 2, 3] s) {
+  dcr = DepthToSpace <blocksize = 2> (x)
+  crd = DepthToSpace <blocksize = 2, mode = "CRD"> (x)
+  s = SpaceToDepth <blocksize = 2> (dcr)
+}
+)");
+    CHECK(lower_depth_space(g) == 3);
+    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Transpose", "Reshape", "Reshape",
+                                             "Transpose", "Reshape", "Reshape", "Transpose",
+                                             "Reshape"});
+    CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{1, 2, 2, 2, 2, 3});
+    CHECK(g.nodes[1].attr_ints("perm") == std::vector<int64_t>{0, 3, 4, 1, 5, 2});
+    CHECK(g.nodes[4].attr_ints("perm") == std::vector<int64_t>{0, 1, 4, 2, 5, 3});
+    CHECK(g.nodes[7].attr_ints("perm") == std::vector<int64_t>{0, 3, 5, 1, 2, 4});
     g.verify();
 }
