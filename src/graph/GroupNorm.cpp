@@ -4,7 +4,6 @@
 #include "graph/PatternMatch.h"
 
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 

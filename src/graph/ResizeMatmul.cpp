@@ -4,7 +4,6 @@
 #include "support/Error.h"
 
 #include <cmath>
-#include <memory>
 
 namespace nhc {
 
