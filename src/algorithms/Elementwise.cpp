@@ -32,11 +32,17 @@ Expr gelu_call(const Node &node, const Expr &x) {
                                         Halide::Internal::Call::PureExtern);
 }
 
+// C's fmod as one pure extern call (the code generator maps it to the ALU's mod; the host JIT
+// links host_jit_externs()).
+Expr fmod_call(const Expr &a, const Expr &b) {
+    return Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {a, b},
+                                        Halide::Internal::Call::PureExtern);
+}
+
 // Floor and Ceil from the engines' fmod (ALU mod; neuroncore.md L335): x - fmod(x, 1) truncates
 // toward zero, then a negative (positive) remainder steps down (up).
 Expr rounding_expr(const Node &node, const Expr &x) {
-    Expr rem = Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {x, Expr(1.0f)},
-                                            Halide::Internal::Call::PureExtern);
+    Expr rem = fmod_call(x, Expr(1.0f));
     if (node.op_type == "Floor")
         return (x - rem) - Halide::select(rem < 0.0f, 1.0f, 0.0f);
     if (node.op_type == "Ceil")
@@ -49,8 +55,7 @@ Expr rounding_expr(const Node &node, const Expr &x) {
 // atan(1/x) for |x| > 1. The inverse and hyperbolic functions follow from them, exp and log.
 Expr sin_reduced(const Expr &x) {
     const float pi = 3.14159265358979f, two_pi = 6.28318530717959f;
-    Expr r = Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {x + pi, Expr(two_pi)},
-                                          Halide::Internal::Call::PureExtern);
+    Expr r = fmod_call(x + pi, Expr(two_pi));
     r = Halide::select(r < 0.0f, r + two_pi, r) - pi; // in [-pi, pi)
     return Halide::sin(r);
 }
@@ -182,8 +187,7 @@ Expr pow_expr(const OpContext &ctx, const Expr &a, const Expr &b) {
 // divisor's sign, as Python's %: a nonzero remainder of the other sign moves by the divisor.
 Expr mod_expr(const OpContext &ctx, const Expr &a, const Expr &b, DType t) {
     Expr fa = Halide::cast(Halide::Float(32), a), fb = Halide::cast(Halide::Float(32), b);
-    Expr rem = Halide::Internal::Call::make(Halide::Float(32), kFmodExtern, {fa, fb},
-                                            Halide::Internal::Call::PureExtern);
+    Expr rem = fmod_call(fa, fb);
     if (ctx.node.attr_int("fmod", 0) == 0) {
         if (dtype_is_float(t))
             unsupported_form(ctx.node,

@@ -456,14 +456,15 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("index picks: ", picks, " GatherElements and loss nodes decomposed into one-hot sums");
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
-    ConvLimits window_limits = sched::conv_limits(target::target_by_name(options.target));
+    const target::TargetInfo &target = target::target_by_name(options.target);
+    ConvLimits window_limits = sched::conv_limits(target);
     int convs = lower_convs_to_matmuls(g, window_limits);
     log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col)");
     int transposed = lower_conv_transposes(g, window_limits);
     log_info("transposed convolutions: ", transposed, " lowered to per-tap PE matmuls");
     int pools = lower_pools(g, window_limits);
     log_info("pooling: ", pools, " MaxPool/AveragePool nodes lowered to per-tap windows");
-    int norms_spread = lower_group_norms(g, target::target_by_name(options.target).partitions);
+    int norms_spread = lower_group_norms(g, target.partitions);
     log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");
     int resizes = lower_resizes_to_matmuls(g);
     log_info("resize: ", resizes, " Resize nodes lowered to interpolation matmuls");

@@ -68,6 +68,23 @@ std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill) {
     return v;
 }
 
+void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char *op,
+                     const std::vector<std::string> &operands,
+                     const std::map<std::string, AttrValue> &attrs) {
+    Shape x = g.value(n.inputs[0]).shape, y = g.value(n.outputs[0]).shape;
+    bool one_d = x.size() == 3;
+    std::vector<std::string> inputs = {one_d ? b.reshape(n.inputs[0], {x[0], x[1], 1, x[2]})
+                                             : n.inputs[0]};
+    inputs.insert(inputs.end(), operands.begin(), operands.end());
+    std::string y4 =
+        one_d ? b.value(g.value(n.outputs[0]).dtype, {y[0], y[1], 1, y[2]}) : n.outputs[0];
+    Node &node = b.add(op, inputs, {y4});
+    node.domain = "nhc";
+    node.attrs = attrs;
+    if (one_d)
+        b.reshape(y4, y, n.outputs[0]);
+}
+
 namespace {
 
 /** `v` with `shape`: a constant's copy or a Reshape view, written into `out_name` if given. */
@@ -94,38 +111,28 @@ std::string taps_weights(Graph &g, GraphRewriter &b, const std::string &w_name, 
             for (int64_t k = 0; k < kh * kw; k++)
                 t->set_f64((i * kh * kw + k) * co + o,
                            w.constant->get_f64((o * ci + i) * kh * kw + k));
-    std::string name = b.value(w.dtype, taps_shape);
-    g.values[name].constant = t;
-    return name;
+    return b.constant(t);
 }
 
 /** A 1-D or 2-D convolution whose channels fit the partitions and whose padded image fits the
  *  budget, as ConvTaps (graph/ConvIm2Col.h); the 1-D form as a 2-D one of height 1. */
 bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
                      std::vector<Node> &out) {
-    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    const Value &x = g.value(n.inputs[0]);
     size_t sp = geo.out.size();
     if (sp > 2 || x.shape[1] > lim.channels ||
         padded_image_bytes(x.shape, geo, geo.out) > lim.image_bytes)
         return false;
     GraphRewriter b(g, n, "__conv_taps", out);
-    Shape x4 = {x.shape[0], x.shape[1], sp == 1 ? 1 : x.shape[2], x.shape.back()};
-    std::vector<int64_t> kernel = as_2d(geo.kernel, 1), spatial = as_2d(geo.out, 1);
-    std::string xv = sp == 1 ? b.reshape(n.inputs[0], x4) : n.inputs[0];
-    std::vector<std::string> inputs = {xv, taps_weights(g, b, n.inputs[1], kernel[0], kernel[1])};
+    std::vector<int64_t> kernel = as_2d(geo.kernel, 1);
+    std::vector<std::string> operands = {taps_weights(g, b, n.inputs[1], kernel[0], kernel[1])};
     if (n.inputs.size() > 2 && !n.inputs[2].empty())
-        inputs.push_back(n.inputs[2]);
-    const Value &y = g.value(n.outputs[0]);
-    std::string y4 =
-        sp == 1 ? b.value(y.dtype, {x.shape[0], w.shape[0], 1, geo.out[0]}) : n.outputs[0];
-    Node &taps = b.add("ConvTaps", inputs, {y4});
-    taps.domain = "nhc";
-    taps.attrs["strides"] = as_2d(geo.stride, 1);
-    taps.attrs["dilations"] = as_2d(geo.dilation, 1);
-    taps.attrs["pads_begin"] = as_2d(geo.pad_begin, 0);
-    taps.attrs["output_spatial"] = spatial;
-    if (sp == 1)
-        b.reshape(y4, y.shape, n.outputs[0]);
+        operands.push_back(n.inputs[2]);
+    add_window_node(g, b, n, "ConvTaps", operands,
+                    {{"strides", as_2d(geo.stride, 1)},
+                     {"dilations", as_2d(geo.dilation, 1)},
+                     {"pads_begin", as_2d(geo.pad_begin, 0)},
+                     {"output_spatial", as_2d(geo.out, 1)}});
     return true;
 }
 

@@ -25,6 +25,9 @@
  */
 
 #include "graph/Graph.h"
+#include "graph/GraphRewriter.h"
+
+#include <map>
 
 namespace nhc {
 
@@ -42,6 +45,13 @@ int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
                            const std::vector<int64_t> &out);
 /** A 1-D form's per-axis values as 2-D ones (`fill` for the added first axis). */
 std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill);
+
+/** Adds `op` (domain "nhc": ConvTaps, PoolTaps) of node `n`'s input 0 viewed as [N, C, H, W] (a
+ *  1-D input as H = 1) followed by `operands`, with `attrs`, writing `n`'s output 0 (through a
+ *  view back from [N, C, 1, W] for 1-D). */
+void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char *op,
+                     const std::vector<std::string> &operands,
+                     const std::map<std::string, AttrValue> &attrs);
 
 /** What decides between the two forms: input channels on partitions, and the padded image of
  *  one channel per partition (bytes), from the target. */

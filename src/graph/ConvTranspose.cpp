@@ -31,9 +31,7 @@ std::string flipped_taps_weights(Graph &g, GraphRewriter &b, const std::string &
                 for (int64_t x = 0; x < kw; x++)
                     t->set_f64(((i * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * co + o,
                                w.constant->get_f64(((i * co + o) * kh + y) * kw + x));
-    std::string name = b.value(w.dtype, taps);
-    g.values[name].constant = t;
-    return name;
+    return b.constant(t);
 }
 
 void lower_conv_transpose(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node> &out) {
@@ -88,23 +86,17 @@ void lower_conv_transpose(Graph &g, const Node &n, const ConvLimits &lim, std::v
     if (x.shape[1] > lim.channels || padded_image_bytes(spread_x, geo, geo.out) > lim.image_bytes)
         refuse("the input's channels or its spread, padded image do not fit on chip");
     GraphRewriter b(g, n, "__conv_transpose", out);
-    Shape x4 = {x.shape[0], x.shape[1], sp == 1 ? 1 : x.shape[2], x.shape.back()};
     std::vector<int64_t> kernel = as_2d(geo.kernel, 1);
-    std::vector<std::string> inputs = {
-        sp == 1 ? b.reshape(n.inputs[0], x4) : n.inputs[0],
+    std::vector<std::string> operands = {
         flipped_taps_weights(g, b, n.inputs[1], kernel[0], kernel[1])};
     if (n.inputs.size() > 2 && !n.inputs[2].empty())
-        inputs.push_back(n.inputs[2]);
-    std::string y4 = sp == 1 ? b.value(x.dtype, {y[0], y[1], 1, y[2]}) : n.outputs[0];
-    Node &taps = b.add("ConvTaps", inputs, {y4});
-    taps.domain = "nhc";
-    taps.attrs["strides"] = std::vector<int64_t>{1, 1};
-    taps.attrs["dilations"] = as_2d(geo.dilation, 1);
-    taps.attrs["pads_begin"] = as_2d(geo.pad_begin, 0);
-    taps.attrs["input_strides"] = as_2d(spread, 1);
-    taps.attrs["output_spatial"] = as_2d(geo.out, 1);
-    if (sp == 1)
-        b.reshape(y4, y, n.outputs[0]);
+        operands.push_back(n.inputs[2]);
+    add_window_node(g, b, n, "ConvTaps", operands,
+                    {{"strides", std::vector<int64_t>{1, 1}},
+                     {"dilations", as_2d(geo.dilation, 1)},
+                     {"pads_begin", as_2d(geo.pad_begin, 0)},
+                     {"input_strides", as_2d(spread, 1)},
+                     {"output_spatial", as_2d(geo.out, 1)}});
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 
 #include "graph/Graph.h"
 
+#include <memory>
+
 namespace nhc {
 
 /** Builds the nodes that replace one node, with fresh value names derived from it. */
@@ -23,14 +25,21 @@ public:
         g_.values[name] = Value{name, t, shape, nullptr};
         return name;
     }
-    /** A float32 constant of `shape` holding `data` (row-major). */
-    std::string constant_f32(const Shape &shape, const std::vector<double> &data) {
-        auto t = std::make_shared<HostTensor>(DType::Float32, shape);
-        for (size_t i = 0; i < data.size(); i++)
-            t->set_f64(static_cast<int64_t>(i), data[i]);
-        std::string name = value(DType::Float32, shape);
-        g_.values[name].constant = t;
+    /** A fresh constant value holding `t`. */
+    std::string constant(std::shared_ptr<const HostTensor> t) {
+        std::string name = value(t->dtype(), t->shape());
+        g_.values[name].constant = std::move(t);
         return name;
+    }
+    /** A constant of type `t` and `shape` holding `data` (row-major). */
+    std::string constant_of(DType t, const Shape &shape, const std::vector<double> &data) {
+        auto c = std::make_shared<HostTensor>(t, shape);
+        for (size_t i = 0; i < data.size(); i++)
+            c->set_f64(static_cast<int64_t>(i), data[i]);
+        return constant(std::move(c));
+    }
+    std::string constant_f32(const Shape &shape, const std::vector<double> &data) {
+        return constant_of(DType::Float32, shape, data);
     }
     std::string constant_i64(const std::vector<int64_t> &v) {
         std::string name = base_ + std::to_string(count_++);
@@ -56,6 +65,28 @@ public:
         Node &t = add("Transpose", {in}, {out_name});
         t.attrs["perm"] = perm;
         return out_name;
+    }
+    /** A node `op` of `inputs` writing a fresh value of `t` and `shape` (or `out_name`). */
+    std::string compute(const char *op, std::vector<std::string> inputs, DType t,
+                        const Shape &shape, const std::string &out_name = "") {
+        std::string out = out_name.empty() ? value(t, shape) : out_name;
+        add(op, std::move(inputs), {out});
+        return out;
+    }
+    /** A Reduce* node over `axes` (an input from opset 13 for ReduceSum, an attribute
+     *  otherwise; none: every axis). */
+    std::string reduce(const char *op, const std::string &in, const std::vector<int64_t> &axes,
+                       bool keepdims, const Shape &shape, const std::string &out_name = "") {
+        std::string out = out_name.empty() ? value(g_.value(in).dtype, shape) : out_name;
+        bool axes_input = std::string(op) == "ReduceSum" && g_.opset >= 13;
+        std::vector<std::string> inputs = {in};
+        if (!axes.empty() && axes_input)
+            inputs.push_back(constant_i64(axes));
+        Node &r = add(op, inputs, {out});
+        r.attrs["keepdims"] = int64_t(keepdims ? 1 : 0);
+        if (!axes.empty() && !axes_input)
+            r.attrs["axes"] = axes;
+        return out;
     }
     Node &add(const std::string &op, std::vector<std::string> inputs,
               std::vector<std::string> outputs) {

@@ -118,20 +118,16 @@ private:
         if (!back || g_.value(back->outputs[0]).shape != x)
             return;
         extend(back);
-        const Node *mul = only_reader(r.y, "Mul");
-        std::optional<std::vector<double>> gamma;
-        if (!mul || !(gamma = per_channel(PatternMatcher::other(*mul, r.y), x)) ||
-            g_.value(mul->outputs[0]).shape != x)
-            return;
-        extend(mul);
-        r.gamma = *gamma;
-        const Node *add = only_reader(r.y, "Add");
-        std::optional<std::vector<double>> beta;
-        if (!add || !(beta = per_channel(PatternMatcher::other(*add, r.y), x)) ||
-            g_.value(add->outputs[0]).shape != x)
-            return;
-        extend(add);
-        r.beta = *beta;
+        // gamma, then beta: a Mul, then an Add, by per-channel constants.
+        for (auto [op, values] : {std::pair{"Mul", &r.gamma}, std::pair{"Add", &r.beta}}) {
+            const Node *affine = only_reader(r.y, op);
+            std::optional<std::vector<double>> c;
+            if (!affine || !(c = per_channel(PatternMatcher::other(*affine, r.y), x)) ||
+                g_.value(affine->outputs[0]).shape != x)
+                return;
+            extend(affine);
+            *values = *c;
+        }
     }
 
     const Graph &g_;
@@ -167,18 +163,10 @@ void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, std::vector<No
     }
     GraphRewriter b(g, last, "__group_norm", out);
     auto op = [&](const char *type, std::vector<std::string> in, const Shape &shape) {
-        std::string v = b.value(DType::Float32, shape);
-        b.add(type, std::move(in), {v});
-        return v;
+        return b.compute(type, std::move(in), DType::Float32, shape);
     };
     auto row_sums = [&](const char *type, const std::string &v) {
-        std::string s = b.value(DType::Float32, {rows, 1});
-        bool axes_input = std::string(type) == "ReduceSum" && g.opset >= 13;
-        Node &red = axes_input ? b.add(type, {v, b.constant_i64({1})}, {s}) : b.add(type, {v}, {s});
-        if (!axes_input)
-            red.attrs["axes"] = std::vector<int64_t>{1};
-        red.attrs["keepdims"] = int64_t(1);
-        return s;
+        return b.reduce(type, v, {1}, true, {rows, 1});
     };
     std::string mix_c = b.constant_f32({rows, rows}, mix);
     auto group_mean = [&](const std::string &sums) {

@@ -3,8 +3,6 @@
 #include "graph/GraphRewriter.h"
 #include "support/Error.h"
 
-#include <memory>
-
 namespace nhc {
 
 namespace {
@@ -20,9 +18,7 @@ public:
     }
     std::string op(const char *type, std::vector<std::string> in, DType t, const Shape &shape,
                    const std::string &out_name = "") {
-        std::string v = out_name.empty() ? b_.value(t, shape) : out_name;
-        b_.add(type, std::move(in), {v});
-        return v;
+        return b_.compute(type, std::move(in), t, shape, out_name);
     }
     /** `v` with a 1 inserted at `axis` (a view). */
     std::string unsqueezed(const std::string &v, size_t axis) {
@@ -34,12 +30,10 @@ public:
     std::string iota(size_t rank, size_t axis, int64_t count, int64_t first) {
         Shape s(rank, 1);
         s[axis] = count;
-        auto t = std::make_shared<HostTensor>(DType::Int32, s);
+        std::vector<double> values;
         for (int64_t i = 0; i < count; i++)
-            t->set_f64(i, static_cast<double>(first + i));
-        std::string name = b_.value(DType::Int32, s);
-        g_.values[name].constant = t;
-        return name;
+            values.push_back(static_cast<double>(first + i));
+        return b_.constant_of(DType::Int32, s, values);
     }
     std::string cast(const std::string &v, DType t, const Shape &shape,
                      const std::string &out_name = "") {
@@ -56,18 +50,9 @@ public:
             op("Equal", {indices, iota(rank, axis, count, -count)}, DType::Bool, shape);
         return cast(op("Or", {pos, neg}, DType::Bool, shape), t, shape, out_name);
     }
-    std::string sum(const std::string &v, std::vector<int64_t> axes, const Shape &shape,
+    std::string sum(const std::string &v, const std::vector<int64_t> &axes, const Shape &shape,
                     const std::string &out_name = "") {
-        DType t = g_.value(v).dtype;
-        std::string out = out_name.empty() ? b_.value(t, shape) : out_name;
-        std::vector<std::string> in = {v};
-        if (!axes.empty() && g_.opset >= 13)
-            in.push_back(b_.constant_i64(axes));
-        Node &r = b_.add("ReduceSum", in, {out});
-        r.attrs["keepdims"] = int64_t(0);
-        if (!axes.empty() && g_.opset < 13)
-            r.attrs["axes"] = axes;
-        return out;
+        return b_.reduce("ReduceSum", v, axes, false, shape, out_name);
     }
     GraphRewriter &rewriter() { return b_; }
 
@@ -149,10 +134,8 @@ void nll(Graph &g, Picker &p, const Node &n, const std::string &log_prob, const 
     target_u[1] = 1;
     std::string hot = p.one_hot(tu, rank, 1, classes, t, per_class);
     if (n.has_attr("ignore_index")) {
-        auto ii = std::make_shared<HostTensor>(
-            HostTensor::from_i64({n.attr_int("ignore_index", 0)}, DType::Int32));
-        std::string ii_name = p.rewriter().value(DType::Int32, {1});
-        g.values[ii_name].constant = ii;
+        std::string ii_name = p.rewriter().constant_of(
+            DType::Int32, {1}, {static_cast<double>(n.attr_int("ignore_index", 0))});
         std::string kept = p.cast(p.op("Not", {p.op("Equal", {tu, ii_name}, DType::Bool, target_u)},
                                        DType::Bool, target_u),
                                   t, target_u);

@@ -46,8 +46,7 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
                " bytes per channel does not fit the on-chip budget of " +
                std::to_string(lim.image_bytes));
     GraphRewriter b(g, n, "__pool_taps", out);
-    Shape x4 = {x.shape[0], x.shape[1], sp == 1 ? 1 : x.shape[2], x.shape.back()};
-    std::vector<std::string> inputs = {sp == 1 ? b.reshape(n.inputs[0], x4) : n.inputs[0]};
+    std::vector<std::string> operands;
     bool avg = n.op_type == "AveragePool";
     if (avg) {
         bool include_pad = n.attr_int("count_include_pad", 0) != 0;
@@ -66,21 +65,16 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
         for (int64_t c0 : counts[0])
             for (int64_t c1 : counts[1])
                 inv.push_back(c0 * c1 > 0 ? 1.0 / static_cast<double>(c0 * c1) : 0.0);
-        inputs.push_back(b.constant_f32(
+        operands.push_back(b.constant_f32(
             {static_cast<int64_t>(counts[0].size()), static_cast<int64_t>(counts[1].size())}, inv));
     }
-    std::vector<int64_t> spatial = as_2d(out_spatial, 1);
-    std::string y4 = sp == 1 ? b.value(x.dtype, {y[0], y[1], 1, y[2]}) : n.outputs[0];
-    Node &taps = b.add("PoolTaps", inputs, {y4});
-    taps.domain = "nhc";
-    taps.attrs["mode"] = std::string(avg ? "avg" : "max");
-    taps.attrs["kernel"] = as_2d(geo.kernel, 1);
-    taps.attrs["strides"] = as_2d(geo.stride, 1);
-    taps.attrs["dilations"] = as_2d(geo.dilation, 1);
-    taps.attrs["pads_begin"] = as_2d(geo.pad_begin, 0);
-    taps.attrs["output_spatial"] = spatial;
-    if (sp == 1)
-        b.reshape(y4, y, n.outputs[0]);
+    add_window_node(g, b, n, "PoolTaps", operands,
+                    {{"mode", std::string(avg ? "avg" : "max")},
+                     {"kernel", as_2d(geo.kernel, 1)},
+                     {"strides", as_2d(geo.stride, 1)},
+                     {"dilations", as_2d(geo.dilation, 1)},
+                     {"pads_begin", as_2d(geo.pad_begin, 0)},
+                     {"output_spatial", as_2d(out_spatial, 1)}});
 }
 
 } // namespace

@@ -65,7 +65,8 @@ void schedule_pool(Group &g, const Limits &L) {
     nhc_assert(s.size() == 4, "PoolTaps output of rank " << s.size());
     Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad");
     // The accumulator, the result and the reciprocal counts: a quarter of the budget each.
-    int64_t rows = std::max<int64_t>(1, L.layout_budget / 4 / (s[3] * 4));
+    int64_t row_bytes = s[3] * acc.output_types()[0].bytes();
+    int64_t rows = std::max<int64_t>(1, L.layout_budget / 4 / row_bytes);
     Var co("co"), ci("ci"), oho("oho"), ohi("ohi");
     f.split(var(2), co, ci, balanced_tile(s[1], L.partitions))
         .split(var(1), oho, ohi,

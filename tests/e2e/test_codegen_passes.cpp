@@ -3,14 +3,9 @@
 // the list scheduler's reordering (neff/ScheduleInstructions). Their numerics are checked end to
 // end by the e2e tests.
 
-#include "../unit/TestModels.h"
-#include "E2E.h"
-#include "algorithms/Reference.h"
-#include "driver/Codegen.h"
-#include "frontend/Frontend.h"
+#include "TextCases.h"
 #include "neff/Hazards.h"
 #include "neff/ScheduleInstructions.h"
-#include "support/Log.h"
 
 #include <doctest/doctest.h>
 
@@ -21,47 +16,12 @@ using codegen::SelectedInstr;
 using neff::AccessPattern;
 using neff::Engine;
 using neff::Instr;
+using test::compile_text;
+using test::dmas_reading;
+using test::load_text;
+using test::random_inputs;
 
 namespace {
-
-Graph load_text(const std::string &text) {
-    Logger::instance().set_console_level(100);
-    test::TempDir dir;
-    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-}
-
-neff::Program compile_text(const std::string &text) {
-    Graph g = load_text(text);
-    CompileOptions o;
-    apply_graph_passes(g, o);
-    return generate_program(g, o);
-}
-
-/** Deterministic values, uniform in [-1, 1), for every graph input (a generator per input). */
-std::map<std::string, HostTensor> random_inputs(const Graph &g, uint32_t seed) {
-    std::map<std::string, HostTensor> inputs;
-    for (const std::string &name : g.inputs) {
-        HostTensor t(DType::Float32, g.value(name).shape);
-        uint32_t state = seed + static_cast<uint32_t>(name.size() * 31 + name.back());
-        for (int64_t i = 0; i < t.numel(); i++) {
-            state = state * 1664525u + 1013904223u;
-            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
-        }
-        inputs[name] = t;
-    }
-    return inputs;
-}
-
-/** DMAs in the program that read the HBM variable `name`. */
-int dmas_reading(const neff::Program &p, const std::string &name) {
-    int count = 0;
-    for (const auto &stream : p.streams)
-        for (const Instr &i : stream)
-            if (i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
-                p.vars.at(static_cast<size_t>(i.src.var)).name == name)
-                count++;
-    return count;
-}
 
 AccessPattern hbm_rows(int64_t offset, int64_t row_stride, int rows, int64_t elems) {
     AccessPattern a;
@@ -407,13 +367,7 @@ g (float[3, 4, 5] x) => (float[3, 20] log_prob, float[3, 20] z) <int64[2] s = {3
   z = Neg(v)
 }
 )");
-    std::map<std::string, HostTensor> inputs = random_inputs(g, 5);
-    auto want = alg::run_reference(g, inputs);
-    test::E2EResult got = test::compile_and_run(g, inputs);
-    for (const char *out : {"log_prob", "z"}) {
-        INFO(out);
-        CHECK(test::compare(got.outputs.at(out), want.at(out), 1e-5, 1e-6).rel_l2 <= 1e-6);
-    }
+    CHECK(test::worst_rel_l2(g, random_inputs(g, 5), {"log_prob", "z"}, 1e-5, 1e-6) <= 1e-6);
 }
 
 TEST_CASE("Sin reduces its argument to [-pi, pi] (fmod) before ACT's sin, and matches far out") {
@@ -421,10 +375,7 @@ TEST_CASE("Sin reduces its argument to [-pi, pi] (fmod) before ACT's sin, and ma
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[4, 8] x) => (float[4, 8] y) { y = Sin(x) }
 )");
-    CompileOptions o;
-    Graph compiled = g;
-    apply_graph_passes(compiled, o);
-    neff::Program p = generate_program(compiled, o);
+    neff::Program p = test::compile_graph(g);
     int mods = 0, sins = 0;
     for (const auto &stream : p.streams)
         for (const Instr &i : stream) {

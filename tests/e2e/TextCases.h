@@ -1,0 +1,82 @@
+#ifndef NHC_TESTS_TEXTCASES_H
+#define NHC_TESTS_TEXTCASES_H
+
+// What the code-generation tests written as ONNX text share: load a model, compile it to a
+// program, deterministic inputs, DMAs of a program, and the worst error against the host
+// reference (algorithms/Reference).
+
+#include "../unit/TestModels.h"
+#include "E2E.h"
+#include "algorithms/Reference.h"
+#include "frontend/Frontend.h"
+#include "support/Log.h"
+
+namespace nhc::test {
+
+inline Graph load_text(const std::string &text) {
+    Logger::instance().set_console_level(100);
+    TempDir dir;
+    return run_frontend(write_model(parse_model(text), dir.file("m.onnx")), {});
+}
+
+/** `g` through the graph passes and the code generator (g itself is left as loaded). */
+inline neff::Program compile_graph(Graph g, const CompileOptions &o = {}) {
+    apply_graph_passes(g, o);
+    return generate_program(g, o);
+}
+
+/** The coded error compiling `g` raises, as "NHC_Exxx: message", or "" when it compiles. */
+inline std::string compile_error(const Graph &g) {
+    try {
+        compile_graph(g);
+    } catch (const UserError &e) {
+        return std::string(e.code()) + ": " + e.what();
+    }
+    return "";
+}
+
+inline neff::Program compile_text(const std::string &text) {
+    return compile_graph(load_text(text));
+}
+
+/** Deterministic values, uniform in [-1, 1), for every graph input (a generator per input). */
+inline std::map<std::string, HostTensor> random_inputs(const Graph &g, uint32_t seed) {
+    std::map<std::string, HostTensor> inputs;
+    for (const std::string &name : g.inputs) {
+        HostTensor t(DType::Float32, g.value(name).shape);
+        uint32_t state = seed + static_cast<uint32_t>(name.size() * 31 + name.back());
+        for (int64_t i = 0; i < t.numel(); i++) {
+            state = state * 1664525u + 1013904223u;
+            t.set_f64(i, double(state >> 8) / double(1 << 23) - 1.0);
+        }
+        inputs[name] = t;
+    }
+    return inputs;
+}
+
+/** DMAs in the program that read the HBM variable `name`. */
+inline int dmas_reading(const neff::Program &p, const std::string &name) {
+    int count = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            if (i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
+                p.vars.at(static_cast<size_t>(i.src.var)).name == name)
+                count++;
+    return count;
+}
+
+/** Compiles and simulates `g`; the largest relative L2 error of `outputs` against the host
+ *  reference (test::compare with rtol and atol). */
+inline double worst_rel_l2(const Graph &g, const std::map<std::string, HostTensor> &inputs,
+                           const std::vector<std::string> &outputs, double rtol, double atol) {
+    auto want = alg::run_reference(g, inputs);
+    E2EResult got = compile_and_run(g, inputs);
+    double worst = 0;
+    for (const std::string &out : outputs)
+        worst = std::max(worst, compare(got.outputs.at(out), want.at(out), rtol, atol).rel_l2);
+    return worst;
+}
+
+} // namespace nhc::test
+
+#endif
