@@ -62,12 +62,19 @@ void log_options(const CompileOptions &o) {
 
 /** The options that change the NEFF, recorded in its info.json. */
 std::map<std::string, std::string> recorded_options(const CompileOptions &o) {
-    return {{"target", o.target},
-            {"optlevel", std::to_string(o.optlevel)},
-            {"model_type", o.model_type},
-            {"auto_cast", o.auto_cast},
-            {"auto_cast_type", o.auto_cast_type},
-            {"logical_nc_config", std::to_string(o.logical_nc_config)}};
+    std::map<std::string, std::string> recorded = {
+        {"target", o.target},
+        {"optlevel", std::to_string(o.optlevel)},
+        {"model_type", o.model_type},
+        {"auto_cast", o.auto_cast},
+        {"auto_cast_type", o.auto_cast_type},
+        {"logical_nc_config", std::to_string(o.logical_nc_config)}};
+    std::string frozen; // the NEFF is specialised to these inputs' values
+    for (const FrozenInput &f : o.frozen_inputs)
+        frozen += (frozen.empty() ? "" : ",") + f.name;
+    if (!frozen.empty())
+        recorded["frozen_inputs"] = frozen;
+    return recorded;
 }
 
 } // namespace
@@ -86,6 +93,7 @@ void compile_model(const CompileOptions &options) {
     }
     FrontendOptions fe;
     fe.input_shapes = options.input_shapes;
+    fe.frozen_inputs = options.frozen_inputs;
     Graph graph = run_frontend(options.model_path, fe);
 
     if (options.dump_graph)

@@ -122,6 +122,14 @@ struct CompileFlags {
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,
         cl::cat(category())};
+    cl::list<std::string> frozen_inputs{
+        "freeze-input",
+        cl::desc("Compile with an input fixed to a tensor file's value: name=file.npy|.pb "
+                 "(repeatable; the NEFF no longer takes that input)"),
+        cl::value_desc("name=file"),
+        cl::sub(compile_cmd()),
+        cl::ZeroOrMore,
+        cl::cat(category())};
     Opt<std::string> schedule{
         "schedule",
         cl::desc("Schedule script overriding the schedules of the nodes it names"),
@@ -244,6 +252,8 @@ CompileOptions resolve(const CompileFlags &f) {
         o.num_parallel_jobs = int_in_range("--num-parallel-jobs", f.jobs, 1, 1024);
     for (const std::string &spec : f.input_shapes)
         o.input_shapes.push_back(parse_input_shape(spec));
+    for (const std::string &spec : f.frozen_inputs)
+        o.frozen_inputs.push_back(parse_frozen_input(spec));
     o.schedule_file = given_or<std::string>(f.schedule, "");
     o.dump_graph = given_or(f.dump_graph, false);
     return o;
@@ -279,6 +289,7 @@ ParsedCommandLine parse_command_line(int argc, const char *const *argv) {
     cl::ResetAllOptionOccurrences();
     f.model.reset();
     f.input_shapes.clear();
+    f.frozen_inputs.clear();
     cl::HideUnrelatedOptions(category(), compile_cmd());
     cl::HideUnrelatedOptions(category());
     cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << version_text(); });

@@ -10,6 +10,7 @@
  * by position. Every rejection is a UserError with an NHC_EARG code.
  */
 
+#include "frontend/FreezeInputs.h"
 #include "frontend/InputShapes.h"
 
 #include <string>
@@ -38,6 +39,7 @@ struct CompileOptions {
     int verbose = 30; ///< Python logging level; "warning"
     int num_parallel_jobs = 1;
     std::vector<InputShapeOverride> input_shapes;
+    std::vector<FrozenInput> frozen_inputs; ///< --freeze-input
     std::string schedule_file;
     const sched::ScheduleScript *schedule = nullptr; ///< the parsed --schedule file, if any
     bool dump_graph = false;

@@ -1,15 +1,18 @@
 #include "frontend/Frontend.h"
 
 #include "frontend/CheckModel.h"
+#include "frontend/ConstantOperands.h"
 #include "frontend/ConvertOpset.h"
 #include "frontend/FoldConstants.h"
+#include "frontend/FreezeInputs.h"
 #include "frontend/ImportGraph.h"
 #include "frontend/LoadModel.h"
 #include "support/Log.h"
 
 namespace nhc {
 
-Graph run_frontend(const std::string &model_path, const FrontendOptions &options) {
+onnx::ModelProto prepare_model(const std::string &model_path, const FrontendOptions &options,
+                               int *opset_out, int *declared_out) {
     onnx::ModelProto model;
     {
         TimedStep step("frontend: load model");
@@ -19,6 +22,10 @@ Graph run_frontend(const std::string &model_path, const FrontendOptions &options
     {
         TimedStep step("frontend: onnx checker");
         declared_opset = check_model(model);
+    }
+    if (!options.frozen_inputs.empty()) {
+        TimedStep step("frontend: freeze inputs");
+        freeze_inputs(model, options.frozen_inputs);
     }
     {
         TimedStep step("frontend: convert opset");
@@ -31,6 +38,20 @@ Graph run_frontend(const std::string &model_path, const FrontendOptions &options
     {
         TimedStep step("frontend: infer shapes and fold");
         infer_and_fold(model, opset);
+    }
+    if (opset_out)
+        *opset_out = opset;
+    if (declared_out)
+        *declared_out = declared_opset;
+    return model;
+}
+
+Graph run_frontend(const std::string &model_path, const FrontendOptions &options) {
+    int opset = 0, declared_opset = 0;
+    onnx::ModelProto model = prepare_model(model_path, options, &opset, &declared_opset);
+    {
+        TimedStep step("frontend: check constant operands");
+        check_constant_operands(model);
     }
     TimedStep step("frontend: import graph");
     Graph g = import_graph(model, opset, declared_opset);

@@ -3,10 +3,12 @@
 
 /** \file
  * The front end: ONNX file -> Graph IR with static shapes (DESIGN.md §1). Its steps, each timed:
- * load (with external data), check, convert to the canonical opset, apply --input-shape
- * overrides, shape inference with data propagation alternating with constant folding, import.
+ * load (with external data), check, freeze the --freeze-input inputs, convert to the canonical
+ * opset, apply --input-shape overrides, shape inference with data propagation alternating with
+ * constant folding, check that compile-time operands are constants (NHC_EALG002), import.
  */
 
+#include "frontend/FreezeInputs.h"
 #include "frontend/InputShapes.h"
 #include "graph/Graph.h"
 
@@ -17,9 +19,16 @@ namespace nhc {
 
 struct FrontendOptions {
     std::vector<InputShapeOverride> input_shapes;
+    std::vector<FrozenInput> frozen_inputs;
 };
 
 Graph run_frontend(const std::string &model_path, const FrontendOptions &options);
+
+/** The front end's steps up to folding: the model as import would take it, for tools that
+ *  inspect it (the conformance runner asks which inputs to freeze). The opsets are returned
+ *  through the pointers when given. */
+onnx::ModelProto prepare_model(const std::string &model_path, const FrontendOptions &options,
+                               int *opset = nullptr, int *declared_opset = nullptr);
 
 } // namespace nhc
 

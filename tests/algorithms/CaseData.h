@@ -4,6 +4,8 @@
 // Reading ONNX backend-test case folders (model.onnx + test_data_set_N/{input,output}_i.pb) and
 // comparing tensors, for the tests that check computed outputs against stored references.
 
+#include "frontend/ConstantOperands.h"
+#include "frontend/Frontend.h"
 #include "graph/Graph.h"
 #include "support/Error.h"
 
@@ -29,18 +31,61 @@ inline HostTensor read_pb(const std::filesystem::path &file, std::string *name =
     return HostTensor::from_onnx(t, file.string());
 }
 
-/** Inputs of test_data_set_0 bound to the graph's inputs (by the stored name, else by position). */
+/** The inputs stored in a test data set, bound to the graph's inputs by the stored name, else by
+ *  position. A stored input whose name is not a runtime input of the graph (one frozen to its
+ *  value at compile time) is left out. */
 inline std::map<std::string, HostTensor> read_inputs(const Graph &g,
                                                      const std::filesystem::path &set) {
     std::map<std::string, HostTensor> inputs;
-    for (size_t i = 0; i < g.inputs.size(); i++) {
+    for (size_t i = 0;; i++) {
+        std::filesystem::path file = set / ("input_" + std::to_string(i) + ".pb");
+        if (!std::filesystem::exists(file))
+            break;
         std::string stored;
-        HostTensor t = read_pb(set / ("input_" + std::to_string(i) + ".pb"), &stored);
-        bool named = !stored.empty() && g.has_value(stored) &&
-                     std::find(g.inputs.begin(), g.inputs.end(), stored) != g.inputs.end();
-        inputs[named ? stored : g.inputs[i]] = t;
+        HostTensor t = read_pb(file, &stored);
+        bool runtime = std::find(g.inputs.begin(), g.inputs.end(), stored) != g.inputs.end();
+        if (runtime)
+            inputs[stored] = t;
+        else if (!g.has_value(stored) && i < g.inputs.size()) // stored under another name
+            inputs[g.inputs[i]] = t;
     }
     return inputs;
+}
+
+/** The runtime inputs of the case in `dir` that operands needed at compile time come from
+ *  (frontend/ConstantOperands.h), each frozen to its stored test_data_set_0 value (by the stored
+ * tensor's name, else by its position among the model's runtime inputs, as read_inputs binds them).
+ */
+inline std::vector<FrozenInput> frozen_test_inputs(const std::filesystem::path &dir) {
+    std::string model = (dir / "model.onnx").string();
+    onnx::ModelProto m = prepare_model(model, {});
+    std::vector<std::string> names = inputs_to_freeze(m);
+    if (names.empty())
+        return {};
+    std::set<std::string> initializers;
+    for (const auto &t : m.graph().initializer())
+        initializers.insert(t.name());
+    std::vector<std::string> runtime;
+    for (const auto &vi : m.graph().input())
+        if (!initializers.count(vi.name()))
+            runtime.push_back(vi.name());
+    std::vector<FrozenInput> frozen;
+    for (size_t i = 0; i < runtime.size(); i++) {
+        std::filesystem::path file =
+            dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb");
+        if (!std::filesystem::exists(file))
+            break;
+        std::string stored;
+        read_pb(file, &stored);
+        std::string name = std::find(runtime.begin(), runtime.end(), stored) != runtime.end()
+                               ? stored
+                               : runtime[i];
+        if (std::find(names.begin(), names.end(), name) != names.end())
+            frozen.push_back({name, file.string()});
+    }
+    std::sort(frozen.begin(), frozen.end(),
+              [](const FrozenInput &a, const FrozenInput &b) { return a.name < b.name; });
+    return frozen;
 }
 
 struct Comparison {

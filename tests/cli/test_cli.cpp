@@ -303,3 +303,48 @@ g (float[2] x) => (float[2] x) { }
                           dir.path.string());
     expect_user_error(passthrough, "NHC_EGEN017");
 }
+
+TEST_CASE("an operand passed at run time is refused, then frozen with --freeze-input and run") {
+    TempDir dir;
+    std::string m = model_file(dir, "resize.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 2, 2] x, float[4] s) => (float[1, 1, 4, 4] y) {
+  y = Resize <mode = "nearest"> (x, , s)
+}
+)");
+    Run refused = run(m, dir.path.string());
+    expect_user_error(refused, "NHC_EALG002");
+    CHECK(refused.has("--freeze-input s=FILE"));
+    nhc::NpyTensor scales, x;
+    scales.shape = {4};
+    for (float v : {1.f, 1.f, 2.f, 2.f})
+        scales.data.insert(scales.data.end(), reinterpret_cast<uint8_t *>(&v),
+                           reinterpret_cast<uint8_t *>(&v) + 4);
+    x.shape = {1, 1, 2, 2};
+    for (float v : {1.f, 2.f, 3.f, 4.f})
+        x.data.insert(x.data.end(), reinterpret_cast<uint8_t *>(&v),
+                      reinterpret_cast<uint8_t *>(&v) + 4);
+    std::vector<uint8_t> sb = nhc::make_npy(scales), xb = nhc::make_npy(x);
+    std::ofstream(dir.file("s.npy"), std::ios::binary).write((const char *)sb.data(), sb.size());
+    std::ofstream(dir.file("x.npy"), std::ios::binary).write((const char *)xb.data(), xb.size());
+    expect_user_error(run(m + " --freeze-input s", dir.path.string()), "NHC_EARG014");
+    expect_user_error(run(m + " --freeze-input q=s.npy", dir.path.string()), "NHC_EARG015");
+    Run frozen = run(m + " --freeze-input s=s.npy", dir.path.string());
+    INFO(frozen.out);
+    REQUIRE(frozen.status == 0);
+    const char *runner = std::getenv("NHC_RUN");
+    REQUIRE(runner != nullptr);
+    std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
+                      " file.neff --input x=x.npy --output-dir out 2>&1";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
+    REQUIRE(f.good());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
+    nhc::NpyTensor y = nhc::parse_npy(bytes, "y.npy");
+    REQUIRE(y.data.size() == 16 * 4);
+    const float *yv = reinterpret_cast<const float *>(y.data.data());
+    for (int h = 0; h < 4; h++)
+        for (int w = 0; w < 4; w++)
+            CHECK(yv[h * 4 + w] == float(1 + (h / 2) * 2 + w / 2)); // nearest, scale 2
+}

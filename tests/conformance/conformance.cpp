@@ -3,6 +3,11 @@
 // comparison with the stored outputs (relative 1e-3, absolute 1e-5 per element). Each case runs
 // in a forked child with a time limit, so a crash or a hang is observed, not suffered.
 //
+// An input that an operand needing a compile-time value comes from (Resize's scales, Slice's
+// bounds, ...: frontend/ConstantOperands.h) is frozen to its test_data_set_0 value, as a user
+// of a static compiler would with --freeze-input; such cases are listed with "frozen=NAMES" and
+// counted in their own column, so the table shows what passes without freezing too.
+//
 // Outcomes: passed; failed (compiled, but a wrong number or a coded error while running);
 // rejected (a coded user error while compiling: an unsupported operator, a dynamic shape, ...);
 // crashed (a signal or an internal error); hung (the time limit).
@@ -33,14 +38,24 @@ enum Outcome { Passed, Failed, Rejected, Crashed, Hung };
 struct Result {
     Outcome outcome;
     std::string detail; // the code or what went wrong
+    std::string frozen; // the inputs frozen to their test values, comma-separated
 };
 
-// The verdict on one case: compiled once, then run and compared.
+// The verdict on one case: compiled once, then run and compared. The message starts with
+// "frozen=NAMES " when inputs were frozen.
 std::pair<int, std::string> judge(const fs::path &dir) {
     Graph g, compiled; // as loaded, and after the graph passes (the types the program has)
     neff::Program program;
+    std::string frozen;
     try {
-        g = run_frontend((dir / "model.onnx").string(), {});
+        FrontendOptions fe;
+        if (fs::exists(dir / "test_data_set_0"))
+            fe.frozen_inputs = test::frozen_test_inputs(dir);
+        for (const FrozenInput &f : fe.frozen_inputs)
+            frozen += (frozen.empty() ? "frozen=" : ",") + f.name;
+        if (!frozen.empty())
+            frozen += " ";
+        g = run_frontend((dir / "model.onnx").string(), fe);
         check_operator_support(g);
         if (!fs::exists(dir / "test_data_set_0"))
             return {Rejected, "no test data"};
@@ -49,23 +64,29 @@ std::pair<int, std::string> judge(const fs::path &dir) {
         apply_graph_passes(compiled, o);
         program = generate_program(compiled, o);
     } catch (const UserError &e) {
-        return {Rejected, e.code()};
+        return {Rejected, frozen + e.code()};
     } catch (const std::exception &e) {
-        return {Crashed, std::string("internal: ") + e.what()};
+        return {Crashed, frozen + "internal: " + e.what()};
     }
     std::string r = test::check_case_outputs(
         g, dir, [&](const auto &in) { return test::run_program(program, compiled, in).outputs; });
-    return r == "pass" ? std::pair<int, std::string>{Passed, ""}
-                       : std::pair<int, std::string>{Failed, r};
+    return r == "pass" ? std::pair<int, std::string>{Passed, frozen}
+                       : std::pair<int, std::string>{Failed, frozen + r};
 }
 
 Result run_one(const fs::path &dir, unsigned timeout) {
     test::ForkedResult r = test::run_forked([&] { return judge(dir); }, timeout);
     if (r.kind == test::ForkedResult::TimedOut)
-        return {Hung, r.message};
+        return {Hung, r.message, ""};
     if (r.kind == test::ForkedResult::Crashed)
-        return {Crashed, r.message};
-    return {static_cast<Outcome>(r.code), r.message};
+        return {Crashed, r.message, ""};
+    Result res{static_cast<Outcome>(r.code), r.message, ""};
+    if (res.detail.rfind("frozen=", 0) == 0) {
+        size_t space = res.detail.find(' ');
+        res.frozen = res.detail.substr(7, space - 7);
+        res.detail = space == std::string::npos ? "" : res.detail.substr(space + 1);
+    }
+    return res;
 }
 
 /** "folder/case outcome" lines: the committed table. */
@@ -113,9 +134,9 @@ int main(int argc, char **argv) {
         table << "# nhc_conformance outcomes, one case per line: folder/case outcome [detail]\n";
     }
     std::map<std::string, int> codes;
-    int regressions = 0, broken = 0, total[5] = {0, 0, 0, 0, 0};
-    std::printf("%-20s %6s %7s %7s %9s %8s %5s %8s\n", "folder", "cases", "passed", "failed",
-                "rejected", "crashed", "hung", "passed%");
+    int regressions = 0, broken = 0, total[5] = {0, 0, 0, 0, 0}, total_frozen = 0;
+    std::printf("%-20s %6s %7s %7s %9s %8s %5s %8s %16s\n", "folder", "cases", "passed", "failed",
+                "rejected", "crashed", "hung", "passed%", "of them frozen");
     for (const std::string &d : dirs) {
         if (!fs::is_directory(d)) {
             std::cerr << "folder '" << d << "' does not exist (install libonnx-testdata)\n";
@@ -127,16 +148,18 @@ int main(int argc, char **argv) {
                 cases.push_back(e.path());
         std::sort(cases.begin(), cases.end());
         std::string folder = fs::path(d).filename().string();
-        int count[5] = {0, 0, 0, 0, 0};
+        int count[5] = {0, 0, 0, 0, 0}, frozen_passes = 0;
         for (const fs::path &c : cases) {
             std::string key = folder + "/" + c.filename().string();
             Result r = run_one(c, timeout);
             count[r.outcome]++;
+            frozen_passes += r.outcome == Passed && !r.frozen.empty();
             if (r.outcome == Rejected)
                 codes[r.detail]++;
             if (table.is_open())
                 table << key << " " << kOutcomes[r.outcome]
-                      << (r.outcome == Rejected ? " " + r.detail : "") << "\n";
+                      << (r.outcome == Rejected ? " " + r.detail : "")
+                      << (r.frozen.empty() ? "" : " frozen=" + r.frozen) << "\n";
             bool regressed =
                 expected.count(key) && expected[key] == "passed" && r.outcome != Passed;
             broken += r.outcome >= Crashed;
@@ -145,17 +168,19 @@ int main(int argc, char **argv) {
                 std::cout << (regressed              ? "  REGRESSED "
                               : r.outcome >= Crashed ? "  BROKEN "
                                                      : "  ")
-                          << key << ": " << kOutcomes[r.outcome] << " " << r.detail << "\n";
+                          << key << ": " << kOutcomes[r.outcome] << " " << r.detail
+                          << (r.frozen.empty() ? "" : " (frozen: " + r.frozen + ")") << "\n";
         }
-        std::printf("%-20s %6zu %7d %7d %9d %8d %5d %7.1f%%\n", folder.c_str(), cases.size(),
+        std::printf("%-20s %6zu %7d %7d %9d %8d %5d %7.1f%% %16d\n", folder.c_str(), cases.size(),
                     count[0], count[1], count[2], count[3], count[4],
-                    cases.empty() ? 0.0 : 100.0 * count[0] / double(cases.size()));
+                    cases.empty() ? 0.0 : 100.0 * count[0] / double(cases.size()), frozen_passes);
         for (int i = 0; i < 5; i++)
             total[i] += count[i];
+        total_frozen += frozen_passes;
     }
     int all = total[0] + total[1] + total[2] + total[3] + total[4];
-    std::printf("%-20s %6d %7d %7d %9d %8d %5d %7.1f%%\n", "all", all, total[0], total[1], total[2],
-                total[3], total[4], all ? 100.0 * total[0] / all : 0.0);
+    std::printf("%-20s %6d %7d %7d %9d %8d %5d %7.1f%% %16d\n", "all", all, total[0], total[1],
+                total[2], total[3], total[4], all ? 100.0 * total[0] / all : 0.0, total_frozen);
     std::cout << "rejections by code:";
     for (const auto &[code, n] : codes)
         std::cout << " " << code << "=" << n;

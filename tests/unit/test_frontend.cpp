@@ -5,6 +5,7 @@
 #include "frontend/LoadModel.h"
 #include "graph/OperatorSupport.h"
 #include "support/Error.h"
+#include "support/TensorFile.h"
 
 #include <doctest/doctest.h>
 
@@ -16,7 +17,9 @@ namespace {
 Graph load_text(const std::string &text, const std::vector<InputShapeOverride> &shapes = {}) {
     TempDir dir;
     std::string path = test::write_model(test::parse_model(text), dir.file("m.onnx"));
-    return run_frontend(path, FrontendOptions{shapes});
+    FrontendOptions o;
+    o.input_shapes = shapes;
+    return run_frontend(path, o);
 }
 
 std::string error_of(const std::string &text, const std::vector<InputShapeOverride> &shapes = {}) {
@@ -270,4 +273,105 @@ TEST_CASE("asking an attribute for the wrong type is NHC_EONX008") {
         CHECK(std::string(e.what()).find("Reshape 'r'") != std::string::npos);
     }
     CHECK(n.attr_int("missing", 7) == 7);
+}
+
+// An operand the compiler needs at compile time that comes from runtime inputs is refused by the
+// front end, naming the node, the operand, the inputs and the flag that freezes them.
+const char *kRuntimeScales = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 2, 2] x, float[4] s) => (float[1, 1, 4, 4] y) <float[4] one = {1, 1, 1, 1}> {
+  t = Mul(s, one)
+  y = Resize <mode = "nearest"> (x, , t)
+}
+)";
+
+TEST_CASE("NHC_EALG002: an operand needed at compile time that comes from a runtime input") {
+    std::string e = error_of(kRuntimeScales);
+    CHECK(e.rfind("NHC_EALG002", 0) == 0);
+    CHECK(e.find("Resize") != std::string::npos);
+    CHECK(e.find("input 2 ('t')") != std::string::npos); // traced back through the Mul
+    CHECK(e.find("'s'") != std::string::npos);
+    CHECK(e.find("--freeze-input s=FILE") != std::string::npos);
+    // A value reached through Shape depends on shapes only: Expand to Shape(x) is accepted.
+    CHECK(error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3, 4] x, float[1, 4] b) => (float[3, 4] y) {
+  s = Shape(x)
+  y = Expand(b, s)
+}
+)") == "no error");
+}
+
+namespace {
+
+/** `text` compiled by the front end with `frozen` inputs; the error, or "no error". */
+std::string freeze_error(const std::string &text, const std::vector<FrozenInput> &frozen,
+                         Graph *out = nullptr) {
+    TempDir dir;
+    FrontendOptions o;
+    o.frozen_inputs = frozen;
+    try {
+        Graph g = run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), o);
+        if (out)
+            *out = g;
+    } catch (const UserError &e) {
+        return e.code() + ": " + e.what();
+    }
+    return "no error";
+}
+
+std::string write_f32_npy(const TempDir &dir, const std::string &name, std::vector<int64_t> shape,
+                          const std::vector<float> &values) {
+    NpyTensor t;
+    t.shape = std::move(shape);
+    const auto *b = reinterpret_cast<const uint8_t *>(values.data());
+    t.data.assign(b, b + values.size() * sizeof(float));
+    std::string path = dir.file(name);
+    write_npy_file(path, t);
+    return path;
+}
+
+} // namespace
+
+TEST_CASE("--freeze-input makes a runtime input a constant of the file's value") {
+    TempDir dir;
+    std::string scales = write_f32_npy(dir, "s.npy", {4}, {1, 1, 2, 2});
+    Graph g;
+    REQUIRE(freeze_error(kRuntimeScales, {{"s", scales}}, &g) == "no error");
+    CHECK(g.inputs == std::vector<std::string>{"x"});
+    REQUIRE(g.value("t").is_constant()); // folded with the frozen value
+    CHECK(g.value("t").constant->get_f64(3) == 2.0);
+}
+
+TEST_CASE("--freeze-input errors: NHC_EARG014, NHC_EARG015, NHC_EARG016") {
+    for (const char *bad : {"s", "=f.npy", "s="}) {
+        std::string code = "no error";
+        try {
+            parse_frozen_input(bad);
+        } catch (const UserError &e) {
+            code = e.code();
+        }
+        CHECK(code == "NHC_EARG014");
+    }
+    CHECK(parse_frozen_input("s=a=b.npy").file == "a=b.npy");
+    TempDir dir;
+    std::string scales = write_f32_npy(dir, "s.npy", {4}, {1, 1, 2, 2});
+    std::string e = freeze_error(kRuntimeScales, {{"one", scales}});
+    CHECK(e.rfind("NHC_EARG015", 0) == 0); // an initializer, not a runtime input
+    CHECK(e.find("'x', 's'") != std::string::npos);
+    std::string wide = write_f32_npy(dir, "w.npy", {5}, {1, 1, 2, 2, 2});
+    e = freeze_error(kRuntimeScales, {{"s", wide}});
+    CHECK(e.rfind("NHC_EARG016", 0) == 0);
+    CHECK(e.find("[5]") != std::string::npos);
+    NpyTensor ints;
+    ints.dtype = "int32";
+    ints.shape = {4};
+    ints.data.assign(16, 0);
+    write_npy_file(dir.file("i.npy"), ints);
+    e = freeze_error(kRuntimeScales, {{"s", dir.file("i.npy")}});
+    CHECK(e.rfind("NHC_EARG016", 0) == 0);
+    CHECK(e.find("int32") != std::string::npos);
+    CHECK(e.find("FLOAT") != std::string::npos);
+    CHECK(freeze_error(kRuntimeScales, {{"s", dir.file("missing.npy")}}).rfind("NHC_ERT013", 0) ==
+          0);
 }

@@ -1,0 +1,97 @@
+#include "frontend/FreezeInputs.h"
+
+#include "support/Error.h"
+#include "support/Log.h"
+#include "support/TensorFile.h"
+
+#include <map>
+#include <set>
+
+namespace nhc {
+
+FrozenInput parse_frozen_input(const std::string &spec) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        user_error("NHC_EARG014", "--freeze-input '", spec,
+                   "' is malformed; expected name=file (a .npy or .pb tensor file)");
+    return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+namespace {
+
+/** NumPy dtype names (support/Npy.h) -> ONNX TensorProto data types. */
+int onnx_elem_type(const std::string &dtype) {
+    static const std::map<std::string, int> types = {
+        {"float32", onnx::TensorProto::FLOAT},     {"float16", onnx::TensorProto::FLOAT16},
+        {"bfloat16", onnx::TensorProto::BFLOAT16}, {"float64", onnx::TensorProto::DOUBLE},
+        {"int8", onnx::TensorProto::INT8},         {"uint8", onnx::TensorProto::UINT8},
+        {"int16", onnx::TensorProto::INT16},       {"uint16", onnx::TensorProto::UINT16},
+        {"int32", onnx::TensorProto::INT32},       {"uint32", onnx::TensorProto::UINT32},
+        {"int64", onnx::TensorProto::INT64},       {"uint64", onnx::TensorProto::UINT64},
+        {"bool", onnx::TensorProto::BOOL}};
+    auto it = types.find(dtype);
+    return it == types.end() ? onnx::TensorProto::UNDEFINED : it->second;
+}
+
+std::string shape_text(const std::vector<int64_t> &shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); i++)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+/** NHC_EARG016 unless `t` has the declared element type and every fixed dim of `vi`. */
+void check_matches(const onnx::ValueInfoProto &vi, const NpyTensor &t, const FrozenInput &f) {
+    const auto &tt = vi.type().tensor_type();
+    if (tt.elem_type() != onnx_elem_type(t.dtype))
+        user_error("NHC_EARG016", "--freeze-input ", f.name, ": '", f.file, "' holds ", t.dtype,
+                   ", the input is declared as ",
+                   onnx::TensorProto::DataType_Name(
+                       static_cast<onnx::TensorProto::DataType>(tt.elem_type())));
+    if (!tt.has_shape())
+        return;
+    bool same = tt.shape().dim_size() == static_cast<int>(t.shape.size());
+    for (int i = 0; same && i < tt.shape().dim_size(); i++)
+        same = !tt.shape().dim(i).has_dim_value() ||
+               tt.shape().dim(i).dim_value() == t.shape[static_cast<size_t>(i)];
+    if (!same)
+        user_error("NHC_EARG016", "--freeze-input ", f.name, ": '", f.file, "' has shape ",
+                   shape_text(t.shape), ", which the input's declared shape does not allow");
+}
+
+} // namespace
+
+void freeze_inputs(onnx::ModelProto &model, const std::vector<FrozenInput> &frozen) {
+    onnx::GraphProto &g = *model.mutable_graph();
+    std::set<std::string> initializers;
+    for (const auto &t : g.initializer())
+        initializers.insert(t.name());
+    for (const FrozenInput &f : frozen) {
+        const onnx::ValueInfoProto *input = nullptr;
+        std::string names;
+        for (const auto &vi : g.input()) {
+            if (initializers.count(vi.name()))
+                continue;
+            names += (names.empty() ? "'" : ", '") + vi.name() + "'";
+            if (vi.name() == f.name)
+                input = &vi;
+        }
+        if (!input)
+            user_error("NHC_EARG015", "--freeze-input names '", f.name,
+                       "', which is not a runtime input of the model; its inputs are ",
+                       names.empty() ? "(none)" : names);
+        NpyTensor t = read_tensor_file(f.file);
+        check_matches(*input, t, f);
+        onnx::TensorProto *init = g.add_initializer();
+        init->set_name(f.name);
+        init->set_data_type(onnx_elem_type(t.dtype));
+        for (int64_t d : t.shape)
+            init->add_dims(d);
+        init->set_raw_data(std::string(t.data.begin(), t.data.end()));
+        initializers.insert(f.name);
+        log_info("input '", f.name, "' frozen to the ", shape_text(t.shape), " ", t.dtype,
+                 " tensor of '", f.file, "'");
+    }
+}
+
+} // namespace nhc
