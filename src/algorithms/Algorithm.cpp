@@ -177,6 +177,7 @@ const std::map<std::string, BuilderFn> &table() {
         {"Sign", build_unary},
         {"Floor", build_unary},
         {"Ceil", build_unary},
+        {"Round", build_unary},
         {"PRelu", build_binary},
         {"Mod", build_binary},
         {"IsInf", build_compare},

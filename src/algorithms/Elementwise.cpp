@@ -39,14 +39,22 @@ Expr fmod_call(const Expr &a, const Expr &b) {
                                         Halide::Internal::Call::PureExtern);
 }
 
-// Floor and Ceil from the engines' fmod (ALU mod; neuroncore.md L335): x - fmod(x, 1) truncates
-// toward zero, then a negative (positive) remainder steps down (up).
+// Floor, Ceil and Round from the engines' fmod (ALU mod; neuroncore.md L335): x - fmod(x, 1)
+// truncates toward zero, then a negative (positive) remainder steps down (up). Round steps away
+// from zero past a half, and at a half only from an odd truncation (ONNX: half to even).
 Expr rounding_expr(const Node &node, const Expr &x) {
     Expr rem = fmod_call(x, Expr(1.0f));
     if (node.op_type == "Floor")
         return (x - rem) - Halide::select(rem < 0.0f, 1.0f, 0.0f);
     if (node.op_type == "Ceil")
         return (x - rem) + Halide::select(rem > 0.0f, 1.0f, 0.0f);
+    if (node.op_type == "Round") {
+        Expr trunc = x - rem;
+        Expr odd = fmod_call(trunc, Expr(2.0f)) != 0.0f;
+        Expr up = rem > 0.5f || (rem == 0.5f && odd);
+        Expr down = rem < -0.5f || (rem == -0.5f && odd);
+        return trunc + Halide::select(up, 1.0f, 0.0f) - Halide::select(down, 1.0f, 0.0f);
+    }
     unsupported_form(node, "no elementwise form");
 }
 

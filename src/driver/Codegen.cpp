@@ -5,6 +5,7 @@
 #include "graph/AutoCast.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/ConvTranspose.h"
+#include "graph/Decompose.h"
 #include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenElementwise.h"
@@ -384,12 +385,19 @@ private:
 void register_codegen_operators() {
     // Each listed operator compiles end to end and matches ONNX's test data on the simulator
     // (tests/e2e). Concat is a DMA per input; Gather covers rows of a 2-D table (a one-hot
-    // contraction); Conv, MaxPool, AveragePool, Resize and InstanceNormalization go through the
-    // graph passes' rewrites. Gelu is an internal node of graph/FuseGelu (ONNX has it from 20).
+    // contraction); Conv, MaxPool, AveragePool, Resize, InstanceNormalization and the operators
+    // of graph/Decompose go through the graph passes' rewrites. Gelu is an internal node of
+    // graph/FuseGelu (ONNX has it from 20).
     for (const std::string &op : elementwise_op_types())
         if (op != "Gelu")
             register_operator({op, "codegen"});
     for (const char *op : {"And",
+                           "Compress",
+                           "EyeLike",
+                           "OneHot",
+                           "Pad",
+                           "Tile",
+                           "Trilu",
                            "GatherElements",
                            "Hardmax",
                            "NegativeLogLikelihoodLoss",
@@ -452,6 +460,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("int64: ", narrowed, " values computed as int32");
     int rearranged = lower_depth_space(g);
     log_info("depth/space: ", rearranged, " DepthToSpace/SpaceToDepth nodes as Reshape-Transpose");
+    int decomposed = decompose_operators(g);
+    log_info("decompositions: ", decomposed, " Trilu/Tile/Pad/OneHot/Compress/EyeLike nodes");
     int picks = decompose_index_picks(g);
     log_info("index picks: ", picks, " GatherElements and loss nodes decomposed into one-hot sums");
     int norms = fuse_decomposed_layer_norms(g);

@@ -296,6 +296,37 @@ Outputs range(const Ctx &c) {
     return std::vector<HostTensor>{std::move(out)};
 }
 
+/** Hann, Hamming and Blackman windows (ONNX 17): a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N),
+ *  N = size when periodic (the default), size - 1 when symmetric. They depend only on the size,
+ *  so a constant size folds them away. */
+Outputs window(const Ctx &c) {
+    const std::string &op = c.node.op_type();
+    double a0 = 0.5, a1 = 0.5, a2 = 0; // Hann
+    if (op == "HammingWindow") {
+        a0 = 25.0 / 46.0;
+        a1 = 21.0 / 46.0;
+    } else if (op == "BlackmanWindow") {
+        a0 = 0.42;
+        a2 = 0.08;
+    }
+    int64_t size = c.input(0).get_i64(0);
+    if (size < 0)
+        c.fail("a negative size");
+    if (size > kMaxFoldedElements)
+        return std::nullopt;
+    std::optional<DType> t = dtype_from_onnx(static_cast<int>(c.attr_int("output_datatype", 1)));
+    if (!t)
+        c.fail("an output_datatype the graph cannot hold");
+    double n_denominator = c.attr_int("periodic", 1) ? double(size) : double(size - 1);
+    HostTensor out(*t, {size});
+    const double two_pi = 6.283185307179586;
+    for (int64_t i = 0; i < size; i++) {
+        double x = two_pi * static_cast<double>(i) / n_denominator;
+        out.set_f64(i, a0 - a1 * std::cos(x) + a2 * std::cos(2 * x));
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
 Outputs expand(const Ctx &c) {
     const HostTensor &x = c.input(0);
     Shape target = c.input(1).to_i64_vector();
@@ -339,26 +370,52 @@ using Evaluator = Outputs (*)(const Ctx &);
 
 const std::map<std::string, Evaluator> &evaluators() {
     static const std::map<std::string, Evaluator> table = {
-        {"Abs", unary},           {"Add", binary_arith},
-        {"And", compare},         {"Cast", cast},
-        {"Ceil", unary},          {"Concat", concat},
-        {"Constant", constant},   {"ConstantOfShape", constant_of_shape},
-        {"Div", binary_arith},    {"Equal", compare},
-        {"Expand", expand},       {"Flatten", flatten},
-        {"Floor", unary},         {"Gather", gather},
-        {"Greater", compare},     {"GreaterOrEqual", compare},
-        {"Identity", unary},      {"Less", compare},
-        {"LessOrEqual", compare}, {"Max", binary_arith},
-        {"Min", binary_arith},    {"Mod", binary_arith},
-        {"Mul", binary_arith},    {"Neg", unary},
-        {"Not", unary},           {"Or", compare},
-        {"Pow", binary_arith},    {"Range", range},
-        {"Reciprocal", unary},    {"Reshape", reshape},
-        {"Shape", shape_of},      {"Slice", slice},
-        {"Size", shape_of},       {"Sqrt", unary},
-        {"Squeeze", squeeze},     {"Sub", binary_arith},
-        {"Transpose", transpose}, {"Unsqueeze", unsqueeze},
-        {"Where", where},         {"Xor", compare},
+        {"Abs", unary},
+        {"Add", binary_arith},
+        {"BlackmanWindow", window},
+        {"HammingWindow", window},
+        {"HannWindow", window},
+        {"And", compare},
+        {"Cast", cast},
+        {"Ceil", unary},
+        {"Concat", concat},
+        {"Cos", unary},
+        {"Constant", constant},
+        {"ConstantOfShape", constant_of_shape},
+        {"Div", binary_arith},
+        {"Equal", compare},
+        {"Expand", expand},
+        {"Flatten", flatten},
+        {"Floor", unary},
+        {"Gather", gather},
+        {"Greater", compare},
+        {"GreaterOrEqual", compare},
+        {"Identity", unary},
+        {"Less", compare},
+        {"LessOrEqual", compare},
+        {"Max", binary_arith},
+        {"Min", binary_arith},
+        {"Mod", binary_arith},
+        {"Mul", binary_arith},
+        {"Neg", unary},
+        {"Not", unary},
+        {"Or", compare},
+        {"Pow", binary_arith},
+        {"Range", range},
+        {"Reciprocal", unary},
+        {"Reshape", reshape},
+        {"Round", unary},
+        {"Sin", unary},
+        {"Shape", shape_of},
+        {"Slice", slice},
+        {"Size", shape_of},
+        {"Sqrt", unary},
+        {"Squeeze", squeeze},
+        {"Sub", binary_arith},
+        {"Transpose", transpose},
+        {"Unsqueeze", unsqueeze},
+        {"Where", where},
+        {"Xor", compare},
     };
     return table;
 }

@@ -191,6 +191,12 @@ Outputs unary(const Ctx &c) {
             return std::floor(a);
         if (op == "Ceil")
             return std::ceil(a);
+        if (op == "Round")
+            return std::nearbyint(a); // the default rounding mode: half to even
+        if (op == "Sin")
+            return std::sin(a);
+        if (op == "Cos")
+            return std::cos(a);
         if (op == "Not")
             return a == 0;
         if (op == "Identity")
@@ -205,7 +211,7 @@ Outputs unary(const Ctx &c) {
             return a < 0 ? -a : a;
         if (op == "Not")
             return a == 0;
-        if (op == "Identity" || op == "Floor" || op == "Ceil")
+        if (op == "Identity" || op == "Floor" || op == "Ceil" || op == "Round")
             return a;
         return static_cast<int64_t>(ff({double(a)}));
     };

@@ -16,7 +16,6 @@ const std::map<std::string, std::vector<int>> &operands_needed() {
         {"BlackmanWindow", {0}},  // size
         {"Compress", {1}},        // condition: the output's length
         {"ConstantOfShape", {0}}, // shape
-        {"CumSum", {1}},          // axis
         {"Dropout", {2}},         // training_mode
         {"Expand", {1}},          // shape
         {"HammingWindow", {0}},   // size
@@ -29,7 +28,6 @@ const std::map<std::string, std::vector<int>> &operands_needed() {
         {"Slice", {1, 2, 3, 4}},  // starts, ends, axes, steps
         {"Split", {1}},           // split (opset 13)
         {"Tile", {1}},            // repeats
-        {"TopK", {1}},            // K
         {"Trilu", {1}},           // k
         {"Upsample", {1}},        // scales
     };

@@ -34,6 +34,7 @@ const std::set<std::string> &elementwise_op_types() {
                                               "PRelu",
                                               "Reciprocal",
                                               "Relu",
+                                              "Round",
                                               "Selu",
                                               "Shrink",
                                               "Sigmoid",

@@ -1,0 +1,266 @@
+#include "graph/Decompose.h"
+
+#include "graph/GraphRewriter.h"
+#include "support/Error.h"
+
+#include <functional>
+
+namespace nhc {
+
+namespace {
+
+[[noreturn]] void refuse(const Node &n, const std::string &what) {
+    user_error("NHC_EALG001", n.describe(), ": ", what);
+}
+
+/** The values of constant input `i` of `n` (empty when the optional input is absent). */
+std::vector<double> constant_values(const Graph &g, const Node &n, size_t i) {
+    if (i >= n.inputs.size() || n.inputs[i].empty())
+        return {};
+    const Value &v = g.value(n.inputs[i]);
+    nhc_assert(v.is_constant(), n.describe()
+                                    << ": input " << i << " should be constant (frontend check)");
+    std::vector<double> out;
+    for (int64_t e = 0; e < v.constant->numel(); e++)
+        out.push_back(v.constant->get_f64(e));
+    return out;
+}
+
+int64_t rank_of(const Graph &g, const std::string &v) {
+    return static_cast<int64_t>(g.value(v).shape.size());
+}
+
+/** [begin, end) with `step` of `in` along `axis`, as a Slice with constant bounds. */
+std::string slice(GraphRewriter &b, Graph &g, const std::string &in, int64_t axis, int64_t begin,
+                  int64_t end, int64_t step = 1) {
+    Shape s = g.value(in).shape;
+    s[static_cast<size_t>(axis)] = step > 0 ? end - begin : begin - std::max<int64_t>(end, -1);
+    std::string out = b.value(g.value(in).dtype, s);
+    b.add("Slice",
+          {in, b.constant_i64({begin}), b.constant_i64({end}), b.constant_i64({axis}),
+           b.constant_i64({step})},
+          {out});
+    return out;
+}
+
+std::string concat(GraphRewriter &b, Graph &g, const std::vector<std::string> &parts, int64_t axis,
+                   const std::string &out_name = "") {
+    Shape s = g.value(parts[0]).shape;
+    s[static_cast<size_t>(axis)] = 0;
+    for (const std::string &p : parts)
+        s[static_cast<size_t>(axis)] += g.value(p).shape[static_cast<size_t>(axis)];
+    std::string out = out_name.empty() ? b.value(g.value(parts[0]).dtype, s) : out_name;
+    b.add("Concat", parts, {out}).attrs["axis"] = axis;
+    return out;
+}
+
+/** `in` (1 along `axis`) repeated `count` times along it. */
+std::string expand(GraphRewriter &b, Graph &g, const std::string &in, int64_t axis, int64_t count,
+                   const Shape &like) {
+    Shape s = like;
+    s[static_cast<size_t>(axis)] = count;
+    return b.compute("Expand", {in, b.constant_i64(s)}, g.value(in).dtype, s);
+}
+
+void trilu(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__trilu", out);
+    const Value &x = g.value(n.inputs[0]);
+    if (x.shape.size() < 2)
+        refuse(n, "expected an input of rank 2 or more");
+    std::vector<double> kv = constant_values(g, n, 1);
+    int64_t k = kv.empty() ? 0 : static_cast<int64_t>(kv[0]);
+    bool upper = n.attr_int("upper", 1) != 0;
+    int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+    std::vector<double> mask;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask.push_back(upper ? j - i >= k : j - i <= k);
+    std::string m = b.constant_of(DType::Bool, {rows, cols}, mask);
+    std::string zero = b.constant_of(x.dtype, {1}, {0.0});
+    b.compute("Where", {m, n.inputs[0], zero}, x.dtype, x.shape, n.outputs[0]);
+}
+
+void tile(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__tile", out);
+    const Shape &in = g.value(n.inputs[0]).shape, &result = g.value(n.outputs[0]).shape;
+    std::string cur = n.inputs[0];
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < in.size(); d++)
+        if (in[d] != result[d])
+            axes.push_back(static_cast<int64_t>(d));
+    if (axes.empty() || in.empty()) {
+        b.add("Identity", {cur}, {n.outputs[0]});
+        return;
+    }
+    for (int64_t d : axes) {
+        size_t a = static_cast<size_t>(d);
+        if (in[a] == 0 || result[a] % in[a] != 0)
+            refuse(n, "the output shape is not a whole multiple of the input's");
+        std::vector<std::string> copies(static_cast<size_t>(result[a] / in[a]), cur);
+        cur = concat(b, g, copies, d, d == axes.back() ? n.outputs[0] : "");
+    }
+}
+
+/** The fill of `count` elements before (`front`) or after the data along `axis`. */
+std::string pad_fill(GraphRewriter &b, Graph &g, const Node &n, const std::string &cur,
+                     int64_t axis, int64_t count, bool front, double value) {
+    const std::string mode = n.attr_string("mode", "constant");
+    const Value &v = g.value(cur);
+    int64_t len = v.shape[static_cast<size_t>(axis)];
+    if (mode == "constant") {
+        std::string c = b.constant_of(v.dtype, Shape(v.shape.size(), 1), {value});
+        return expand(b, g, c, axis, count, v.shape);
+    }
+    if (len == 0)
+        refuse(n, "edge and reflect padding of an empty axis");
+    if (mode == "edge") {
+        std::string edge =
+            front ? slice(b, g, cur, axis, 0, 1) : slice(b, g, cur, axis, len - 1, len);
+        return expand(b, g, edge, axis, count, v.shape);
+    }
+    if (mode == "reflect") {
+        if (count >= len)
+            refuse(n, "reflect padding as wide as the axis (" + std::to_string(len) + ")");
+        // Reversed slices: x[count], ..., x[1] before; x[len-2], ..., x[len-1-count] after.
+        // An end of -(len + 1) means "past the first element" for a negative step.
+        int64_t end = front ? 0 : len - 2 - count;
+        return slice(b, g, cur, axis, front ? count : len - 2, end < 0 ? -(len + 1) : end, -1);
+    }
+    refuse(n, "mode '" + mode + "' (expected constant, edge or reflect)");
+}
+
+void pad(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__pad", out);
+    int64_t rank = rank_of(g, n.inputs[0]);
+    std::vector<double> pads =
+        n.inputs.size() > 1 ? constant_values(g, n, 1) : std::vector<double>{};
+    if (n.inputs.size() <= 1)
+        for (int64_t p : n.attr_ints("pads"))
+            pads.push_back(static_cast<double>(p));
+    std::vector<double> value = constant_values(g, n, 2);
+    if (value.empty() && n.has_attr("value"))
+        value.push_back(n.attr_float("value", 0.0));
+    std::vector<double> axes_v = constant_values(g, n, 3);
+    std::vector<int64_t> axes;
+    for (double a : axes_v)
+        axes.push_back(a < 0 ? static_cast<int64_t>(a) + rank : static_cast<int64_t>(a));
+    if (axes.empty())
+        for (int64_t d = 0; d < rank; d++)
+            axes.push_back(d);
+    if (pads.size() != 2 * axes.size())
+        refuse(n, "expected " + std::to_string(2 * axes.size()) + " pads, found " +
+                      std::to_string(pads.size()));
+    std::string cur = n.inputs[0];
+    size_t count = axes.size();
+    for (size_t i = 0; i < count; i++) {
+        int64_t d = axes[i];
+        auto before = static_cast<int64_t>(pads[i]), after = static_cast<int64_t>(pads[i + count]);
+        int64_t len = g.value(cur).shape[static_cast<size_t>(d)];
+        if (before < 0 || after < 0) // negative pads crop
+            cur = slice(b, g, cur, d, std::max<int64_t>(-before, 0),
+                        len - std::max<int64_t>(-after, 0));
+        std::vector<std::string> parts;
+        if (before > 0)
+            parts.push_back(pad_fill(b, g, n, cur, d, before, true, value.empty() ? 0 : value[0]));
+        parts.push_back(cur);
+        if (after > 0)
+            parts.push_back(pad_fill(b, g, n, cur, d, after, false, value.empty() ? 0 : value[0]));
+        if (parts.size() > 1)
+            cur = concat(b, g, parts, d);
+    }
+    b.add("Identity", {cur}, {n.outputs[0]});
+}
+
+void one_hot(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__onehot", out);
+    const Value &indices = g.value(n.inputs[0]), &result = g.value(n.outputs[0]);
+    int64_t rank = static_cast<int64_t>(result.shape.size());
+    int64_t axis = n.attr_int("axis", -1);
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis < 0 || axis >= rank || g.value(n.inputs[2]).shape != Shape{2})
+        refuse(n, "expected an axis within the output's rank and two values");
+    size_t a = static_cast<size_t>(axis);
+    int64_t depth = result.shape[a];
+    std::string idx = n.inputs[0];
+    if (dtype_is_float(indices.dtype)) { // ONNX's reference takes float indices as integers
+        idx = b.value(DType::Int32, indices.shape);
+        b.add("Cast", {n.inputs[0]}, {idx}).attrs["to"] =
+            static_cast<int64_t>(dtype_to_onnx(DType::Int32));
+    }
+    Shape narrow = result.shape;
+    narrow[a] = 1;
+    idx = b.reshape(idx, narrow);
+    Shape along(result.shape.size(), 1);
+    along[a] = depth;
+    std::vector<double> pos, neg;
+    for (int64_t i = 0; i < depth; i++) {
+        pos.push_back(static_cast<double>(i));
+        neg.push_back(static_cast<double>(i - depth));
+    }
+    std::string hit_pos = b.compute("Equal", {idx, b.constant_of(DType::Int32, along, pos)},
+                                    DType::Bool, result.shape);
+    std::string hit_neg = b.compute("Equal", {idx, b.constant_of(DType::Int32, along, neg)},
+                                    DType::Bool, result.shape);
+    std::string hit = b.compute("Or", {hit_pos, hit_neg}, DType::Bool, result.shape);
+    std::string off = slice(b, g, n.inputs[2], 0, 0, 1), on = slice(b, g, n.inputs[2], 0, 1, 2);
+    b.compute("Where", {hit, on, off}, result.dtype, result.shape, n.outputs[0]);
+}
+
+void compress(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__compress", out);
+    std::vector<double> cond = constant_values(g, n, 1);
+    std::string cur = n.inputs[0];
+    int64_t axis = 0;
+    if (n.has_attr("axis")) {
+        axis = n.attr_int("axis", 0);
+        axis = axis < 0 ? axis + rank_of(g, cur) : axis;
+    } else {
+        cur = b.reshape(cur, {shape_numel(g.value(cur).shape)});
+    }
+    std::vector<std::string> runs;
+    for (size_t i = 0; i < cond.size();) {
+        if (cond[i] == 0) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < cond.size() && cond[j] != 0)
+            j++;
+        runs.push_back(slice(b, g, cur, axis, static_cast<int64_t>(i), static_cast<int64_t>(j)));
+        i = j;
+    }
+    if (runs.empty())
+        refuse(n, "a condition that selects nothing (an empty output)");
+    if (runs.size() == 1)
+        b.add("Identity", {runs[0]}, {n.outputs[0]});
+    else
+        concat(b, g, runs, axis, n.outputs[0]);
+}
+
+/** EyeLike's output becomes a constant; no node replaces it. */
+void eye_like(Graph &g, const Node &n, std::vector<Node> &) {
+    Value &result = g.values.at(n.outputs[0]);
+    if (result.shape.size() != 2)
+        refuse(n, "expected a 2-D input");
+    int64_t k = n.attr_int("k", 0), rows = result.shape[0], cols = result.shape[1];
+    auto t = std::make_shared<HostTensor>(result.dtype, result.shape);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            t->set_f64(i * cols + j, j - i == k ? 1.0 : 0.0);
+    result.constant = std::move(t);
+}
+
+} // namespace
+
+int decompose_operators(Graph &g) {
+    using Lower = std::function<void(Graph &, const Node &, std::vector<Node> &)>;
+    const std::vector<std::pair<const char *, Lower>> lowerings = {
+        {"Compress", compress}, {"EyeLike", eye_like}, {"OneHot", one_hot},
+        {"Pad", pad},           {"Tile", tile},        {"Trilu", trilu}};
+    int count = 0;
+    for (const auto &[op, lower] : lowerings)
+        count += rewrite_each(g, op, lower);
+    return count;
+}
+
+} // namespace nhc

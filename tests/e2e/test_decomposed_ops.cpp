@@ -1,0 +1,146 @@
+// Operators the graph passes express with others (graph/Decompose) and Round, checked on the
+// simulator against values worked out by hand from the ONNX specification.
+
+#include "TextCases.h"
+
+#include <doctest/doctest.h>
+
+using namespace nhc;
+using test::load_text;
+
+namespace {
+
+/** A float32 tensor of `shape` holding `values`. */
+HostTensor f32(const Shape &shape, const std::vector<double> &values) {
+    HostTensor t(DType::Float32, shape);
+    for (size_t i = 0; i < values.size(); i++)
+        t.set_f64(static_cast<int64_t>(i), values[i]);
+    return t;
+}
+
+/** The only output of `text` run on the simulator with `inputs`, as doubles. */
+std::vector<double> run_text(const std::string &text,
+                             const std::map<std::string, HostTensor> &inputs, Shape *shape) {
+    Graph g = load_text(text);
+    test::E2EResult r = test::compile_and_run(g, inputs);
+    const HostTensor &y = r.outputs.at(g.outputs[0]);
+    if (shape)
+        *shape = y.shape();
+    std::vector<double> v;
+    for (int64_t i = 0; i < y.numel(); i++)
+        v.push_back(y.get_f64(i));
+    return v;
+}
+
+const std::vector<double> kRow = {1, 2, 3, 4}; // x = [[1, 2, 3, 4], [5, 6, 7, 8]]
+const std::vector<double> kTwoRows = {1, 2, 3, 4, 5, 6, 7, 8};
+
+} // namespace
+
+TEST_CASE("Pad: constant, edge and reflect modes, and negative pads crop") {
+    std::map<std::string, HostTensor> in = {{"x", f32({2, 4}, kTwoRows)}};
+    Shape s;
+    // Constant 9: one row before, one column after; the last column cropped by a -1.
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[3, 4] y) <int64[4] p = {1, 1, 0, -1}, float v = {9}> {
+  y = Pad <mode = "constant"> (x, p, v)
+}
+)",
+                                     in, &s);
+    CHECK(s == Shape{3, 4});
+    CHECK(y == std::vector<double>{9, 9, 9, 9, 9, 1, 2, 3, 9, 5, 6, 7});
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 7] y) <int64[4] p = {0, 2, 0, 1}> {
+  y = Pad <mode = "edge"> (x, p)
+}
+)",
+                 in, &s);
+    CHECK(y == std::vector<double>{1, 1, 1, 2, 3, 4, 4, 5, 5, 5, 6, 7, 8, 8});
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 9] y) <int64[4] p = {0, 2, 0, 3}> {
+  y = Pad <mode = "reflect"> (x, p)
+}
+)",
+                 in, &s);
+    CHECK(y == std::vector<double>{3, 2, 1, 2, 3, 4, 3, 2, 1, 7, 6, 5, 6, 7, 8, 7, 6, 5});
+}
+
+TEST_CASE("Tile repeats along each axis; Trilu keeps a triangle from diagonal k") {
+    std::map<std::string, HostTensor> in = {{"x", f32({2, 4}, kTwoRows)}};
+    Shape s;
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[4, 8] y) <int64[2] r = {2, 2}> { y = Tile(x, r) }
+)",
+                                     in, &s);
+    REQUIRE(s == Shape{4, 8});
+    for (int64_t i = 0; i < 4; i++)
+        for (int64_t j = 0; j < 8; j++)
+            REQUIRE(y[static_cast<size_t>(i * 8 + j)] == kTwoRows[(i % 2) * 4 + j % 4]);
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y) <int64 k = {1}> { y = Trilu <upper = 1> (x, k) }
+)",
+                 in, &s);
+    CHECK(y == std::vector<double>{0, 2, 3, 4, 0, 0, 7, 8});
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y) <int64 k = {-1}> { y = Trilu <upper = 0> (x, k) }
+)",
+                 in, &s);
+    CHECK(y == std::vector<double>{0, 0, 0, 0, 5, 0, 0, 0});
+}
+
+TEST_CASE("OneHot: on/off values at run time, negative indices from the end, other axes") {
+    HostTensor idx(DType::Int64, {3});
+    idx.set_i64(0, 0);
+    idx.set_i64(1, -1);
+    idx.set_i64(2, 7); // out of range: all off
+    std::map<std::string, HostTensor> in = {{"i", idx}, {"v", f32({2}, {-2, 5})}};
+    Shape s;
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64[3] i, float[2] v) => (float[4, 3] y) <int64 d = {4}> { y = OneHot <axis = 0> (i, d, v) }
+)",
+                                     in, &s);
+    CHECK(s == Shape{4, 3});
+    CHECK(y == std::vector<double>{5, -2, -2, -2, -2, -2, -2, -2, -2, -2, 5, -2});
+}
+
+TEST_CASE("Compress selects runs along an axis, or of the flattened input; EyeLike is constant") {
+    std::map<std::string, HostTensor> in = {{"x", f32({2, 4}, kTwoRows)}};
+    Shape s;
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 3] y) <bool[4] c = {1, 0, 1, 1}> { y = Compress <axis = 1> (x, c) }
+)",
+                                     in, &s);
+    CHECK(s == Shape{2, 3});
+    CHECK(y == std::vector<double>{1, 3, 4, 5, 7, 8});
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2] y) <bool[6] c = {0, 0, 0, 1, 0, 1}> { y = Compress(x, c) }
+)",
+                 in, &s);
+    CHECK(y == std::vector<double>{4, 6});
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y) { y = EyeLike <k = 1> (x) }
+)",
+                 in, &s);
+    CHECK(y == std::vector<double>{0, 1, 0, 0, 0, 0, 1, 0});
+}
+
+TEST_CASE("Round rounds halves to even") {
+    std::vector<double> x = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49, -0.51, 3.7, -3.7, 8388609};
+    std::map<std::string, HostTensor> in = {{"x", f32({11}, x)}};
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[11] x) => (float[11] y) { y = Round(x) }
+)",
+                                     in, nullptr);
+    CHECK(y == std::vector<double>{-2, -2, -0.0, 0, 2, 2, 0, -1, 4, -4, 8388609});
+}
