@@ -448,14 +448,14 @@ OpResult build_cast(const OpContext &ctx) {
     return b.result({Tensor{out, x.shape, *to}});
 }
 
-// Expand: x broadcast (numpy rules) to the shape input, which must be a constant.
+// Expand: x broadcast (numpy rules) to the shape input. A shape given at run time is the
+// inferred output shape: a static compile is specialised to it, as for Reshape.
 OpResult build_expand(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0);
-    if (ctx.constants.size() < 2 || !ctx.constants[1])
-        unsupported_form(ctx.node, "the shape input must be a constant (a static compile needs "
-                                   "the output shape)");
-    Shape shape = broadcast_shape(ctx.node, {x.shape, ctx.constants[1]->to_i64_vector()});
+    Shape target = ctx.constants.size() > 1 && ctx.constants[1] ? ctx.constants[1]->to_i64_vector()
+                                                                : ctx.outputs.at(0)->shape;
+    Shape shape = broadcast_shape(ctx.node, {x.shape, target});
     std::vector<Halide::Var> v = Builder::vars(static_cast<int>(shape.size()));
     Tensor xb = broadcast_to(b, x, shape, "bcast0");
     Halide::Func out = b.func("out");

@@ -67,9 +67,11 @@ OpResult build_split(const OpContext &ctx) {
     size_t n_out = ctx.node.outputs.size();
     std::vector<int64_t> sizes = ctx.node.attr_ints("split");
     if (ctx.inputs.size() > 1 && ctx.inputs[1].func.defined()) {
-        if (!ctx.constants[1])
-            unsupported_form(ctx.node, "split sizes must be a constant");
-        sizes = ctx.constants[1]->to_i64_vector();
+        sizes.clear(); // sizes given at run time are the inferred output shapes' (static compile)
+        for (size_t o = 0; o < n_out; o++)
+            sizes.push_back(ctx.outputs.at(o)->shape[static_cast<size_t>(axis)]);
+        if (ctx.constants[1])
+            sizes = ctx.constants[1]->to_i64_vector();
     }
     if (sizes.empty()) {
         if (x.shape[axis] % static_cast<int64_t>(n_out) != 0)

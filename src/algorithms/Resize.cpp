@@ -14,10 +14,10 @@ OpResult build_resize(const OpContext &ctx) {
     const Tensor &x = input(ctx, 0);
     if (ctx.outputs.empty() || ctx.outputs[0] == nullptr)
         unsupported_form(ctx.node, "an output of unknown shape");
-    for (size_t i = 2; i < 4 && i < ctx.node.inputs.size(); i++)
-        if (!ctx.node.inputs[i].empty() && (i >= ctx.constants.size() || !ctx.constants[i]))
-            unsupported_form(ctx.node, "a runtime 'scales' or 'sizes' input (a static compile "
-                                       "needs the output shape)");
+    // Sizes restate the output shape (runtime sizes included); scales are values.
+    if (ctx.node.inputs.size() > 2 && !ctx.node.inputs[2].empty() &&
+        (ctx.constants.size() <= 2 || !ctx.constants[2]))
+        unsupported_form(ctx.node, "a runtime 'scales' input (a static compile needs its values)");
     const Shape &out_shape = ctx.outputs[0]->shape;
     std::vector<ResizeAxis> axes = resize_axes(
         ctx.node, x.shape, out_shape, ctx.constants.size() > 2 ? ctx.constants[2] : nullptr);

@@ -13,23 +13,17 @@ namespace {
  *  lowering reads them at compile time). ONNX names the operands in its operator docs. */
 const std::map<std::string, std::vector<int>> &operands_needed() {
     static const std::map<std::string, std::vector<int>> table = {
-        {"BlackmanWindow", {0}},  // size
-        {"Compress", {1}},        // condition: the output's length
-        {"ConstantOfShape", {0}}, // shape
-        {"Dropout", {2}},         // training_mode
-        {"Expand", {1}},          // shape
-        {"HammingWindow", {0}},   // size
-        {"HannWindow", {0}},      // size
-        {"OneHot", {1}},          // depth
-        {"Pad", {1, 2, 3}},       // pads, constant_value, axes
-        {"Range", {0, 1, 2}},     // start, limit, delta
-        {"ReduceSum", {1}},       // axes (opset 13)
-        {"Resize", {2, 3}},       // scales, sizes
-        {"Slice", {1, 2, 3, 4}},  // starts, ends, axes, steps
-        {"Split", {1}},           // split (opset 13)
-        {"Tile", {1}},            // repeats
-        {"Trilu", {1}},           // k
-        {"Upsample", {1}},        // scales
+        {"BlackmanWindow", {0}}, // size
+        {"Compress", {1}},       // condition: the output's length
+        {"Dropout", {2}},        // training_mode
+        {"HammingWindow", {0}},  // size
+        {"HannWindow", {0}},     // size
+        {"Pad", {1, 2, 3}},      // pads, constant_value, axes
+        {"Range", {0, 1, 2}},    // start, limit, delta
+        {"ReduceSum", {1}},      // axes (opset 13)
+        {"Resize", {2}},         // scales
+        {"Slice", {1, 2, 3, 4}}, // starts, ends, axes, steps
+        {"Upsample", {1}},       // scales
     };
     return table;
 }

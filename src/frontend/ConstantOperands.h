@@ -2,15 +2,17 @@
 #define NHC_FRONTEND_CONSTANTOPERANDS_H
 
 /** \file
- * Operands that a static compile needs as values at compile time: Resize's scales and sizes,
- * Slice's bounds, Split's sizes, ReduceSum's axes, Trilu's k, Pad's pads, Tile's repeats, ...
+ * Operands that a static compile needs as values at compile time: Resize's scales, Slice's
+ * bounds, ReduceSum's axes, Pad's pads, Compress's condition, ...
  * (the table in ConstantOperands.cpp lists each operator's). After folding, such an operand is
  * either a constant or computed from runtime inputs of the model; the latter is refused with
  * NHC_EALG002, naming the node, the operand and the inputs its value comes from, so that the
  * user can freeze them (`--freeze-input`, FreezeInputs.h).
  *
- * Operands whose value the static shapes already fix (Reshape's shape, Squeeze's axes) are not
- * listed: the compiler reads the inferred output shape instead. Values reached only through
+ * Operands whose value the static shapes already fix are not listed: the compiler reads the
+ * inferred output shapes instead (Reshape's and Expand's shape, Squeeze's axes, Split's sizes,
+ * Tile's repeats, OneHot's depth, Resize's sizes, ConstantOfShape's shape), so the NEFF is
+ * specialised to them as to every other shape. Values reached only through
  * Shape or Size depend on shapes, not on runtime data, and do not count.
  */
 

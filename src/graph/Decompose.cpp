@@ -62,20 +62,32 @@ std::string expand(GraphRewriter &b, Graph &g, const std::string &in, int64_t ax
     return b.compute("Expand", {in, b.constant_i64(s)}, g.value(in).dtype, s);
 }
 
+/** Where(mask, x, 0); the mask keeps j - i >= k (upper) or <= k (lower). A constant k makes the
+ *  mask a constant; a runtime k is compared with the constant j - i. */
 void trilu(Graph &g, const Node &n, std::vector<Node> &out) {
     GraphRewriter b(g, n, "__trilu", out);
     const Value &x = g.value(n.inputs[0]);
     if (x.shape.size() < 2)
         refuse(n, "expected an input of rank 2 or more");
-    std::vector<double> kv = constant_values(g, n, 1);
-    int64_t k = kv.empty() ? 0 : static_cast<int64_t>(kv[0]);
     bool upper = n.attr_int("upper", 1) != 0;
     int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
-    std::vector<double> mask;
+    bool k_given = n.inputs.size() > 1 && !n.inputs[1].empty();
+    bool k_runtime = k_given && !g.value(n.inputs[1]).is_constant();
+    int64_t k = k_given && !k_runtime ? static_cast<int64_t>(constant_values(g, n, 1)[0]) : 0;
+    std::vector<double> diagonal_offset, mask;
     for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
+        for (int64_t j = 0; j < cols; j++) {
+            diagonal_offset.push_back(static_cast<double>(j - i));
             mask.push_back(upper ? j - i >= k : j - i <= k);
-    std::string m = b.constant_of(DType::Bool, {rows, cols}, mask);
+        }
+    std::string m;
+    if (k_runtime) {
+        std::string offset = b.constant_of(DType::Int32, {rows, cols}, diagonal_offset);
+        m = b.compute(upper ? "GreaterOrEqual" : "LessOrEqual", {offset, n.inputs[1]}, DType::Bool,
+                      {rows, cols});
+    } else {
+        m = b.constant_of(DType::Bool, {rows, cols}, mask);
+    }
     std::string zero = b.constant_of(x.dtype, {1}, {0.0});
     b.compute("Where", {m, n.inputs[0], zero}, x.dtype, x.shape, n.outputs[0]);
 }
@@ -250,13 +262,31 @@ void eye_like(Graph &g, const Node &n, std::vector<Node> &) {
     result.constant = std::move(t);
 }
 
+/** ConstantOfShape given its shape at run time: the inferred output shape filled with `value`. */
+void constant_of_shape(Graph &g, const Node &n, std::vector<Node> &) {
+    Value &result = g.values.at(n.outputs[0]);
+    double fill = 0;
+    if (auto it = n.attrs.find("value"); it != n.attrs.end()) {
+        const auto *t = std::get_if<HostTensor>(&it->second);
+        if (!t || t->numel() != 1)
+            refuse(n, "attribute 'value' must be a one-element tensor");
+        fill = t->get_f64(0);
+    }
+    auto t = std::make_shared<HostTensor>(result.dtype, result.shape);
+    for (int64_t i = 0; i < t->numel(); i++)
+        t->set_f64(i, fill);
+    result.constant = std::move(t);
+}
+
 } // namespace
 
 int decompose_operators(Graph &g) {
     using Lower = std::function<void(Graph &, const Node &, std::vector<Node> &)>;
     const std::vector<std::pair<const char *, Lower>> lowerings = {
-        {"Compress", compress}, {"EyeLike", eye_like}, {"OneHot", one_hot},
-        {"Pad", pad},           {"Tile", tile},        {"Trilu", trilu}};
+        {"Compress", compress}, {"ConstantOfShape", constant_of_shape},
+        {"EyeLike", eye_like},  {"OneHot", one_hot},
+        {"Pad", pad},           {"Tile", tile},
+        {"Trilu", trilu}};
     int count = 0;
     for (const auto &[op, lower] : lowerings)
         count += rewrite_each(g, op, lower);

@@ -4,7 +4,7 @@
 /** \file
  * Operators expressed with others the code generator has, so that each needs no algorithm,
  * schedule or instruction selection of its own:
- *  - Trilu: Where(constant triangle mask, x, 0);
+ *  - Trilu: Where(triangle mask, x, 0), the mask constant or compared with a runtime k;
  *  - Tile: one Concat of copies per repeated axis;
  *  - Pad (constant, edge, reflect): per padded axis, a Concat of the fill before, the data and
  *    the fill after; the fill is an Expand of the value (constant), an Expand of the edge slice
@@ -12,11 +12,12 @@
  *  - OneHot: Where(indices == position along the new axis, on value, off value), a negative
  *    index counting from the end (as ONNX's reference);
  *  - Compress: the selected runs as Slices, concatenated (flattened first without an axis);
- *  - EyeLike: a constant (it depends only on the input's shape).
+ *  - EyeLike, and ConstantOfShape given its shape at run time: constants (they depend only on
+ *    the static output shape).
  *
  * Assumes the front end's guarantee that their compile-time operands are constants (Pad's pads
- * and value, Trilu's k, OneHot's depth, Compress's condition; frontend/ConstantOperands.h) and
- * static shapes (Tile's repeats follow from them). NHC_EALG001 for forms not covered.
+ * and value, Compress's condition; frontend/ConstantOperands.h) and static shapes (Tile's
+ * repeats and OneHot's depth are read from them). NHC_EALG001 for forms not covered.
  */
 
 #include "graph/Graph.h"

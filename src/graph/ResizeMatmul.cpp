@@ -149,18 +149,14 @@ std::vector<double> transposed(const ResizeAxis &a) {
 void lower_resize(Graph &g, const Node &n, std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]);
     const Value &y = g.value(n.outputs[0]);
-    auto constant_input = [&](size_t i) -> const HostTensor * {
-        if (n.inputs.size() <= i || n.inputs[i].empty())
-            return nullptr;
-        const Value &v = g.value(n.inputs[i]);
-        if (!v.is_constant())
-            user_error("NHC_EALG001", n.describe(), ": expected a constant '",
-                       i == 2 ? "scales" : "sizes", "' input, found the runtime value '", v.name,
-                       "' (a static compile needs the output shape)");
-        return v.constant.get();
-    };
-    const HostTensor *scales = constant_input(2);
-    constant_input(3);
+    // Sizes are the output shape's (given at run time, the inferred shape: a static compile is
+    // specialised to it); scales are needed as values (frontend/ConstantOperands).
+    const HostTensor *scales = nullptr;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        const Value &v = g.value(n.inputs[2]);
+        nhc_assert(v.is_constant(), n.describe() << ": runtime scales (frontend check)");
+        scales = v.constant.get();
+    }
     std::vector<ResizeAxis> axes = resize_axes(n, x.shape, y.shape, scales);
     if (x.dtype != DType::Float32)
         user_error("NHC_EALG001", n.describe(), ": expected a float32 input, found ",

@@ -144,3 +144,40 @@ g (float[11] x) => (float[11] y) { y = Round(x) }
                                      in, nullptr);
     CHECK(y == std::vector<double>{-2, -2, -0.0, 0, 2, 2, 0, -1, 4, -4, 8388609});
 }
+
+TEST_CASE("Operands given at run time: Trilu's k is compared on the engines; Expand's shape and "
+          "Split's sizes restate the static output shapes") {
+    HostTensor k(DType::Int64, {});
+    k.set_i64(0, 1);
+    std::map<std::string, HostTensor> in = {{"x", f32({2, 4}, kTwoRows)}, {"k", k}};
+    Shape s;
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x, int64 k) => (float[2, 4] y) { y = Trilu <upper = 1> (x, k) }
+)",
+                                     in, &s);
+    CHECK(y == std::vector<double>{0, 2, 3, 4, 0, 0, 7, 8});
+    HostTensor shape(DType::Int64, {3});
+    for (int64_t i = 0; i < 3; i++)
+        shape.set_i64(i, std::vector<int64_t>{3, 2, 4}[static_cast<size_t>(i)]);
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x, int64[3] s) => (float[3, 2, 4] y) { y = Expand(x, s) }
+)",
+                 {{"x", f32({2, 4}, kTwoRows)}, {"s", shape}}, &s);
+    CHECK(s == Shape{3, 2, 4});
+    for (size_t i = 0; i < y.size(); i++)
+        REQUIRE(y[i] == kTwoRows[i % 8]);
+    HostTensor sizes(DType::Int64, {2});
+    sizes.set_i64(0, 1);
+    sizes.set_i64(1, 3);
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x, int64[2] n) => (float[2, 1] a, float[2, 3] b) { a, b = Split <axis = 1> (x, n) }
+)");
+    test::E2EResult r = test::compile_and_run(g, {{"x", f32({2, 4}, kTwoRows)}, {"n", sizes}});
+    const HostTensor &b = r.outputs.at("b");
+    CHECK(r.outputs.at("a").get_f64(1) == 5);
+    CHECK(b.get_f64(0) == 2);
+    CHECK(b.get_f64(5) == 8);
+}
