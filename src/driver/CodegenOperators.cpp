@@ -19,6 +19,8 @@ void register_codegen_operators() {
                            "Compress",
                            "ConstantOfShape",
                            "EyeLike",
+                           "LRN",
+                           "MeanVarianceNormalization",
                            "OneHot",
                            "Pad",
                            "Tile",

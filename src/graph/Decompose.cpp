@@ -262,6 +262,65 @@ void eye_like(Graph &g, const Node &n, std::vector<Node> &) {
     result.constant = std::move(t);
 }
 
+/** MeanVarianceNormalization as ONNX's function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) +
+ *  1e-9), the means over `axes` (default 0, 2, 3) kept as broadcast dims. */
+void mean_variance_normalization(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__mvn", out);
+    const Value &x = g.value(n.inputs[0]);
+    std::vector<int64_t> axes = n.attr_ints("axes");
+    if (axes.empty())
+        axes = {0, 2, 3};
+    Shape kept = x.shape;
+    for (int64_t &a : axes) {
+        a = a < 0 ? a + static_cast<int64_t>(x.shape.size()) : a;
+        if (a < 0 || a >= static_cast<int64_t>(x.shape.size()))
+            refuse(n, "an axis outside the input's rank");
+        kept[static_cast<size_t>(a)] = 1;
+    }
+    DType t = x.dtype;
+    std::string mean = b.reduce("ReduceMean", n.inputs[0], axes, true, kept);
+    std::string square = b.compute("Mul", {n.inputs[0], n.inputs[0]}, t, x.shape);
+    std::string mean_of_square = b.reduce("ReduceMean", square, axes, true, kept);
+    std::string square_of_mean = b.compute("Mul", {mean, mean}, t, kept);
+    std::string variance = b.compute("Sub", {mean_of_square, square_of_mean}, t, kept);
+    std::string std_dev = b.compute("Sqrt", {variance}, t, kept);
+    std::string denominator = b.compute("Add", {std_dev, b.constant_of(t, {1}, {1e-9})}, t, kept);
+    std::string centred = b.compute("Sub", {n.inputs[0], mean}, t, x.shape);
+    b.compute("Div", {centred, denominator}, t, x.shape, n.outputs[0]);
+}
+
+/** LRN: x / (bias + alpha / size * s)^beta, s the sum of squares over the channels
+ *  [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the squares zero-padded along the
+ *  channel axis, then `size` shifted slices added. */
+void local_response_normalization(Graph &g, const Node &n, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__lrn", out);
+    const Value &x = g.value(n.inputs[0]);
+    int64_t size = n.attr_int("size", 0);
+    if (x.shape.size() < 3 || size < 1)
+        refuse(n, "expected an [N, C, ...] input and a positive size");
+    DType t = x.dtype;
+    int64_t channels = x.shape[1], before = (size - 1) / 2, after = size - 1 - before;
+    std::string square = b.compute("Mul", {n.inputs[0], n.inputs[0]}, t, x.shape);
+    std::vector<std::string> parts;
+    std::string zero = b.constant_of(t, Shape(x.shape.size(), 1), {0.0});
+    if (before > 0)
+        parts.push_back(expand(b, g, zero, 1, before, x.shape));
+    parts.push_back(square);
+    if (after > 0)
+        parts.push_back(expand(b, g, zero, 1, after, x.shape));
+    std::string padded = parts.size() > 1 ? concat(b, g, parts, 1) : square;
+    std::string sum = slice(b, g, padded, 1, 0, channels);
+    for (int64_t shift = 1; shift < size; shift++)
+        sum = b.compute("Add", {sum, slice(b, g, padded, 1, shift, shift + channels)}, t, x.shape);
+    double alpha = n.attr_float("alpha", 1e-4), beta = n.attr_float("beta", 0.75),
+           bias = n.attr_float("bias", 1.0);
+    std::string scaled =
+        b.compute("Mul", {sum, b.constant_of(t, {1}, {alpha / double(size)})}, t, x.shape);
+    std::string base = b.compute("Add", {scaled, b.constant_of(t, {1}, {bias})}, t, x.shape);
+    std::string denominator = b.compute("Pow", {base, b.constant_of(t, {1}, {beta})}, t, x.shape);
+    b.compute("Div", {n.inputs[0], denominator}, t, x.shape, n.outputs[0]);
+}
+
 /** ConstantOfShape given its shape at run time: the inferred output shape filled with `value`. */
 void constant_of_shape(Graph &g, const Node &n, std::vector<Node> &) {
     Value &result = g.values.at(n.outputs[0]);
@@ -283,9 +342,14 @@ void constant_of_shape(Graph &g, const Node &n, std::vector<Node> &) {
 int decompose_operators(Graph &g) {
     using Lower = std::function<void(Graph &, const Node &, std::vector<Node> &)>;
     const std::vector<std::pair<const char *, Lower>> lowerings = {
-        {"Compress", compress}, {"ConstantOfShape", constant_of_shape},
-        {"EyeLike", eye_like},  {"OneHot", one_hot},
-        {"Pad", pad},           {"Tile", tile},
+        {"Compress", compress},
+        {"ConstantOfShape", constant_of_shape},
+        {"EyeLike", eye_like},
+        {"LRN", local_response_normalization},
+        {"MeanVarianceNormalization", mean_variance_normalization},
+        {"OneHot", one_hot},
+        {"Pad", pad},
+        {"Tile", tile},
         {"Trilu", trilu}};
     int count = 0;
     for (const auto &[op, lower] : lowerings)

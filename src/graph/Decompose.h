@@ -12,6 +12,9 @@
  *  - OneHot: Where(indices == position along the new axis, on value, off value), a negative
  *    index counting from the end (as ONNX's reference);
  *  - Compress: the selected runs as Slices, concatenated (flattened first without an axis);
+ *  - MeanVarianceNormalization: ONNX's function body (means, square, sqrt, divide);
+ *  - LRN: the squares zero-padded along the channels and summed as shifted slices, then the
+ *    power and the divide;
  *  - EyeLike, and ConstantOfShape given its shape at run time: constants (they depend only on
  *    the static output shape).
  *

@@ -3,6 +3,7 @@
 
 #include "TextCases.h"
 
+#include <cmath>
 #include <doctest/doctest.h>
 
 using namespace nhc;
@@ -180,4 +181,41 @@ g (float[2, 4] x, int64[2] n) => (float[2, 1] a, float[2, 3] b) { a, b = Split <
     CHECK(r.outputs.at("a").get_f64(1) == 5);
     CHECK(b.get_f64(0) == 2);
     CHECK(b.get_f64(5) == 8);
+}
+
+TEST_CASE("LRN and MeanVarianceNormalization match their specification formulas") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 5, 3, 2] x) => (float[2, 5, 3, 2] y, float[2, 5, 3, 2] z) {
+  y = LRN <size = 4, alpha = 0.5, beta = 0.6, bias = 1.5> (x)
+  z = MeanVarianceNormalization(x)
+}
+)");
+    std::map<std::string, HostTensor> in = test::random_inputs(g, 7);
+    const HostTensor &x = in.at("x");
+    test::E2EResult r = test::compile_and_run(g, in);
+    auto at = [&](int64_t n, int64_t c, int64_t hw) { return x.get_f64((n * 5 + c) * 6 + hw); };
+    double worst_lrn = 0, worst_mvn = 0;
+    for (int64_t c = 0; c < 5; c++) {
+        double sum = 0, sum_sq = 0; // MVN: over N, H, W per channel
+        for (int64_t n = 0; n < 2; n++)
+            for (int64_t hw = 0; hw < 6; hw++) {
+                sum += at(n, c, hw);
+                sum_sq += at(n, c, hw) * at(n, c, hw);
+            }
+        double mean = sum / 12, std_dev = std::sqrt(sum_sq / 12 - mean * mean);
+        for (int64_t n = 0; n < 2; n++)
+            for (int64_t hw = 0; hw < 6; hw++) {
+                double square_sum = 0; // channels c - 1 .. c + 2 (size 4)
+                for (int64_t i = std::max<int64_t>(0, c - 1); i <= std::min<int64_t>(4, c + 2); i++)
+                    square_sum += at(n, i, hw) * at(n, i, hw);
+                double lrn = at(n, c, hw) / std::pow(1.5 + 0.5 / 4 * square_sum, 0.6);
+                double mvn = (at(n, c, hw) - mean) / (std_dev + 1e-9);
+                int64_t i = (n * 5 + c) * 6 + hw;
+                worst_lrn = std::max(worst_lrn, std::fabs(r.outputs.at("y").get_f64(i) - lrn));
+                worst_mvn = std::max(worst_mvn, std::fabs(r.outputs.at("z").get_f64(i) - mvn));
+            }
+    }
+    CHECK(worst_lrn < 1e-5);
+    CHECK(worst_mvn < 1e-4);
 }
