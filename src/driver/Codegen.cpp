@@ -388,7 +388,7 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int rearranged = lower_depth_space(g);
     log_info("depth/space: ", rearranged, " DepthToSpace/SpaceToDepth nodes as Reshape-Transpose");
     int decomposed = decompose_operators(g);
-    log_info("decompositions: ", decomposed, " Trilu/Tile/Pad/OneHot/Compress/EyeLike nodes");
+    log_info("decompositions: ", decomposed, " nodes expressed with other operators");
     int picks = decompose_index_picks(g);
     log_info("index picks: ", picks, " GatherElements and loss nodes decomposed into one-hot sums");
     int norms = fuse_decomposed_layer_norms(g);
