@@ -4,7 +4,6 @@
 #include "support/Log.h"
 #include "support/TensorFile.h"
 
-#include <map>
 #include <set>
 
 namespace nhc {
@@ -19,20 +18,6 @@ FrozenInput parse_frozen_input(const std::string &spec) {
 
 namespace {
 
-/** NumPy dtype names (support/Npy.h) -> ONNX TensorProto data types. */
-int onnx_elem_type(const std::string &dtype) {
-    static const std::map<std::string, int> types = {
-        {"float32", onnx::TensorProto::FLOAT},     {"float16", onnx::TensorProto::FLOAT16},
-        {"bfloat16", onnx::TensorProto::BFLOAT16}, {"float64", onnx::TensorProto::DOUBLE},
-        {"int8", onnx::TensorProto::INT8},         {"uint8", onnx::TensorProto::UINT8},
-        {"int16", onnx::TensorProto::INT16},       {"uint16", onnx::TensorProto::UINT16},
-        {"int32", onnx::TensorProto::INT32},       {"uint32", onnx::TensorProto::UINT32},
-        {"int64", onnx::TensorProto::INT64},       {"uint64", onnx::TensorProto::UINT64},
-        {"bool", onnx::TensorProto::BOOL}};
-    auto it = types.find(dtype);
-    return it == types.end() ? onnx::TensorProto::UNDEFINED : it->second;
-}
-
 std::string shape_text(const std::vector<int64_t> &shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); i++)
@@ -43,7 +28,7 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 /** NHC_EARG016 unless `t` has the declared element type and every fixed dim of `vi`. */
 void check_matches(const onnx::ValueInfoProto &vi, const NpyTensor &t, const FrozenInput &f) {
     const auto &tt = vi.type().tensor_type();
-    if (tt.elem_type() != onnx_elem_type(t.dtype))
+    if (tt.elem_type() != onnx_data_type(t.dtype))
         user_error("NHC_EARG016", "--freeze-input ", f.name, ": '", f.file, "' holds ", t.dtype,
                    ", the input is declared as ",
                    onnx::TensorProto::DataType_Name(
@@ -84,7 +69,7 @@ void freeze_inputs(onnx::ModelProto &model, const std::vector<FrozenInput> &froz
         check_matches(*input, t, f);
         onnx::TensorProto *init = g.add_initializer();
         init->set_name(f.name);
-        init->set_data_type(onnx_elem_type(t.dtype));
+        init->set_data_type(onnx_data_type(t.dtype));
         for (int64_t d : t.shape)
             init->add_dims(d);
         init->set_raw_data(std::string(t.data.begin(), t.data.end()));

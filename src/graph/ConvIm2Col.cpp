@@ -177,18 +177,6 @@ void lower_conv(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
     t.attrs["perm"] = perm;
 }
 
-/** A slice [begin, end) of `v` along `axis`, as a Slice node with constant bounds. */
-std::string slice(Graph &g, GraphRewriter &b, const std::string &v, int64_t axis, int64_t begin,
-                  int64_t end) {
-    const Value &val = g.value(v);
-    Shape shape = val.shape;
-    shape[static_cast<size_t>(axis)] = end - begin;
-    std::string out = b.value(val.dtype, shape);
-    b.add("Slice", {v, b.constant_i64({begin}), b.constant_i64({end}), b.constant_i64({axis})},
-          {out});
-    return out;
-}
-
 // Grouped (and depthwise) convolutions: one convolution per group on its slice of the input
 // channels and of the weights and bias, the results concatenated along the channels.
 void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
@@ -209,18 +197,17 @@ void lower_group_conv(Graph &g, const Node &n, const ConvGeometry &geo, const Co
                            (geo.kernel[a] - 1) * geo.dilation[a] + 1 - x.shape[a + 2] -
                            geo.pad_begin[a]);
         one.attrs["pads"] = pads;
-        one.inputs[0] = slice(g, b, n.inputs[0], 1, i * ci, (i + 1) * ci);
-        one.inputs[1] = slice(g, b, n.inputs[1], 0, i * co, (i + 1) * co);
+        one.inputs[0] = b.slice(n.inputs[0], 1, i * ci, (i + 1) * ci);
+        one.inputs[1] = b.slice(n.inputs[1], 0, i * co, (i + 1) * co);
         if (n.inputs.size() > 2 && !n.inputs[2].empty())
-            one.inputs[2] = slice(g, b, n.inputs[2], 0, i * co, (i + 1) * co);
+            one.inputs[2] = b.slice(n.inputs[2], 0, i * co, (i + 1) * co);
         Shape part_shape = g.value(n.outputs[0]).shape;
         part_shape[1] = co;
         one.outputs = {b.value(x.dtype, part_shape)};
         parts.push_back(one.outputs[0]);
         lower_conv(g, one, lim, out);
     }
-    Node &cat = b.add("Concat", parts, {n.outputs[0]});
-    cat.attrs["axis"] = int64_t(1);
+    b.concat(parts, 1, n.outputs[0]);
 }
 
 } // namespace

@@ -30,30 +30,6 @@ int64_t rank_of(const Graph &g, const std::string &v) {
     return static_cast<int64_t>(g.value(v).shape.size());
 }
 
-/** [begin, end) with `step` of `in` along `axis`, as a Slice with constant bounds. */
-std::string slice(GraphRewriter &b, Graph &g, const std::string &in, int64_t axis, int64_t begin,
-                  int64_t end, int64_t step = 1) {
-    Shape s = g.value(in).shape;
-    s[static_cast<size_t>(axis)] = step > 0 ? end - begin : begin - std::max<int64_t>(end, -1);
-    std::string out = b.value(g.value(in).dtype, s);
-    b.add("Slice",
-          {in, b.constant_i64({begin}), b.constant_i64({end}), b.constant_i64({axis}),
-           b.constant_i64({step})},
-          {out});
-    return out;
-}
-
-std::string concat(GraphRewriter &b, Graph &g, const std::vector<std::string> &parts, int64_t axis,
-                   const std::string &out_name = "") {
-    Shape s = g.value(parts[0]).shape;
-    s[static_cast<size_t>(axis)] = 0;
-    for (const std::string &p : parts)
-        s[static_cast<size_t>(axis)] += g.value(p).shape[static_cast<size_t>(axis)];
-    std::string out = out_name.empty() ? b.value(g.value(parts[0]).dtype, s) : out_name;
-    b.add("Concat", parts, {out}).attrs["axis"] = axis;
-    return out;
-}
-
 /** `in` (1 along `axis`) repeated `count` times along it. */
 std::string expand(GraphRewriter &b, Graph &g, const std::string &in, int64_t axis, int64_t count,
                    const Shape &like) {
@@ -109,7 +85,7 @@ void tile(Graph &g, const Node &n, std::vector<Node> &out) {
         if (in[a] == 0 || result[a] % in[a] != 0)
             refuse(n, "the output shape is not a whole multiple of the input's");
         std::vector<std::string> copies(static_cast<size_t>(result[a] / in[a]), cur);
-        cur = concat(b, g, copies, d, d == axes.back() ? n.outputs[0] : "");
+        cur = b.concat(copies, d, d == axes.back() ? n.outputs[0] : "");
     }
 }
 
@@ -126,8 +102,7 @@ std::string pad_fill(GraphRewriter &b, Graph &g, const Node &n, const std::strin
     if (len == 0)
         refuse(n, "edge and reflect padding of an empty axis");
     if (mode == "edge") {
-        std::string edge =
-            front ? slice(b, g, cur, axis, 0, 1) : slice(b, g, cur, axis, len - 1, len);
+        std::string edge = front ? b.slice(cur, axis, 0, 1) : b.slice(cur, axis, len - 1, len);
         return expand(b, g, edge, axis, count, v.shape);
     }
     if (mode == "reflect") {
@@ -136,7 +111,7 @@ std::string pad_fill(GraphRewriter &b, Graph &g, const Node &n, const std::strin
         // Reversed slices: x[count], ..., x[1] before; x[len-2], ..., x[len-1-count] after.
         // An end of -(len + 1) means "past the first element" for a negative step.
         int64_t end = front ? 0 : len - 2 - count;
-        return slice(b, g, cur, axis, front ? count : len - 2, end < 0 ? -(len + 1) : end, -1);
+        return b.slice(cur, axis, front ? count : len - 2, end < 0 ? -(len + 1) : end, -1);
     }
     refuse(n, "mode '" + mode + "' (expected constant, edge or reflect)");
 }
@@ -144,14 +119,12 @@ std::string pad_fill(GraphRewriter &b, Graph &g, const Node &n, const std::strin
 void pad(Graph &g, const Node &n, std::vector<Node> &out) {
     GraphRewriter b(g, n, "__pad", out);
     int64_t rank = rank_of(g, n.inputs[0]);
-    std::vector<double> pads =
-        n.inputs.size() > 1 ? constant_values(g, n, 1) : std::vector<double>{};
+    std::vector<double> pads = constant_values(g, n, 1); // before opset 11: attributes
     if (n.inputs.size() <= 1)
         for (int64_t p : n.attr_ints("pads"))
             pads.push_back(static_cast<double>(p));
     std::vector<double> value = constant_values(g, n, 2);
-    if (value.empty() && n.has_attr("value"))
-        value.push_back(n.attr_float("value", 0.0));
+    double fill = value.empty() ? n.attr_float("value", 0.0) : value[0];
     std::vector<double> axes_v = constant_values(g, n, 3);
     std::vector<int64_t> axes;
     for (double a : axes_v)
@@ -169,16 +142,16 @@ void pad(Graph &g, const Node &n, std::vector<Node> &out) {
         auto before = static_cast<int64_t>(pads[i]), after = static_cast<int64_t>(pads[i + count]);
         int64_t len = g.value(cur).shape[static_cast<size_t>(d)];
         if (before < 0 || after < 0) // negative pads crop
-            cur = slice(b, g, cur, d, std::max<int64_t>(-before, 0),
-                        len - std::max<int64_t>(-after, 0));
+            cur =
+                b.slice(cur, d, std::max<int64_t>(-before, 0), len - std::max<int64_t>(-after, 0));
         std::vector<std::string> parts;
         if (before > 0)
-            parts.push_back(pad_fill(b, g, n, cur, d, before, true, value.empty() ? 0 : value[0]));
+            parts.push_back(pad_fill(b, g, n, cur, d, before, true, fill));
         parts.push_back(cur);
         if (after > 0)
-            parts.push_back(pad_fill(b, g, n, cur, d, after, false, value.empty() ? 0 : value[0]));
+            parts.push_back(pad_fill(b, g, n, cur, d, after, false, fill));
         if (parts.size() > 1)
-            cur = concat(b, g, parts, d);
+            cur = b.concat(parts, d);
     }
     b.add("Identity", {cur}, {n.outputs[0]});
 }
@@ -201,20 +174,8 @@ void one_hot(Graph &g, const Node &n, std::vector<Node> &out) {
     }
     Shape narrow = result.shape;
     narrow[a] = 1;
-    idx = b.reshape(idx, narrow);
-    Shape along(result.shape.size(), 1);
-    along[a] = depth;
-    std::vector<double> pos, neg;
-    for (int64_t i = 0; i < depth; i++) {
-        pos.push_back(static_cast<double>(i));
-        neg.push_back(static_cast<double>(i - depth));
-    }
-    std::string hit_pos = b.compute("Equal", {idx, b.constant_of(DType::Int32, along, pos)},
-                                    DType::Bool, result.shape);
-    std::string hit_neg = b.compute("Equal", {idx, b.constant_of(DType::Int32, along, neg)},
-                                    DType::Bool, result.shape);
-    std::string hit = b.compute("Or", {hit_pos, hit_neg}, DType::Bool, result.shape);
-    std::string off = slice(b, g, n.inputs[2], 0, 0, 1), on = slice(b, g, n.inputs[2], 0, 1, 2);
+    std::string hit = b.index_hits(b.reshape(idx, narrow), a, depth, result.shape);
+    std::string off = b.slice(n.inputs[2], 0, 0, 1), on = b.slice(n.inputs[2], 0, 1, 2);
     b.compute("Where", {hit, on, off}, result.dtype, result.shape, n.outputs[0]);
 }
 
@@ -238,7 +199,7 @@ void compress(Graph &g, const Node &n, std::vector<Node> &out) {
         size_t j = i;
         while (j < cond.size() && cond[j] != 0)
             j++;
-        runs.push_back(slice(b, g, cur, axis, static_cast<int64_t>(i), static_cast<int64_t>(j)));
+        runs.push_back(b.slice(cur, axis, static_cast<int64_t>(i), static_cast<int64_t>(j)));
         i = j;
     }
     if (runs.empty())
@@ -246,7 +207,7 @@ void compress(Graph &g, const Node &n, std::vector<Node> &out) {
     if (runs.size() == 1)
         b.add("Identity", {runs[0]}, {n.outputs[0]});
     else
-        concat(b, g, runs, axis, n.outputs[0]);
+        b.concat(runs, axis, n.outputs[0]);
 }
 
 /** EyeLike's output becomes a constant; no node replaces it. */
@@ -308,10 +269,10 @@ void local_response_normalization(Graph &g, const Node &n, std::vector<Node> &ou
     parts.push_back(square);
     if (after > 0)
         parts.push_back(expand(b, g, zero, 1, after, x.shape));
-    std::string padded = parts.size() > 1 ? concat(b, g, parts, 1) : square;
-    std::string sum = slice(b, g, padded, 1, 0, channels);
+    std::string padded = parts.size() > 1 ? b.concat(parts, 1) : square;
+    std::string sum = b.slice(padded, 1, 0, channels);
     for (int64_t shift = 1; shift < size; shift++)
-        sum = b.compute("Add", {sum, slice(b, g, padded, 1, shift, shift + channels)}, t, x.shape);
+        sum = b.compute("Add", {sum, b.slice(padded, 1, shift, shift + channels)}, t, x.shape);
     double alpha = n.attr_float("alpha", 1e-4), beta = n.attr_float("beta", 0.75),
            bias = n.attr_float("bias", 1.0);
     std::string scaled =

@@ -10,6 +10,7 @@
 
 #include "graph/Graph.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace nhc {
@@ -87,6 +88,48 @@ public:
         if (!axes.empty() && !axes_input)
             r.attrs["axes"] = axes;
         return out;
+    }
+    /** [begin, end) of `in` along `axis` with `step`, as a Slice with constant bounds. For a
+     *  negative step, an end below 0 means past the first element (ONNX clamps it to -1). */
+    std::string slice(const std::string &in, int64_t axis, int64_t begin, int64_t end,
+                      int64_t step = 1) {
+        Shape s = g_.value(in).shape;
+        s[static_cast<size_t>(axis)] = step > 0 ? end - begin : begin - std::max<int64_t>(end, -1);
+        std::string out = value(g_.value(in).dtype, s);
+        std::vector<std::string> inputs = {in, constant_i64({begin}), constant_i64({end}),
+                                           constant_i64({axis})};
+        if (step != 1)
+            inputs.push_back(constant_i64({step}));
+        add("Slice", std::move(inputs), {out});
+        return out;
+    }
+    /** `parts` concatenated along `axis` (into `out_name` if given). */
+    std::string concat(const std::vector<std::string> &parts, int64_t axis,
+                       const std::string &out_name = "") {
+        Shape s = g_.value(parts[0]).shape;
+        s[static_cast<size_t>(axis)] = 0;
+        for (const std::string &p : parts)
+            s[static_cast<size_t>(axis)] += g_.value(p).shape[static_cast<size_t>(axis)];
+        std::string out = out_name.empty() ? value(g_.value(parts[0]).dtype, s) : out_name;
+        add("Concat", parts, {out}).attrs["axis"] = axis;
+        return out;
+    }
+    /** Bool of `shape`: where `indices` (1 along `axis`) equals the position along `axis`
+     *  (0 .. count-1), a negative index counting from the end (as ONNX's one-hot operators). */
+    std::string index_hits(const std::string &indices, size_t axis, int64_t count,
+                           const Shape &shape) {
+        Shape along(shape.size(), 1);
+        along[axis] = count;
+        std::vector<double> pos, neg;
+        for (int64_t i = 0; i < count; i++) {
+            pos.push_back(static_cast<double>(i));
+            neg.push_back(static_cast<double>(i - count));
+        }
+        std::string hit_pos =
+            compute("Equal", {indices, constant_of(DType::Int32, along, pos)}, DType::Bool, shape);
+        std::string hit_neg =
+            compute("Equal", {indices, constant_of(DType::Int32, along, neg)}, DType::Bool, shape);
+        return compute("Or", {hit_pos, hit_neg}, DType::Bool, shape);
     }
     Node &add(const std::string &op, std::vector<std::string> inputs,
               std::vector<std::string> outputs) {

@@ -26,29 +26,17 @@ public:
         s.insert(s.begin() + static_cast<std::ptrdiff_t>(axis), 1);
         return b_.reshape(v, s);
     }
-    /** An int32 constant of `rank` dims, all 1 but `axis` of `count`: first + 0 .. count-1. */
-    std::string iota(size_t rank, size_t axis, int64_t count, int64_t first) {
-        Shape s(rank, 1);
-        s[axis] = count;
-        std::vector<double> values;
-        for (int64_t i = 0; i < count; i++)
-            values.push_back(static_cast<double>(first + i));
-        return b_.constant_of(DType::Int32, s, values);
-    }
     std::string cast(const std::string &v, DType t, const Shape &shape,
                      const std::string &out_name = "") {
         std::string out = out_name.empty() ? b_.value(t, shape) : out_name;
         b_.add("Cast", {v}, {out}).attrs["to"] = static_cast<int64_t>(dtype_to_onnx(t));
         return out;
     }
-    /** Where `indices` (a [.., K, 1, ..] view) equals the position along `axis` of
-     *  [.., 1, C, ..], as `t` (1 or 0); a negative index counts from the end. */
-    std::string one_hot(const std::string &indices, size_t rank, size_t axis, int64_t count,
-                        DType t, const Shape &shape, const std::string &out_name = "") {
-        std::string pos = op("Equal", {indices, iota(rank, axis, count, 0)}, DType::Bool, shape);
-        std::string neg =
-            op("Equal", {indices, iota(rank, axis, count, -count)}, DType::Bool, shape);
-        return cast(op("Or", {pos, neg}, DType::Bool, shape), t, shape, out_name);
+    /** Where `indices` (a [.., K, 1, ..] view) equals the position along `axis`, as `t` (1 or
+     *  0); a negative index counts from the end. */
+    std::string one_hot(const std::string &indices, size_t axis, int64_t count, DType t,
+                        const Shape &shape, const std::string &out_name = "") {
+        return cast(b_.index_hits(indices, axis, count, shape), t, shape, out_name);
     }
     std::string sum(const std::string &v, const std::vector<int64_t> &axes, const Shape &shape,
                     const std::string &out_name = "") {
@@ -76,8 +64,8 @@ void gather_elements(Graph &g, const Node &n, std::vector<Node> &out) {
     size_t a = static_cast<size_t>(axis);
     Shape wide = idx.shape;
     wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(a) + 1, data.shape[a]);
-    std::string hot = p.one_hot(p.unsqueezed(n.inputs[1], a + 1), rank + 1, a + 1, data.shape[a],
-                                data.dtype, wide);
+    std::string hot =
+        p.one_hot(p.unsqueezed(n.inputs[1], a + 1), a + 1, data.shape[a], data.dtype, wide);
     std::string prod = p.op("Mul", {p.unsqueezed(n.inputs[0], a), hot}, data.dtype, wide);
     p.sum(prod, {static_cast<int64_t>(a) + 1}, idx.shape, n.outputs[0]);
 }
@@ -91,8 +79,8 @@ void gather_from_vector(Graph &g, const Node &n, std::vector<Node> &out) {
     Shape wide = idx.shape, table(rank, 1);
     wide.push_back(data.shape[0]);
     table.back() = data.shape[0];
-    std::string hot = p.one_hot(p.unsqueezed(n.inputs[1], rank - 1), rank, rank - 1, data.shape[0],
-                                data.dtype, wide);
+    std::string hot =
+        p.one_hot(p.unsqueezed(n.inputs[1], rank - 1), rank - 1, data.shape[0], data.dtype, wide);
     std::string prod =
         p.op("Mul", {p.rewriter().reshape(n.inputs[0], table), hot}, data.dtype, wide);
     p.sum(prod, {static_cast<int64_t>(rank) - 1}, idx.shape, n.outputs[0]);
@@ -116,8 +104,8 @@ void hardmax(Graph &g, const Node &n, std::vector<Node> &out) {
     Node &arg = p.rewriter().add("ArgMax", {n.inputs[0]}, {am});
     arg.attrs["axis"] = axis;
     arg.attrs["keepdims"] = int64_t(1);
-    p.one_hot(am, static_cast<size_t>(rank), static_cast<size_t>(axis),
-              x.shape[static_cast<size_t>(axis)], x.dtype, x.shape, n.outputs[0]);
+    p.one_hot(am, static_cast<size_t>(axis), x.shape[static_cast<size_t>(axis)], x.dtype, x.shape,
+              n.outputs[0]);
 }
 
 /** The loss of `log_prob` [N, C, D...] (ONNX NegativeLogLikelihoodLoss) into `loss_name`. */
@@ -132,7 +120,7 @@ void nll(Graph &g, Picker &p, const Node &n, const std::string &log_prob, const 
     std::string tu = p.unsqueezed(target, 1);
     Shape target_u = per_class;
     target_u[1] = 1;
-    std::string hot = p.one_hot(tu, rank, 1, classes, t, per_class);
+    std::string hot = p.one_hot(tu, 1, classes, t, per_class);
     if (n.has_attr("ignore_index")) {
         std::string ii_name = p.rewriter().constant_of(
             DType::Int32, {1}, {static_cast<double>(n.attr_int("ignore_index", 0))});

@@ -115,6 +115,13 @@ bool ends_with(const std::string &s, const std::string &suffix) {
 
 } // namespace
 
+int onnx_data_type(const std::string &dtype) {
+    for (int t = onnx::TensorProto::FLOAT; t <= onnx::TensorProto::BFLOAT16; t++)
+        if (const char *name = onnx_dtype(t); name && dtype == name)
+            return t;
+    return onnx::TensorProto::UNDEFINED;
+}
+
 NpyTensor read_tensor_file(const std::string &path) {
     if (ends_with(path, ".npy")) {
         return parse_npy(slurp(path), path);

@@ -13,6 +13,8 @@
 namespace nhc {
 
 NpyTensor read_tensor_file(const std::string &path);
+/** The ONNX TensorProto data type of a NumPy dtype name (Npy.h), or 0 (UNDEFINED). */
+int onnx_data_type(const std::string &dtype);
 /** Writes a .npy file (NHC_ERT013 if it cannot be written). */
 void write_npy_file(const std::string &path, const NpyTensor &t);
 

@@ -31,10 +31,7 @@ bool all_ops_have_algorithms(const Graph &g) {
 std::string run_case(const fs::path &dir) {
     Graph g;
     try {
-        FrontendOptions fe; // operands needed at compile time frozen, as nhc_conformance does
-        if (fs::exists(dir / "test_data_set_0"))
-            fe.frozen_inputs = test::frozen_test_inputs(dir);
-        g = run_frontend((dir / "model.onnx").string(), fe);
+        g = test::load_case_graph(dir); // runtime operands frozen, as nhc_conformance does
     } catch (const UserError &) {
         return "skip";
     }

@@ -49,14 +49,12 @@ std::pair<int, std::string> judge(const fs::path &dir) {
     neff::Program program;
     std::string frozen;
     try {
-        FrontendOptions fe;
-        if (fs::exists(dir / "test_data_set_0"))
-            fe.frozen_inputs = test::frozen_test_inputs(dir);
-        for (const FrozenInput &f : fe.frozen_inputs)
+        std::vector<FrozenInput> frozen_inputs;
+        g = test::load_case_graph(dir, &frozen_inputs);
+        for (const FrozenInput &f : frozen_inputs)
             frozen += (frozen.empty() ? "frozen=" : ",") + f.name;
         if (!frozen.empty())
             frozen += " ";
-        g = run_frontend((dir / "model.onnx").string(), fe);
         check_operator_support(g);
         if (!fs::exists(dir / "test_data_set_0"))
             return {Rejected, "no test data"};

@@ -21,10 +21,7 @@ namespace {
 std::string run_case(const fs::path &dir) {
     Graph g;
     try {
-        FrontendOptions fe; // operands needed at compile time frozen, as nhc_conformance does
-        if (fs::exists(dir / "test_data_set_0"))
-            fe.frozen_inputs = test::frozen_test_inputs(dir);
-        g = run_frontend((dir / "model.onnx").string(), fe);
+        g = test::load_case_graph(dir); // runtime operands frozen, as nhc_conformance does
         check_operator_support(g);
     } catch (const UserError &) {
         return "skip";
