@@ -1,5 +1,7 @@
 #include "neff/Hazards.h"
 
+#include "neff/Footprint.h"
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -110,26 +112,13 @@ struct Region {
 /** The bounding box of the bytes an access pattern touches, and in HBM the bytes themselves. */
 Region region_of(const AccessPattern &ap) {
     Region r;
-    r.space = ap.space;
-    int64_t es = neff::dtype_size(ap.dtype);
-    int64_t lo = 0, hi = 0;
-    for (const neff::Dim &d : ap.dims) {
-        int64_t span = d.step * (d.num - 1) * (ap.space == MemSpace::HBM ? 1 : es);
-        (span < 0 ? lo : hi) += span;
-    }
-    if (ap.space == MemSpace::HBM) {
-        // Rows are folded into the byte range of the variable.
-        int64_t rows = ap.partition_step * (ap.num_partitions - 1);
-        (rows < 0 ? lo : hi) += rows;
-        r.var = ap.var;
-        r.p0 = 0;
-        r.p1 = 1;
-    } else {
-        r.p0 = ap.start_partition;
-        r.p1 = ap.start_partition + ap.num_partitions;
-    }
-    r.b0 = ap.offset + lo;
-    r.b1 = ap.offset + hi + es;
+    neff::Footprint box = neff::footprint(ap);
+    r.space = box.space;
+    r.var = box.var;
+    r.p0 = box.first_row;
+    r.p1 = box.end_row;
+    r.b0 = box.begin;
+    r.b1 = box.end;
     if (ap.space == MemSpace::HBM)
         if (std::optional<Intervals> iv = hbm_intervals(ap))
             r.bytes = std::make_shared<const Intervals>(std::move(*iv));

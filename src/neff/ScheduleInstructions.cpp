@@ -52,8 +52,9 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
     int partitions = std::max(1, side.num_partitions);
     int engines = std::min(d.num_engines,
                            (partitions + d.partitions_per_engine - 1) / d.partitions_per_engine);
+    // Charged like the simulator: the larger of the element sizes (a cast reads its source).
     double bytes = double(i.dst.num_partitions) * double(i.dst.free_count()) *
-                   double(neff::dtype_size(i.dst.dtype));
+                   double(std::max(neff::dtype_size(i.dst.dtype), neff::dtype_size(i.src.dtype)));
     return d.fixed_latency_ns +
            bytes / (std::max(1, engines) * d.bytes_per_ns * std::min(1.0, d.small_row_efficiency));
 }

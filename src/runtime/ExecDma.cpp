@@ -8,6 +8,8 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
+
 namespace nhc::rt {
 
 using neff::AccessPattern;
@@ -61,8 +63,14 @@ ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
     }
     ExecInfo info;
     info.is_dma = true;
-    info.dma.bytes =
-        int64_t(i.dst.num_partitions) * i.dst.free_count() * neff::dtype_size(i.dst.dtype);
+    // A cast goes src -> fp32 -> dst (nc.md:L247): the engines read every source element at its
+    // own size, so a transfer is charged the larger of the two sides (a broadcast source row is
+    // read once per destination partition).
+    int64_t src_bytes = nd * neff::dtype_size(i.src.dtype);
+    int64_t dst_bytes = nd * neff::dtype_size(i.dst.dtype);
+    info.dma.bytes = std::max(src_bytes, dst_bytes);
+    info.dma.hbm_bytes = (i.src.space == MemSpace::HBM ? src_bytes : 0) +
+                         (i.dst.space == MemSpace::HBM ? dst_bytes : 0);
     info.dma.chunks =
         int64_t(i.dst.num_partitions) * std::max(chunks_per_row(i.src), chunks_per_row(i.dst));
     const AccessPattern &sb = i.dst.space == MemSpace::SBUF ? i.dst : i.src;

@@ -1,5 +1,6 @@
 #include "runtime/Simulator.h"
 
+#include "neff/Footprint.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -13,6 +14,8 @@ namespace nhc::rt {
 
 using neff::Engine;
 using neff::Instr;
+
+using neff::Footprint;
 
 namespace {
 
@@ -29,6 +32,7 @@ struct Completion {
 
 struct QueueState {
     double last_start = 0;
+    double last_done = 0;         ///< transfers of a queue complete in order (nc.md:L244)
     std::deque<double> in_flight; ///< completion times of transfers not yet retired
 };
 
@@ -36,6 +40,10 @@ class Sim {
 public:
     Sim(Machine &m, const SimOptions &o) : m_(m), t_(m.target()), p_(m.program()), opt_(o) {
         dma_free_.assign(size_t(t_.dma.num_engines), 0.0);
+        psum_port_free_.assign(size_t(t_.psum_banks), 0.0);
+        for (double &r : ready_at_) {
+            r = -1;
+        }
         res_.summary.dma_engines = t_.dma.num_engines;
     }
 
@@ -65,7 +73,10 @@ private:
         double best_t = kNever;
         for (int e = 0; e < neff::kNumEngines; e++) {
             if (pc_[e] < p_.streams[e].size() && ready(p_.streams[e][pc_[e]])) {
-                double t = std::max(free_[e], now_);
+                if (ready_at_[e] < 0) {
+                    ready_at_[e] = now_; // its waits hold from the event just retired
+                }
+                double t = std::max({free_[e], now_, port_free(Engine(e), p_.streams[e][pc_[e]])});
                 if (t < best_t) {
                     best = e;
                     best_t = t;
@@ -101,13 +112,17 @@ private:
         Summary &s = res_.summary;
         s.instructions[ei]++;
         if (info.is_dma) {
+            ready_at_[ei] = -1;
             double end = start + t_.dma.issue_ns;
             busy(e, start, end, i, index);
             transfer(i, index, info.dma, end);
             return;
         }
-        info.cost.dependent = !i.waits.empty() && start > free_[ei];
+        bool waited = !i.waits.empty() && ready_at_[ei] > free_[ei];
+        info.cost.dependent = waited || depends_on_previous(e, i);
+        ready_at_[ei] = -1;
         double end = start + target::compute_ns(t_, info.cost);
+        take_ports(e, i, end);
         busy(e, start, end, i, index);
         s.flops += info.flops;
         if (info.flops > 0) {
@@ -139,13 +154,17 @@ private:
         }
         qs.last_start = ready;
         double done = ready;
-        for (const auto &share : target::dma_split(t_, q)) {
+        std::vector<target::DmaShare> shares = target::dma_split(t_, q);
+        int busy_engines = busy_dma_engines(shares, ready);
+        for (const auto &share : shares) {
             double s = std::max(ready, dma_free_[size_t(share.engine)]);
-            double e = s + target::dma_engine_ns(t_, share);
+            double e = s + target::dma_engine_ns(t_, share, busy_engines);
             dma_free_[size_t(share.engine)] = e;
             res_.summary.dma_busy_ns += e - s;
             done = std::max(done, e);
         }
+        done = std::max(done, qs.last_done); // completes in order within its queue (nc.md:L244)
+        qs.last_done = done;
         qs.in_flight.push_back(done);
         std::sort(qs.in_flight.begin(), qs.in_flight.end());
         res_.summary.dma_bytes += q.bytes;
@@ -159,6 +178,76 @@ private:
     }
 
     void complete(double time, int32_t signal) { events_.push({time, seq_++, signal}); }
+
+    /** DMA engines moving data at `when`: this transfer's own plus the others still busy. */
+    int busy_dma_engines(const std::vector<target::DmaShare> &shares, double when) const {
+        std::vector<bool> mine(dma_free_.size(), false);
+        for (const auto &sh : shares) {
+            mine[size_t(sh.engine)] = true;
+        }
+        int n = int(shares.size());
+        for (size_t k = 0; k < dma_free_.size(); k++) {
+            n += !mine[k] && dma_free_[k] > when;
+        }
+        return n;
+    }
+
+    /** A compute instruction that reads what the previous compute instruction of its engine
+     *  wrote is a dependent back-to-back instruction (nc.md:L161-162). PE accumulation chains
+     *  are pipelined and exempt. Remembers this instruction's writes for the next one. */
+    bool depends_on_previous(Engine e, const Instr &i) {
+        if (e == Engine::PE || i.op == neff::Opcode::Nop) {
+            return false;
+        }
+        instr_footprints(i, reads_, writes_);
+        bool dep = any_overlap(reads_, last_writes_[int(e)]);
+        last_writes_[int(e)].swap(writes_);
+        return dep;
+    }
+
+    /** The shared ports an instruction occupies (nc.md:L227): the VectorE/GpSimdE SBUF port
+     *  (NC-v2) and the VectorE/ScalarE PSUM port (NC-v2: all of PSUM; NC-v3: per bank). Calls
+     *  f(free time&) for each. */
+    template <typename F>
+    void for_each_port(Engine e, const Instr &i, F &&f) {
+        if (i.op == neff::Opcode::Dma || i.op == neff::Opcode::Nop) {
+            return;
+        }
+        bool sbuf_port = t_.dve_pool_share_sbuf_port && (e == Engine::DVE || e == Engine::POOL);
+        bool psum_port = e == Engine::DVE || e == Engine::ACT;
+        if (!sbuf_port && !psum_port) {
+            return;
+        }
+        instr_footprints(i, port_reads_, port_writes_);
+        bool sbuf_used = false;
+        for (const auto *v : {&port_reads_, &port_writes_}) {
+            for (const Footprint &fp : *v) {
+                sbuf_used |= fp.space == neff::MemSpace::SBUF;
+                if (!psum_port || fp.space != neff::MemSpace::PSUM) {
+                    continue;
+                }
+                int64_t lo = 0, hi = t_.psum_banks - 1;
+                if (t_.dve_act_psum_contention_per_bank) {
+                    lo = fp.begin / t_.psum_bank_bytes;
+                    hi = std::min<int64_t>(hi, (fp.end - 1) / t_.psum_bank_bytes);
+                }
+                for (int64_t b = lo; b <= hi; b++) {
+                    f(psum_port_free_[size_t(b)]);
+                }
+            }
+        }
+        if (sbuf_port && sbuf_used) {
+            f(sbuf_port_free_);
+        }
+    }
+    double port_free(Engine e, const Instr &i) {
+        double t = 0;
+        for_each_port(e, i, [&](double &free) { t = std::max(t, free); });
+        return t;
+    }
+    void take_ports(Engine e, const Instr &i, double end) {
+        for_each_port(e, i, [&](double &free) { free = std::max(free, end); });
+    }
 
     static std::string label(const Instr &i) {
         std::string s = neff::opcode_name(i.op);
@@ -194,6 +283,11 @@ private:
     std::map<uint32_t, uint32_t> sems_;
     std::map<int32_t, QueueState> queues_;
     std::vector<double> dma_free_;
+    double ready_at_[neff::kNumEngines]; ///< when the next instruction's waits came to hold
+    std::vector<Footprint> last_writes_[neff::kNumEngines];
+    std::vector<Footprint> reads_, writes_, port_reads_, port_writes_; // scratch
+    double sbuf_port_free_ = 0;
+    std::vector<double> psum_port_free_;
     std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> events_;
     uint64_t seq_ = 0;
 };

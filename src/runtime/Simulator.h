@@ -6,13 +6,17 @@
  * the DMA engines, synchronised by semaphores (neuroncore.md §1.4 "Sequencers", §2.3).
  *
  * Model:
- *  - An instruction starts when its engine is free and all its waits (semaphore >= value) hold;
- *    it occupies its engine for the target's cost formula (CostModel.h); at completion it adds 1
- *    to its signal semaphore. Semaphores start at 0.
+ *  - An instruction starts when its engine is free, all its waits (semaphore >= value) hold and
+ *    the ports it shares with another engine are free (NC-v2: VectorE/GpSimdE on SBUF,
+ *    VectorE/ScalarE on PSUM; NC-v3: VectorE/ScalarE within a PSUM bank); it occupies its engine
+ *    (and those ports) for the target's cost formula (CostModel.h), plus the dependent overhead
+ *    when it waited on a semaphore or reads what the previous instruction of its engine wrote;
+ *    at completion it adds 1 to its signal semaphore. Semaphores start at 0.
  *  - A DMA instruction occupies its issuing engine for dma.issue_ns; the transfer then waits the
  *    fixed latency, follows the previous transfer of its queue in order (and the in-flight limit
  *    when one is configured), and is split over DMA engines, each busy for its bytes over its
- *    bandwidth. It signals when its last engine finishes.
+ *    bandwidth and no less than its HBM bytes over its share of the core's HBM bandwidth. It
+ *    signals when its last engine finishes, and never before the previous transfer of its queue.
  *  - The functional effect of an instruction happens when it is issued, in simulated-time order
  *    (ties broken by engine order), so a correctly synchronised program computes the same values
  *    as in any other interleaving, and a racy one is deterministic. In timing-only mode

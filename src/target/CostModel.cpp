@@ -126,6 +126,7 @@ std::vector<DmaShare> dma_split(const TargetInfo &t, const DmaQuery &q) {
         // Even split; the first engines take the remainder so that no byte is lost.
         shares[i].bytes = q.bytes / n_eng + (i < q.bytes % n_eng ? 1 : 0);
         shares[i].chunks = q.chunks / n_eng + (i < q.chunks % n_eng ? 1 : 0);
+        shares[i].hbm_bytes = q.hbm_bytes / n_eng + (i < q.hbm_bytes % n_eng ? 1 : 0);
     }
     return shares;
 }
@@ -144,16 +145,20 @@ double dma_row_efficiency(const TargetInfo &t, double row_bytes) {
     return d.small_row_efficiency + f * (1 - d.small_row_efficiency);
 }
 
-double dma_engine_ns(const TargetInfo &t, const DmaShare &s) {
+double dma_engine_ns(const TargetInfo &t, const DmaShare &s, int busy_engines) {
     const DmaParams &d = t.dma;
+    // nc.md:L211: HBM bandwidth per NeuronCore caps all DMA engines together; each busy engine
+    // gets an equal share of it (an HBM -> HBM copy crosses HBM twice).
+    double hbm_ns = double(s.hbm_bytes) * std::max(1, busy_engines) / t.hbm_bytes_per_ns;
     if (s.chunks <= 0) {
-        return double(s.bytes) / d.bytes_per_ns;
+        return std::max(double(s.bytes) / d.bytes_per_ns, hbm_ns);
     }
     double row = double(s.bytes) / double(s.chunks);
     // Rows shorter than min_row_bytes cost as much as one of min_row_bytes (nc.md:L256).
     double costed = std::max(row, double(d.min_row_bytes)) * double(s.chunks);
-    return costed / (d.bytes_per_ns * dma_row_efficiency(t, row)) +
-           double(s.chunks) * d.per_descriptor_ns;
+    double engine_ns = costed / (d.bytes_per_ns * dma_row_efficiency(t, row)) +
+                       double(s.chunks) * d.per_descriptor_ns;
+    return std::max(engine_ns, hbm_ns);
 }
 
 } // namespace nhc::target

@@ -45,7 +45,7 @@ struct CostQuery {
     bool wide_stride = false;    ///< an inner stride above fast_stride_bytes
     bool accumulate = false;     ///< activation with free-axis accumulate
     bool cheap_variant = false;  ///< memset of 0 in 16-bit / bf16 add-or-max reduce / bf16 tt
-    bool dependent = false;      ///< waited on a semaphore before it could start
+    bool dependent = false;      ///< waited on a semaphore, or reads its engine's previous result
 };
 
 /** Engine cycles of one instruction on its engine (NC cycles, at that engine's clock). */
@@ -55,7 +55,10 @@ double compute_ns(const TargetInfo &t, const CostQuery &q);
 
 /** One DMA transfer as the DMA engines see it. */
 struct DmaQuery {
-    int64_t bytes = 0;       ///< bytes moved (destination side)
+    /** Bytes the DMA engines move: per element the larger of the source and destination sizes
+     *  (a cast goes src -> fp32 -> dst, nc.md:L247: an fp32 -> bf16 load reads 4 bytes). */
+    int64_t bytes = 0;
+    int64_t hbm_bytes = 0;   ///< bytes read from plus bytes written to HBM
     int64_t chunks = 0;      ///< contiguous chunks (descriptors)
     int partitions = 1;      ///< SBUF partitions spanned (1 for HBM->HBM)
     int first_partition = 0; ///< first SBUF partition (chooses the engines)
@@ -66,6 +69,7 @@ struct DmaShare {
     int engine = 0;
     int64_t bytes = 0;
     int64_t chunks = 0;
+    int64_t hbm_bytes = 0;
 };
 
 /** Splits a transfer over n_eng = min(engines, ceil(P / partitions_per_engine)) engines
@@ -75,8 +79,10 @@ std::vector<DmaShare> dma_split(const TargetInfo &t, const DmaQuery &q);
 double dma_row_efficiency(const TargetInfo &t, double row_bytes);
 /** Time one engine is occupied by its share (excludes the fixed latency, which overlaps):
  *  its bytes over the engine bandwidth times the row efficiency of its average row, plus the
- *  per-descriptor cost (0 on every target: the card shows none, docs/timing.md). */
-double dma_engine_ns(const TargetInfo &t, const DmaShare &s);
+ *  per-descriptor cost (0 on every target: the card shows none, docs/timing.md); and no less than
+ *  its HBM bytes over the engine's share of the core's HBM bandwidth when `busy_engines` DMA
+ *  engines (this one included) move data at once. */
+double dma_engine_ns(const TargetInfo &t, const DmaShare &s, int busy_engines = 1);
 
 /** FLOPs of a matmul (2*K*M*N). */
 inline double matmul_flops(int64_t k, int64_t m, int64_t n) {

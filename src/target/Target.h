@@ -67,11 +67,16 @@ struct TargetInfo {
     double pe_ghz, act_ghz, dve_ghz, pool_ghz;
 
     // Engine datapath / cost-formula constants (engine cycles).
-    int mm_init_latency;          ///< matmul II floor and min(64, N_st) term
-    int fp32_matmul_factor;       ///< fp32 matmul is this many times slower
-    int min_ii;                   ///< ACT/DVE instruction floor
-    int act_reduce_extra;         ///< extra cycles for an activation with accumulate
-    int dependent_overhead;       ///< static overhead of a dependent instruction (ACT/DVE/Pool)
+    int mm_init_latency;    ///< matmul II floor and min(64, N_st) term
+    int fp32_matmul_factor; ///< fp32 matmul is this many times slower
+    int min_ii;             ///< ACT/DVE instruction floor
+    int act_reduce_extra;   ///< extra cycles for an activation with accumulate
+    int dependent_overhead; ///< static overhead of a dependent instruction (ACT/DVE/Pool)
+    /** NC-v2 port sharing (nc.md:L227): VectorE and GpSimdE share an SBUF port, VectorE and
+     *  ScalarE a PSUM port; instructions that contend run one after the other. NC-v3 lifts the
+     *  SBUF sharing and keeps VectorE/ScalarE contention within one PSUM bank only. */
+    bool dve_pool_share_sbuf_port;
+    bool dve_act_psum_contention_per_bank; ///< false: the whole PSUM is one port (v2)
     int pool_start_overhead;      ///< Pool instruction start overhead (iota, affine_select)
     int pool_partitions_per_core; ///< partitions one GpSimd core serves
     int fast_stride_bytes;        ///< inner strides above this halve the access bandwidth

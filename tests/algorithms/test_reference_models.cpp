@@ -63,3 +63,19 @@ TEST_CASE("an operator form the algorithm does not cover is NHC_EALG001 naming t
         CHECK(std::string(e.what()).find("Gemm 'proj'") != std::string::npos);
     }
 }
+
+TEST_CASE("bf16 outputs compare as numbers, not as their stored bit patterns") {
+    // ONNX's test data keeps bf16 outputs as uint16 bits. 1.0 is 0x3F80; its bf16 neighbour
+    // 1.0078125 is 0x3F81: 6e-5 apart as integers, 7.8e-3 apart as numbers (rtol 1e-3 fails).
+    HostTensor got(DType::BFloat16, {2}), want(DType::UInt16, {2});
+    got.set_f64(0, 1.0078125);
+    got.set_f64(1, -2.0);
+    want.set_i64(0, 0x3F80);
+    want.set_i64(1, 0xC000); // -2.0
+    test::Comparison c = test::compare(got, want, 1e-3, 1e-5);
+    CHECK_FALSE(c.ok);
+    CHECK(c.max_abs_err == doctest::Approx(0.0078125));
+    got.set_f64(0, 1.0);
+    CHECK(test::compare(got, want, 1e-3, 1e-5).ok);
+    CHECK(test::compare(got, want, 1e-3, 1e-5).rel_l2 == 0);
+}

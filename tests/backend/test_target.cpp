@@ -61,7 +61,7 @@ TEST_CASE("instruction cost formulas") {
     act.accumulate = true;
     CHECK(compute_cycles(t, act) == 128);
     act.dependent = true;
-    CHECK(compute_cycles(t, act) == 228);
+    CHECK(compute_cycles(t, act) == 128 + 200); // the measured chain: 264 - 64 (nc.md:L162)
 
     CostQuery tt;
     tt.kind = CostQuery::Kind::TensorTensor;

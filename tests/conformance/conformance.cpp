@@ -6,7 +6,9 @@
 // An input that an operand needing a compile-time value comes from (Resize's scales, Slice's
 // bounds, ...: frontend/ConstantOperands.h) is frozen to its test_data_set_0 value, as a user
 // of a static compiler would with --freeze-input; such cases are listed with "frozen=NAMES" and
-// counted in their own column, so the table shows what passes without freezing too.
+// counted in their own column, so the table shows what passes without freezing too. A passing
+// case whose program has no compute instruction (every value folded at compile time, the device
+// only copies) is marked "folded" and counted apart from the cases the device computes.
 //
 // Outcomes: passed; failed (compiled, but a wrong number or a coded error while running);
 // rejected (a coded user error while compiling: an unsupported operator, a dynamic shape, ...);
@@ -36,6 +38,15 @@ namespace {
 const char *const kOutcomes[] = {"passed", "failed", "rejected", "crashed", "hung"};
 enum Outcome { Passed, Failed, Rejected, Crashed, Hung };
 
+/** True when some engine computes: an instruction other than a DMA or a no-op. */
+bool has_compute_instruction(const neff::Program &p) {
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            if (i.op != neff::Opcode::Dma && i.op != neff::Opcode::Nop)
+                return true;
+    return false;
+}
+
 struct Result {
     Outcome outcome;
     std::string detail; // the code or what went wrong
@@ -43,7 +54,7 @@ struct Result {
 };
 
 // The verdict on one case: compiled once, then run and compared. The message starts with
-// "frozen=NAMES " when inputs were frozen.
+// "frozen=NAMES " when inputs were frozen; a pass says "folded" when the device computes nothing.
 std::pair<int, std::string> judge(const fs::path &dir) {
     Graph g, compiled; // as loaded, and after the graph passes (the types the program has)
     neff::Program program;
@@ -69,8 +80,9 @@ std::pair<int, std::string> judge(const fs::path &dir) {
     }
     std::string r = test::check_case_outputs(
         g, dir, [&](const auto &in) { return test::run_program(program, compiled, in).outputs; });
-    return r == "pass" ? std::pair<int, std::string>{Passed, frozen}
-                       : std::pair<int, std::string>{Failed, frozen + r};
+    if (r != "pass")
+        return {Failed, frozen + r};
+    return {Passed, frozen + (has_compute_instruction(program) ? "" : "folded")};
 }
 
 Result run_one(const fs::path &dir, unsigned timeout) {
@@ -135,12 +147,15 @@ int main(int argc, char **argv) {
     if (!write_path.empty()) {
         table.open(write_path);
         table << "# nhc_conformance outcomes, one case per line: folder/case outcome [detail] "
-                 "[frozen=NAMES]\n";
+                 "[frozen=NAMES]; a pass whose program computes nothing on the device is "
+                 "\"passed folded\"\n";
     }
     std::map<std::string, int> codes;
     int regressions = 0, broken = 0, total[5] = {0, 0, 0, 0, 0}, total_frozen = 0;
-    std::printf("%-20s %6s %7s %7s %9s %8s %5s %8s %16s\n", "folder", "cases", "passed", "failed",
-                "rejected", "crashed", "hung", "passed%", "of them frozen");
+    int total_folded = 0;
+    std::printf("%-20s %6s %7s %7s %9s %8s %5s %8s %16s %16s\n", "folder", "cases", "passed",
+                "failed", "rejected", "crashed", "hung", "passed%", "of them frozen",
+                "of them folded");
     for (const std::string &d : dirs) {
         if (!fs::is_directory(d)) {
             std::cerr << "folder '" << d << "' does not exist (install libonnx-testdata)\n";
@@ -152,17 +167,18 @@ int main(int argc, char **argv) {
                 cases.push_back(e.path());
         std::sort(cases.begin(), cases.end());
         std::string folder = fs::path(d).filename().string();
-        int count[5] = {0, 0, 0, 0, 0}, frozen_passes = 0;
+        int count[5] = {0, 0, 0, 0, 0}, frozen_passes = 0, folded_passes = 0;
         for (const fs::path &c : cases) {
             std::string key = folder + "/" + c.filename().string();
             Result r = run_one(c, timeout);
             count[r.outcome]++;
             frozen_passes += r.outcome == Passed && !r.frozen.empty();
+            folded_passes += r.outcome == Passed && r.detail == "folded";
             if (r.outcome == Rejected)
                 codes[r.detail]++;
             if (table.is_open())
                 table << key << " " << kOutcomes[r.outcome]
-                      << (r.outcome == Rejected ? " " + r.detail : "")
+                      << (r.outcome == Rejected || r.detail == "folded" ? " " + r.detail : "")
                       << (r.frozen.empty() ? "" : " frozen=" + r.frozen) << "\n";
             // A case that passed needs to pass again, and without frozen inputs if it did.
             bool regressed =
@@ -177,16 +193,22 @@ int main(int argc, char **argv) {
                           << key << ": " << kOutcomes[r.outcome] << " " << r.detail
                           << (r.frozen.empty() ? "" : " (frozen: " + r.frozen + ")") << "\n";
         }
-        std::printf("%-20s %6zu %7d %7d %9d %8d %5d %7.1f%% %16d\n", folder.c_str(), cases.size(),
-                    count[0], count[1], count[2], count[3], count[4],
-                    cases.empty() ? 0.0 : 100.0 * count[0] / double(cases.size()), frozen_passes);
+        std::printf("%-20s %6zu %7d %7d %9d %8d %5d %7.1f%% %16d %16d\n", folder.c_str(),
+                    cases.size(), count[0], count[1], count[2], count[3], count[4],
+                    cases.empty() ? 0.0 : 100.0 * count[0] / double(cases.size()), frozen_passes,
+                    folded_passes);
         for (int i = 0; i < 5; i++)
             total[i] += count[i];
         total_frozen += frozen_passes;
+        total_folded += folded_passes;
     }
     int all = total[0] + total[1] + total[2] + total[3] + total[4];
-    std::printf("%-20s %6d %7d %7d %9d %8d %5d %7.1f%% %16d\n", "all", all, total[0], total[1],
-                total[2], total[3], total[4], all ? 100.0 * total[0] / all : 0.0, total_frozen);
+    std::printf("%-20s %6d %7d %7d %9d %8d %5d %7.1f%% %16d %16d\n", "all", all, total[0], total[1],
+                total[2], total[3], total[4], all ? 100.0 * total[0] / all : 0.0, total_frozen,
+                total_folded);
+    std::printf("passed with device compute: %d (%.1f%%); folded at compile time: %d\n",
+                total[0] - total_folded, all ? 100.0 * (total[0] - total_folded) / all : 0.0,
+                total_folded);
     std::cout << "rejections by code:";
     for (const auto &[code, n] : codes)
         std::cout << " " << code << "=" << n;

@@ -1,0 +1,104 @@
+#ifndef NHC_NEFF_FOOTPRINT_H
+#define NHC_NEFF_FOOTPRINT_H
+
+/** \file
+ * The bytes an operand may touch, as a box: a memory (SBUF, PSUM, or one HBM variable), a range of
+ * partitions (rows for HBM) and a byte range inside each partition. A box covers every element of
+ * the access pattern, and may cover bytes between strided elements too. Used where an
+ * over-approximation errs on the safe side: the compiler's hazards (a dependence assumed), the
+ * simulator's timing (a dependence charged, a port contended) and its race detector (which then
+ * compares elements).
+ */
+
+#include "neff/Isa.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace nhc::neff {
+
+struct Footprint {
+    MemSpace space = MemSpace::None;
+    int32_t var = -1;           ///< HBM variable
+    int64_t first_row = 0;      ///< first partition (SBUF/PSUM); 0 for HBM, rows folded in bytes
+    int64_t end_row = 0;        ///< one past the last partition
+    int64_t begin = 0, end = 0; ///< byte range inside each partition (HBM: inside the variable)
+
+    bool overlaps(const Footprint &o) const {
+        return space == o.space && var == o.var && first_row < o.end_row && o.first_row < end_row &&
+               begin < o.end && o.begin < end;
+    }
+};
+
+/** The box of an access pattern (an absent operand gives an empty box in MemSpace::None). */
+inline Footprint footprint(const AccessPattern &ap) {
+    Footprint f;
+    if (!ap.present()) {
+        return f;
+    }
+    bool hbm = ap.space == MemSpace::HBM;
+    int64_t esize = dtype_size(ap.dtype);
+    int64_t unit = hbm ? 1 : esize; // HBM steps are bytes, on-chip steps elements
+    int64_t lo = ap.offset, hi = ap.offset;
+    for (const Dim &d : ap.dims) {
+        int64_t span = d.step * unit * (d.num - 1);
+        (span < 0 ? lo : hi) += span;
+    }
+    f.space = ap.space;
+    if (hbm) {
+        // Rows are partition_step apart inside the variable: fold them into the byte range.
+        int64_t rows = std::max<int64_t>(1, ap.num_partitions);
+        int64_t span = ap.partition_step * (rows - 1);
+        (span < 0 ? lo : hi) += span;
+        f.var = ap.var;
+        f.first_row = 0;
+        f.end_row = 1;
+    } else {
+        f.first_row = ap.start_partition;
+        f.end_row = int64_t(ap.start_partition) + ap.num_partitions;
+    }
+    f.begin = lo;
+    f.end = hi + esize;
+    return f;
+}
+
+/** Boxes of what an instruction reads and writes. A matmul that accumulates reads its dst. */
+inline void instr_footprints(const Instr &i, std::vector<Footprint> &reads,
+                             std::vector<Footprint> &writes) {
+    reads.clear();
+    writes.clear();
+    auto add = [](std::vector<Footprint> &v, const AccessPattern &ap) {
+        if (ap.present()) {
+            v.push_back(footprint(ap));
+        }
+    };
+    add(reads, i.src);
+    add(reads, i.src1);
+    add(reads, i.pred);
+    for (const Scalar *s : {&i.s0, &i.s1}) {
+        if (s->is_ap) {
+            add(reads, s->ap);
+        }
+    }
+    if (i.op == Opcode::Matmul && i.has(kFlagAccumulate)) {
+        add(reads, i.dst);
+    }
+    add(writes, i.dst);
+    add(writes, i.accum);
+}
+
+inline bool any_overlap(const std::vector<Footprint> &a, const std::vector<Footprint> &b) {
+    for (const Footprint &x : a) {
+        for (const Footprint &y : b) {
+            if (x.overlaps(y)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+} // namespace nhc::neff
+
+#endif
