@@ -43,6 +43,9 @@ cl::opt<std::string> device("target", cl::desc("device target (default: the NEFF
 
 cl::opt<bool> timing_only("timing-only",
                           cl::desc("time the NEFF without computing values (no outputs)"));
+cl::opt<bool> check_races("check-races",
+                          cl::desc("stop at the first pair of accesses to the same bytes, one a "
+                                   "write, that no semaphore orders (NHC_ERT019)"));
 
 constexpr int kExitUserError = 1;
 constexpr int kExitInternalError = 70;
@@ -139,6 +142,7 @@ int run() {
     rt::ExecOptions eo;
     eo.trace = !profile.empty();
     eo.timing_only = timing_only;
+    eo.check_races = check_races;
     rt::ExecResult res;
     r = rt::nrt_execute(*model, bound, eo, res);
     if (!r.ok()) {
@@ -182,6 +186,7 @@ int main(int argc, char **argv) {
     summary.addCategory(options);
     device.addCategory(options);
     timing_only.addCategory(options);
+    check_races.addCategory(options);
     cl::HideUnrelatedOptions(options);
     cl::ParseCommandLineOptions(argc, argv, "run a NEFF on the NeuronCore simulator\n");
     try {

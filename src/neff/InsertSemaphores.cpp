@@ -35,9 +35,13 @@ void insert_semaphores(std::vector<SelectedInstr> &instrs, neff::Program &progra
         uint32_t own = ins.op == neff::Opcode::Dma ? dma_queue_semaphore(ins.queue)
                                                    : engine_semaphore(si.engine);
         std::map<uint32_t, uint32_t> waits;
+        bool dma = ins.op == neff::Opcode::Dma;
         for (int d : hazards.add(ins, static_cast<int>(done.size()))) {
             const Event &e = done[static_cast<size_t>(d)];
-            if (e.sem != own)
+            // An engine runs its stream in order; a DMA queue only starts and completes its
+            // transfers in order, and two transfers may move data at once on different DMA
+            // engines, so a DMA waits for the earlier transfers of its own queue it depends on.
+            if (e.sem != own || dma)
                 waits[e.sem] = std::max(waits[e.sem], e.count);
         }
         for (const auto &[sem, value] : waits)

@@ -6,8 +6,10 @@
  * every compute engine and every DMA queue counts its completed instructions in a semaphore of
  * its own; an instruction waits for the count that covers the last writer of every region it
  * reads or writes (RAW, WAW) and for the readers of every region it overwrites (WAR), as
- * HazardTracker (Hazards.h) finds them. Instructions on
- * one engine (or one DMA queue) run in order, so they never wait on each other.
+ * HazardTracker (Hazards.h) finds them. Instructions of one compute engine run in order, so they
+ * never wait on each other; transfers of one DMA queue only start and complete in order and may
+ * move data at the same time on different DMA engines, so a transfer does wait for the earlier
+ * transfers of its queue whose bytes it shares (the simulator's race detector holds it to that).
  */
 
 #include "neff/SelectInstructions.h"

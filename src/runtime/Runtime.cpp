@@ -96,6 +96,7 @@ ExecResult Model::execute(const std::map<std::string, Tensor> &inputs,
     }
     SimOptions so;
     so.trace = opt.trace;
+    so.check_races = opt.check_races;
     SimResult r = simulate(machine, so);
     ExecResult out;
     out.summary = r.summary;

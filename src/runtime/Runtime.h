@@ -48,6 +48,9 @@ struct ExecOptions {
      *  the Summary is the same as a functional run's (the timing model never looks at values).
      *  For simulating large kernels fast (docs/timing.md); the default is functional. */
     bool timing_only = false;
+    /** Race detection (runtime/RaceDetector.h): two accesses to the same bytes, one a write,
+     *  that no semaphore orders are NHC_ERT019. Works in timing-only mode too. */
+    bool check_races = false;
 };
 
 struct ExecResult {

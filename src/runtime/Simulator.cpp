@@ -1,12 +1,14 @@
 #include "runtime/Simulator.h"
 
 #include "neff/Footprint.h"
+#include "runtime/RaceDetector.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <queue>
 #include <sstream>
 
@@ -25,6 +27,7 @@ struct Completion {
     double time;
     uint64_t seq; ///< issue order: ties resolve deterministically
     int32_t sem;
+    int64_t release; ///< what the race detector publishes with the signal (-1: nothing)
     bool operator>(const Completion &o) const {
         return time != o.time ? time > o.time : seq > o.seq;
     }
@@ -45,6 +48,9 @@ public:
             r = -1;
         }
         res_.summary.dma_engines = t_.dma.num_engines;
+        if (o.check_races) {
+            races_ = std::make_unique<RaceDetector>(p_);
+        }
     }
 
     SimResult run() {
@@ -93,6 +99,9 @@ private:
             while (!events_.empty() && events_.top().time == next) {
                 if (events_.top().sem >= 0) {
                     sems_[uint32_t(events_.top().sem)]++;
+                    if (races_) {
+                        races_->on_signal(uint32_t(events_.top().sem), events_.top().release);
+                    }
                 }
                 events_.pop();
             }
@@ -109,6 +118,7 @@ private:
         const Instr &i = p_.streams[ei][index];
         Where w{e, index, &i};
         ExecInfo info = execute_instr(m_, i, w);
+        release_ = races_ ? races_->on_issue(e, index, i) : -1;
         Summary &s = res_.summary;
         s.instructions[ei]++;
         if (info.is_dma) {
@@ -177,7 +187,9 @@ private:
         complete(done, i.signal);
     }
 
-    void complete(double time, int32_t signal) { events_.push({time, seq_++, signal}); }
+    void complete(double time, int32_t signal) {
+        events_.push({time, seq_++, signal, release_});
+    }
 
     /** DMA engines moving data at `when`: this transfer's own plus the others still busy. */
     int busy_dma_engines(const std::vector<target::DmaShare> &shares, double when) const {
@@ -290,6 +302,8 @@ private:
     std::vector<double> psum_port_free_;
     std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> events_;
     uint64_t seq_ = 0;
+    std::unique_ptr<RaceDetector> races_; ///< null unless SimOptions::check_races
+    int64_t release_ = -1;                ///< of the instruction being issued
 };
 
 } // namespace

@@ -24,6 +24,8 @@
  *  - The constants and the calibration against published Trn1 times: docs/timing.md.
  *  - When no engine can issue and no completion is pending, the program is deadlocked: user
  *    error NHC_ERT007 listing every blocked instruction and the semaphore values.
+ *  - With SimOptions::check_races, a RaceDetector follows the run and stops it at the first
+ *    pair of accesses that no semaphore orders (NHC_ERT019).
  */
 
 #include "runtime/Exec.h"
@@ -65,6 +67,8 @@ struct Summary {
 
 struct SimOptions {
     bool trace = false;
+    /** Report unsynchronised accesses to the same bytes as NHC_ERT019 (RaceDetector.h). */
+    bool check_races = false;
 };
 
 struct SimResult {

@@ -80,6 +80,7 @@ inline rt::ExecResult run_program(neff::Program p, const std::map<std::string, r
     auto m = rt::Model::load_program(std::move(p));
     rt::ExecOptions o;
     o.trace = trace;
+    o.check_races = true; // every program a test runs must be race-free (issue 14)
     return m->execute(in, o);
 }
 

@@ -23,6 +23,7 @@ rt::ExecResult run_mm(MmVersion v, const bench::MmShape &s,
     auto m = rt::Model::load_program(bench::build_mm(v, s));
     rt::ExecOptions o;
     o.timing_only = timing_only;
+    o.check_races = true;
     return m->execute(in, o);
 }
 

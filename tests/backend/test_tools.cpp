@@ -208,6 +208,27 @@ TEST_CASE("neuron-halide-run --timing-only times without values or inputs") {
     CHECK(js->getAsObject()->getNumber("total_time_us").getValue() > 0);
 }
 
+TEST_CASE("neuron-halide-run --check-races stops at an unsynchronised pair") {
+    // The store reads what the compute writes, without waiting for it: the simulated order
+    // happens to be right (the DMA's fixed latency), the hardware's need not be.
+    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    write(dir + "/r.s", R"(.target trn1
+.var y output f32 [128,64]
+.engine act
+  activation dst=sbuf.f32[0:128,0][[1,64]] src=sbuf.f32[0:128,4096][[1,64]] func=exp name="model/exp"
+.engine sp
+  dma queue=0 dst=hbm.f32[y,0][[256,128],[4,64]] src=sbuf.f32[0:128,0][[1,64]] name="model/store"
+)");
+    REQUIRE(sh(dir, tool("NHC_AS") + " r.s -o r.neff").status == 0);
+    CHECK(sh(dir, tool("NHC_RUN") + " r.neff --timing-only").status == 0);
+    Run r = sh(dir, tool("NHC_RUN") + " r.neff --timing-only --check-races");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("NHC_ERT019") != std::string::npos);
+    CHECK(r.err.find("model/exp") != std::string::npos);
+    CHECK(r.err.find("model/store") != std::string::npos);
+}
+
 TEST_CASE("--help lists each tool's own options, not LLVM's") {
     char tmpl[] = "/tmp/nhc_tools_XXXXXX";
     std::string dir = mkdtemp(tmpl);

@@ -256,7 +256,8 @@ TEST_CASE("the README flow: compile the example, run it, get the reference outpu
     REQUIRE(runner != nullptr);
     std::string input = std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/input_0.pb";
     std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
-                      " file.neff --input input=" + input + " --output-dir out/new 2>&1";
+                      " file.neff --check-races --input input=" + input +
+                      " --output-dir out/new 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
     std::string text;
@@ -335,7 +336,7 @@ g (float[1, 1, 2, 2] x, float[4] s) => (float[1, 1, 4, 4] y) {
     const char *runner = std::getenv("NHC_RUN");
     REQUIRE(runner != nullptr);
     std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
-                      " file.neff --input x=x.npy --output-dir out 2>&1";
+                      " file.neff --check-races --input x=x.npy --output-dir out 2>&1";
     REQUIRE(std::system(cmd.c_str()) == 0);
     std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
     REQUIRE(f.good());

@@ -53,7 +53,9 @@ inline E2EResult run_program(neff::Program p, const Graph &g,
         in[name] = to_rt(t, p.vars[v].dtype);
     }
     std::unique_ptr<rt::Model> m = rt::Model::load_program(std::move(p));
-    rt::ExecResult r = m->execute(in);
+    rt::ExecOptions o;
+    o.check_races = true; // every compiled program must be race-free (issue 14)
+    rt::ExecResult r = m->execute(in, o);
     E2EResult out;
     out.summary = r.summary;
     for (const std::string &o2 : g.outputs)

@@ -107,7 +107,9 @@ inline std::vector<float> run(const Compiled &c, const Graph &g,
         in[name] = t;
     }
     std::unique_ptr<rt::Model> m = rt::Model::load_program(c.program);
-    rt::ExecResult r = m->execute(in);
+    rt::ExecOptions o;
+    o.check_races = true; // every compiled program must be race-free (issue 14)
+    rt::ExecResult r = m->execute(in, o);
     const rt::Tensor &out = r.outputs.at(g.outputs[0]);
     std::vector<float> v(out.data.size() / sizeof(float));
     std::memcpy(v.data(), out.data.data(), out.data.size());
