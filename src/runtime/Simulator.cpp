@@ -129,7 +129,8 @@ private:
             return;
         }
         bool waited = !i.waits.empty() && ready_at_[ei] > free_[ei];
-        info.cost.dependent = waited || depends_on_previous(e, i);
+        bool chained = depends_on_previous(e, i); // always: it records this one's writes
+        info.cost.dependent = waited || chained;
         ready_at_[ei] = -1;
         double end = start + target::compute_ns(t_, info.cost);
         take_ports(e, i, end);
@@ -187,9 +188,7 @@ private:
         complete(done, i.signal);
     }
 
-    void complete(double time, int32_t signal) {
-        events_.push({time, seq_++, signal, release_});
-    }
+    void complete(double time, int32_t signal) { events_.push({time, seq_++, signal, release_}); }
 
     /** DMA engines moving data at `when`: this transfer's own plus the others still busy. */
     int busy_dma_engines(const std::vector<target::DmaShare> &shares, double when) const {
