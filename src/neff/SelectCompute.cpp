@@ -439,33 +439,43 @@ void select_compute(Selector &s, const Nest &n) {
     IterSpace kept{std::vector<Loop>(it.loops.begin(), it.loops.end() - reduced), it.p};
     Affine dk{da.base, std::vector<int64_t>(da.strides.begin(), da.strides.end() - reduced)};
     AccessPattern dap = s.onchip_ap(dst, dk, kept, n, "destination");
-    // tensor_reduce overwrites its destination: an initialisation to the op's identity just
-    // before it is dead.
+    // tensor_reduce overwrites its destination. When the instruction just before it set that
+    // destination to the op's identity, the reduction alone is the result and the init is
+    // dropped. Otherwise the destination holds a value to combine with (a partial result of an
+    // outer reduction loop, or an init that is not the identity): reduce into a temporary and
+    // combine, so that no schedule overwrites partial results.
     static const std::map<AluOp, float> identity = {
         {AluOp::Add, 0.0f},
         {AluOp::Mult, 1.0f},
         {AluOp::Max, -std::numeric_limits<float>::infinity()},
         {AluOp::Min, std::numeric_limits<float>::infinity()}};
-    if (auto id = identity.find(red->first); id != identity.end())
-        s.drop_memset(dap, id->second);
+    auto id = identity.find(red->first);
+    bool overwrite = id != identity.end() && s.drop_memset(dap, id->second);
     ComputeSelector cs(s, n, it, dap);
     AccessPattern src = cs.tile(red->second);
     // A sum over the whole row of what ACT just computed is that activation's own free-axis
     // accumulation (add only on trn1; neuroncore.md L174): softmax's exp and its sum.
-    if (red->first == AluOp::Add && reduced == static_cast<int>(it.free().size()) &&
+    if (overwrite && red->first == AluOp::Add && reduced == static_cast<int>(it.free().size()) &&
         dap.free_count() == 1 && s.accumulate_into_last_activation(src, dap)) {
         s.release_temps();
         return;
     }
     Instr i;
     i.op = Opcode::TensorReduce;
-    i.dst = dap;
+    i.dst = overwrite ? dap : s.temp_tile(kept, n);
     i.src = src;
     i.alu0 = red->first;
     i.axes = reduced;
-    // tensor_reduce overwrites its destination; the init before it is the op's identity in the
-    // default schedules (0 for add, -inf for max), so the reduction alone is the result.
     s.emit(Engine::DVE, i);
+    if (!overwrite) {
+        Instr combine;
+        combine.op = Opcode::TensorTensor;
+        combine.dst = dap;
+        combine.src = dap;
+        combine.src1 = i.dst;
+        combine.alu0 = red->first;
+        s.emit(Engine::DVE, combine);
+    }
     s.release_temps();
 }
 

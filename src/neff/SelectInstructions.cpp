@@ -392,6 +392,43 @@ AccessPattern Selector::onchip_ap(const Buffer &b, const Affine &a, const IterSp
 }
 
 void Selector::select_nest(const Nest &n) {
+    size_t first = out_.size();
+    select_nest_instructions(n);
+    check_partition_starts(n, first);
+}
+
+void Selector::check_partition_starts(const Nest &n, size_t first) const {
+    // The alignment target::partition_start_allowed asks of a tile of `count` partitions.
+    auto aligned_start = [&](int count) {
+        int all = opt_.target->partitions;
+        return count > all / 2 ? all : count > all / 4 ? all / 2 : all / 4;
+    };
+    // The engines address a tile of P partitions only from an aligned start (neuroncore.md L230;
+    // the runtime refuses it as NHC_ERT005): refuse the schedule here, where the stage and its
+    // loops can be named. DMAs reach any partition.
+    for (size_t k = first; k < out_.size(); k++) {
+        const Instr &i = out_[k].instr;
+        if (i.op == Opcode::Dma)
+            continue;
+        for (const AccessPattern *ap :
+             {&i.dst, &i.src, &i.src1, &i.pred, &i.accum, &i.s0.ap, &i.s1.ap}) {
+            if (!ap->present() || ap->space == MemSpace::HBM ||
+                target::partition_start_allowed(*opt_.target, ap->start_partition,
+                                                ap->num_partitions))
+                continue;
+            fail("NHC_EGEN018", n,
+                 std::string(neff::opcode_name(i.op)) + " would address " +
+                     std::to_string(ap->num_partitions) + " partition(s) from partition " +
+                     std::to_string(ap->start_partition) +
+                     ", which the engines cannot (a tile of that size starts at a multiple of " +
+                     std::to_string(aligned_start(ap->num_partitions)) +
+                     "): keep the partition loop inside the instruction, or split it so that "
+                     "each tile starts aligned");
+        }
+    }
+}
+
+void Selector::select_nest_instructions(const Nest &n) {
     const Buffer &dst = buffer(n.dst);
     const Load *src = as_load(n.value);
     if (src && (dst.space == MemSpace::HBM || buffer(src->name).space == MemSpace::HBM)) {

@@ -87,6 +87,10 @@ public:
     int64_t psum_cursor() const { return psum_.cursor(); }
 
 private:
+    void select_nest_instructions(const Nest &n);
+    /** NHC_EGEN018 when an engine instruction selected since `first` addresses a tile from a
+     *  partition the engines cannot start it at. */
+    void check_partition_starts(const Nest &n, size_t first) const;
     void visit_allocate(const Halide::Internal::Allocate *op);
     void visit_for(const Halide::Internal::For *op);
     bool collect_nest(const Halide::Internal::Stmt &s, Nest &n) const;
