@@ -7,13 +7,16 @@
  * the access pattern, and may cover bytes between strided elements too. Used where an
  * over-approximation errs on the safe side: the compiler's hazards (a dependence assumed), the
  * simulator's timing (a dependence charged, a port contended) and its race detector (which then
- * compares elements).
+ * compares bytes). Also here, for the same users: an instruction's operands, and the exact bytes
+ * of an operand as intervals.
  */
 
 #include "neff/Isa.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace nhc::neff {
@@ -63,29 +66,35 @@ inline Footprint footprint(const AccessPattern &ap) {
     return f;
 }
 
-/** Boxes of what an instruction reads and writes. A matmul that accumulates reads its dst. */
+/** Calls f(operand, is_write) for each present operand of `i`: dst and accum (written), then src,
+ *  src1, pred and the [P, 1] scalars (read). */
+template <typename F>
+void for_each_operand(const Instr &i, F &&f) {
+    for (const AccessPattern *ap : {&i.dst, &i.accum}) {
+        if (ap->present()) {
+            f(*ap, true);
+        }
+    }
+    for (const AccessPattern *ap : {&i.src, &i.src1, &i.pred}) {
+        if (ap->present()) {
+            f(*ap, false);
+        }
+    }
+    for (const Scalar *sc : {&i.s0, &i.s1}) {
+        if (sc->is_ap && sc->ap.present()) {
+            f(sc->ap, false);
+        }
+    }
+}
+
+/** Boxes of what an instruction reads and writes. */
 inline void instr_footprints(const Instr &i, std::vector<Footprint> &reads,
                              std::vector<Footprint> &writes) {
     reads.clear();
     writes.clear();
-    auto add = [](std::vector<Footprint> &v, const AccessPattern &ap) {
-        if (ap.present()) {
-            v.push_back(footprint(ap));
-        }
-    };
-    add(reads, i.src);
-    add(reads, i.src1);
-    add(reads, i.pred);
-    for (const Scalar *s : {&i.s0, &i.s1}) {
-        if (s->is_ap) {
-            add(reads, s->ap);
-        }
-    }
-    if (i.op == Opcode::Matmul && i.has(kFlagAccumulate)) {
-        add(reads, i.dst);
-    }
-    add(writes, i.dst);
-    add(writes, i.accum);
+    for_each_operand(i, [&](const AccessPattern &ap, bool write) {
+        (write ? writes : reads).push_back(footprint(ap));
+    });
 }
 
 inline bool any_overlap(const std::vector<Footprint> &a, const std::vector<Footprint> &b) {
@@ -98,6 +107,19 @@ inline bool any_overlap(const std::vector<Footprint> &a, const std::vector<Footp
     }
     return false;
 }
+
+/** Sorted, disjoint byte intervals [lo, hi). */
+using ByteIntervals = std::vector<std::pair<int64_t, int64_t>>;
+
+/** The bytes an operand touches, as intervals: in HBM every row's, inside the variable; on chip
+ *  one partition's, which every partition of its box repeats. nullopt when there are more than
+ *  `max_runs` contiguous runs to list. Row tiles of one tensor interleave (tile 1's rows lie
+ *  between tile 0's), so their boxes overlap where their bytes do not. */
+std::optional<ByteIntervals> byte_intervals(const AccessPattern &ap, int64_t max_runs);
+/** Whether two interval lists share a byte. */
+bool intervals_meet(const ByteIntervals &a, const ByteIntervals &b);
+/** Whether every interval of `inner` lies inside one of `outer`. */
+bool intervals_cover(const ByteIntervals &outer, const ByteIntervals &inner);
 
 } // namespace nhc::neff
 

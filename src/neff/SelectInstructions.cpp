@@ -1,5 +1,6 @@
 #include "neff/SelectorState.h"
 
+#include "neff/Footprint.h"
 #include "neff/ScheduleInstructions.h"
 #include "support/Error.h"
 #include "target/CostModel.h"
@@ -398,11 +399,6 @@ void Selector::select_nest(const Nest &n) {
 }
 
 void Selector::check_partition_starts(const Nest &n, size_t first) const {
-    // The alignment target::partition_start_allowed asks of a tile of `count` partitions.
-    auto aligned_start = [&](int count) {
-        int all = opt_.target->partitions;
-        return count > all / 2 ? all : count > all / 4 ? all / 2 : all / 4;
-    };
     // The engines address a tile of P partitions only from an aligned start (neuroncore.md L230;
     // the runtime refuses it as NHC_ERT005): refuse the schedule here, where the stage and its
     // loops can be named. DMAs reach any partition.
@@ -410,21 +406,21 @@ void Selector::check_partition_starts(const Nest &n, size_t first) const {
         const Instr &i = out_[k].instr;
         if (i.op == Opcode::Dma)
             continue;
-        for (const AccessPattern *ap :
-             {&i.dst, &i.src, &i.src1, &i.pred, &i.accum, &i.s0.ap, &i.s1.ap}) {
-            if (!ap->present() || ap->space == MemSpace::HBM ||
-                target::partition_start_allowed(*opt_.target, ap->start_partition,
-                                                ap->num_partitions))
-                continue;
+        neff::for_each_operand(i, [&](const AccessPattern &ap, bool) {
+            if (ap.space == MemSpace::HBM ||
+                target::partition_start_allowed(*opt_.target, ap.start_partition,
+                                                ap.num_partitions))
+                return;
             fail("NHC_EGEN018", n,
                  std::string(neff::opcode_name(i.op)) + " would address " +
-                     std::to_string(ap->num_partitions) + " partition(s) from partition " +
-                     std::to_string(ap->start_partition) +
+                     std::to_string(ap.num_partitions) + " partition(s) from partition " +
+                     std::to_string(ap.start_partition) +
                      ", which the engines cannot (a tile of that size starts at a multiple of " +
-                     std::to_string(aligned_start(ap->num_partitions)) +
+                     std::to_string(
+                         target::partition_start_alignment(*opt_.target, ap.num_partitions)) +
                      "): keep the partition loop inside the instruction, or split it so that "
                      "each tile starts aligned");
-        }
+        });
     }
 }
 

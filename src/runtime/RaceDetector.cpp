@@ -129,36 +129,6 @@ struct Access {
     bool dma = false;
 };
 
-/** Sorted, merged byte intervals [begin, end) of the elements of `ap` (HBM: all rows; on chip:
- *  one partition, whose pattern every partition repeats). False when there are too many. */
-bool element_intervals(const AccessPattern &ap, std::vector<std::pair<int64_t, int64_t>> &out) {
-    constexpr int64_t kMaxElements = int64_t(1) << 20;
-    bool hbm = ap.space == MemSpace::HBM;
-    int64_t rows = hbm ? std::max(1, ap.num_partitions) : 1;
-    if (rows * ap.free_count() > kMaxElements) {
-        return false;
-    }
-    int64_t esize = neff::dtype_size(ap.dtype);
-    out.clear();
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t base = r * ap.partition_step;
-        for_each_offset(ap, [&](int64_t, int64_t off) {
-            out.push_back({base + off, base + off + esize});
-        });
-    }
-    std::sort(out.begin(), out.end());
-    size_t w = 0;
-    for (const auto &iv : out) {
-        if (w > 0 && iv.first <= out[w - 1].second) {
-            out[w - 1].second = std::max(out[w - 1].second, iv.second);
-        } else {
-            out[w++] = iv;
-        }
-    }
-    out.resize(w);
-    return true;
-}
-
 /** Whether two accesses whose boxes overlap touch a common byte. */
 bool bytes_overlap(const Access &a, const Access &b) {
     if (a.runs.valid && b.runs.valid) {
@@ -167,21 +137,11 @@ bool bytes_overlap(const Access &a, const Access &b) {
             return meet == 1;
         }
     }
-    std::vector<std::pair<int64_t, int64_t>> x, y;
-    if (!element_intervals(*a.ap, x) || !element_intervals(*b.ap, y)) {
-        return true; // too large to enumerate: the strict answer
-    }
-    size_t i = 0, j = 0;
-    while (i < x.size() && j < y.size()) {
-        if (x[i].second <= y[j].first) {
-            i++;
-        } else if (y[j].second <= x[i].first) {
-            j++;
-        } else {
-            return true;
-        }
-    }
-    return false;
+    // Else the bytes themselves; too many runs to list gives the strict answer.
+    constexpr int64_t kMaxRuns = int64_t(1) << 20;
+    std::optional<neff::ByteIntervals> x = neff::byte_intervals(*a.ap, kMaxRuns);
+    std::optional<neff::ByteIntervals> y = neff::byte_intervals(*b.ap, kMaxRuns);
+    return !x || !y || neff::intervals_meet(*x, *y);
 }
 
 std::string describe(const Access &a) {
@@ -236,7 +196,8 @@ struct RaceDetector::State {
         frontier.assign(size_t(num_threads), 0);
     }
 
-    /** The buckets a box falls in: 2 KiB of a partition on chip (a PSUM bank), 64 KiB of HBM. */
+    /** The buckets a box falls in: an index over byte ranges (2 KiB of each partition on chip,
+     *  64 KiB of an HBM variable) so that an access is compared with nearby records only. */
     template <typename F>
     void for_each_bucket(const Footprint &f, F &&fn) {
         uint64_t area = f.space == MemSpace::HBM ? 2 + uint64_t(f.var) : uint64_t(f.space);
@@ -355,21 +316,11 @@ int64_t RaceDetector::on_issue(Engine e, size_t index, const Instr &i) {
     }
     a.thread = ei;
     a.clock = c[size_t(ei)];
-    auto visit = [&](const AccessPattern &ap, bool write) {
+    neff::for_each_operand(i, [&](const AccessPattern &ap, bool write) {
         a.ap = &ap;
         a.write = write;
         s.access(a, c);
-    };
-    visit(i.src, false);
-    visit(i.src1, false);
-    visit(i.pred, false);
-    for (const neff::Scalar *sc : {&i.s0, &i.s1}) {
-        if (sc->is_ap) {
-            visit(sc->ap, false);
-        }
-    }
-    visit(i.dst, true);
-    visit(i.accum, true);
+    });
     return s.release(c, i.signal);
 }
 

@@ -44,9 +44,7 @@ public:
     Sim(Machine &m, const SimOptions &o) : m_(m), t_(m.target()), p_(m.program()), opt_(o) {
         dma_free_.assign(size_t(t_.dma.num_engines), 0.0);
         psum_port_free_.assign(size_t(t_.psum_banks), 0.0);
-        for (double &r : ready_at_) {
-            r = -1;
-        }
+        std::fill(std::begin(ready_at_), std::end(ready_at_), -1.0);
         res_.summary.dma_engines = t_.dma.num_engines;
         if (o.check_races) {
             races_ = std::make_unique<RaceDetector>(p_);
@@ -192,13 +190,12 @@ private:
 
     /** DMA engines moving data at `when`: this transfer's own plus the others still busy. */
     int busy_dma_engines(const std::vector<target::DmaShare> &shares, double when) const {
-        std::vector<bool> mine(dma_free_.size(), false);
-        for (const auto &sh : shares) {
-            mine[size_t(sh.engine)] = true;
-        }
         int n = int(shares.size());
         for (size_t k = 0; k < dma_free_.size(); k++) {
-            n += !mine[k] && dma_free_[k] > when;
+            bool mine = std::any_of(shares.begin(), shares.end(), [&](const target::DmaShare &sh) {
+                return sh.engine == int(k);
+            });
+            n += !mine && dma_free_[k] > when;
         }
         return n;
     }

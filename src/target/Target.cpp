@@ -180,17 +180,15 @@ const TargetInfo &target_by_name(const std::string &name) {
     user_error("NHC_ERT016", "unknown target '", name, "': expected one of ", target_names());
 }
 
-bool partition_start_allowed(const TargetInfo &t, int start, int count) {
+int partition_start_alignment(const TargetInfo &t, int count) {
     // nc.md:L230 [AG2, APS]: start 0 if 64<P<=128; 0 or 64 if 32<P<=64; 0/32/64/96 if P<=32.
     int quarter = t.partitions / 4;
     int half = t.partitions / 2;
-    if (count > half) {
-        return start == 0;
-    }
-    if (count > quarter) {
-        return start % half == 0;
-    }
-    return start % quarter == 0;
+    return count > half ? t.partitions : count > quarter ? half : quarter;
+}
+
+bool partition_start_allowed(const TargetInfo &t, int start, int count) {
+    return start % partition_start_alignment(t, count) == 0;
 }
 
 } // namespace nhc::target

@@ -100,6 +100,8 @@ std::string target_names();
 
 /** Access rule: start partition alignment for a tile of `count` partitions (nc.md:L230). */
 bool partition_start_allowed(const TargetInfo &t, int start, int count);
+/** The multiple a tile of `count` partitions must start at (all partitions: only at 0). */
+int partition_start_alignment(const TargetInfo &t, int count);
 
 } // namespace nhc::target
 

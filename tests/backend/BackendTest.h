@@ -54,6 +54,15 @@ inline rt::Tensor make_tensor(neff::DType t, std::vector<int64_t> shape,
     return out;
 }
 
+/** A tensor of zeros, for programs whose timing, not values, is under test. */
+inline rt::Tensor zeros(neff::DType t, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) {
+        n *= d;
+    }
+    return make_tensor(t, std::move(shape), std::vector<float>(size_t(n)));
+}
+
 inline std::vector<float> values(const rt::Tensor &t) {
     size_t es = size_t(neff::dtype_size(t.dtype));
     std::vector<float> v(t.data.size() / es);

@@ -51,10 +51,7 @@ TEST_CASE("DMA time is the fixed latency plus bytes over the engines' bandwidth"
 .engine sp
   dma queue=0 dst=sbuf.bf16[0:128,0][[1,32768]] src=hbm.bf16[x,0][[65536,128],[2,32768]]
 )";
-    auto s =
-        run_text(text,
-                 {{"x", make_tensor(DType::BF16, {128, 32768}, std::vector<float>(128 * 32768))}})
-            .summary;
+    auto s = run_text(text, {{"x", zeros(DType::BF16, {128, 32768})}}).summary;
     double bytes = 128.0 * 65536;
     CHECK(s.dma_bytes == int64_t(bytes));
     CHECK(s.total_ns == doctest::Approx(t.dma.fixed_latency_ns + bytes / 16 / t.dma.bytes_per_ns));
@@ -155,9 +152,7 @@ TEST_CASE("a casting DMA is charged the bytes it reads, not only those it writes
 .engine sp
   dma queue=0 dst=sbuf.bf16[0:128,0][[1,8192]] src=hbm.f32[x,0][[32768,128],[4,8192]]
 )";
-    auto s = run_text(text,
-                      {{"x", make_tensor(DType::F32, {128, 8192}, std::vector<float>(128 * 8192))}})
-                 .summary;
+    auto s = run_text(text, {{"x", zeros(DType::F32, {128, 8192})}}).summary;
     double read_bytes = 128.0 * 8192 * 4;
     CHECK(s.dma_bytes == int64_t(read_bytes));
     CHECK(s.total_ns ==
@@ -232,10 +227,8 @@ TEST_CASE("transfers of one DMA queue complete in order") {
 .engine dve
   tensor_scalar dst=sbuf.f32[64:8,66048][[1,64]] src=sbuf.f32[64:8,65536][[1,64]] op0=mult s0=2 wait=s1>=1 name="use"
 )";
-    auto r = run_text(text,
-                      {{"x", make_tensor(DType::F32, {64, 8192}, std::vector<float>(64 * 8192))},
-                       {"y", make_tensor(DType::F32, {8, 64}, std::vector<float>(8 * 64))}},
-                      true);
+    auto r = run_text(
+        text, {{"x", zeros(DType::F32, {64, 8192})}, {"y", zeros(DType::F32, {8, 64})}}, true);
     double big_done = 0;
     for (const auto &e : r.trace) {
         if (e.track == "dma q0" && e.bytes == 64 * 8192 * 4) {
@@ -263,7 +256,7 @@ TEST_CASE("the DMA fixed cost is the upper end of the documented range") {
 .engine sp
   dma queue=0 dst=sbuf.f32[0:8,0][[1,64]] src=hbm.f32[x,0][[256,8],[4,64]]
 )",
-                      {{"x", make_tensor(DType::F32, {8, 64}, std::vector<float>(8 * 64))}})
+                      {{"x", zeros(DType::F32, {8, 64})}})
                  .summary;
     CHECK(s.total_ns >= 2000);
 }
@@ -279,10 +272,7 @@ TEST_CASE("HBM bandwidth per NeuronCore caps the DMA engines together") {
 .engine sp
   dma queue=0 dst=sbuf.f32[0:128,0][[1,8192]] src=hbm.f32[x,0][[32768,128],[4,8192]]
 )";
-        auto s =
-            run_text(text,
-                     {{"x", make_tensor(DType::F32, {128, 8192}, std::vector<float>(128 * 8192))}})
-                .summary;
+        auto s = run_text(text, {{"x", zeros(DType::F32, {128, 8192})}}).summary;
         double per_engine = 128.0 * 8192 * 4 / 16;
         double rate = std::min(t.dma.bytes_per_ns, t.hbm_bytes_per_ns / 16);
         CAPTURE(name);
