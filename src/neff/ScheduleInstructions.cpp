@@ -1,5 +1,6 @@
 #include "neff/ScheduleInstructions.h"
 
+#include "neff/DmaCost.h"
 #include "neff/Hazards.h"
 #include "support/Error.h"
 #include "target/CostModel.h"
@@ -59,11 +60,51 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
            bytes / (std::max(1, engines) * d.bytes_per_ns * std::min(1.0, d.small_row_efficiency));
 }
 
-/** The resource an instruction occupies: its engine, or its DMA queue (in order). */
-int resource_of(const SelectedInstr &si) {
-    return si.instr.op == Opcode::Dma ? neff::kNumEngines + si.instr.queue
-                                      : static_cast<int>(si.engine);
-}
+/** Where the list scheduler expects each engine, DMA queue and DMA engine to be free. All
+ *  queues share the DMA engines, as in the simulator (target::dma_split): a transfer waits for
+ *  the engines it is split over, so loads issued together are estimated one after another rather
+ *  than each at the full bandwidth of its queue. */
+class Resources {
+public:
+    explicit Resources(const target::TargetInfo &t)
+        : t_(t), free_(neff::kNumEngines + 64, 0), dma_free_(size_t(t.dma.num_engines), 0) {}
+
+    /** When `si` could start if it were issued now and were ready at `ready`. */
+    double start(const SelectedInstr &si, double ready) const {
+        double s = std::max(ready, free_[resource(si)]);
+        if (si.instr.op == Opcode::Dma)
+            for (const target::DmaShare &sh : target::dma_split(t_, neff::dma_query(si.instr)))
+                s = std::max(s, dma_free_[size_t(sh.engine)] - t_.dma.fixed_latency_ns);
+        return s;
+    }
+
+    /** Takes the resources of `si` from `start` on; returns when its results are ready. */
+    double take(const SelectedInstr &si, double start) {
+        double finish = start + estimated_ns(t_, si.engine, si.instr);
+        if (si.instr.op == Opcode::Dma) {
+            std::vector<target::DmaShare> shares = target::dma_split(t_, neff::dma_query(si.instr));
+            double data = start + t_.dma.fixed_latency_ns;
+            finish = data;
+            for (const target::DmaShare &sh : shares) {
+                double &f = dma_free_[size_t(sh.engine)];
+                f = std::max(f, data) + target::dma_engine_ns(t_, sh, int(shares.size()));
+                finish = std::max(finish, f);
+            }
+        }
+        free_[resource(si)] = finish; // a queue's transfers one after another
+        return finish;
+    }
+
+private:
+    /** An instruction's engine, or its DMA queue (transfers of one queue start in order). */
+    static int resource(const SelectedInstr &si) {
+        return si.instr.op == Opcode::Dma ? neff::kNumEngines + si.instr.queue
+                                          : static_cast<int>(si.engine);
+    }
+
+    const target::TargetInfo &t_;
+    std::vector<double> free_, dma_free_;
+};
 
 } // namespace
 
@@ -97,7 +138,8 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
         for (int d : deps)
             succs[d].push_back(i);
     }
-    std::vector<double> ready_at(n, 0), free_at(neff::kNumEngines + 64, 0);
+    std::vector<double> ready_at(n, 0);
+    Resources res(t);
     std::vector<int> ready, order;
     for (int i = 0; i < n; i++)
         if (pending[i] == 0)
@@ -108,7 +150,7 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
         double best_start = std::numeric_limits<double>::infinity();
         for (size_t r = 0; r < ready.size(); r++) {
             int i = ready[r];
-            double start = std::max(ready_at[i], free_at[resource_of(instrs[i])]);
+            double start = res.start(instrs[size_t(i)], ready_at[size_t(i)]);
             if (start < best_start || (start == best_start && i < ready[best])) {
                 best = r;
                 best_start = start;
@@ -116,12 +158,11 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
         }
         int i = ready[best];
         ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
-        double finish = best_start + estimated_ns(t, instrs[i].engine, instrs[i].instr);
-        free_at[resource_of(instrs[i])] = finish;
+        double finish = res.take(instrs[size_t(i)], best_start);
         order.push_back(i);
-        for (int s : succs[i]) {
-            ready_at[s] = std::max(ready_at[s], finish);
-            if (--pending[s] == 0)
+        for (int s : succs[size_t(i)]) {
+            ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
+            if (--pending[size_t(s)] == 0)
                 ready.push_back(s);
         }
     }

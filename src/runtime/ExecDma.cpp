@@ -6,6 +6,8 @@
  */
 #include "runtime/Exec.h"
 
+#include "neff/DmaCost.h"
+
 #include "support/Error.h"
 
 #include <algorithm>
@@ -14,21 +16,6 @@ namespace nhc::rt {
 
 using neff::AccessPattern;
 using neff::MemSpace;
-
-namespace {
-
-/** Contiguous chunks per partition row: the innermost run of unit-stride elements. */
-int64_t chunks_per_row(const AccessPattern &ap) {
-    if (ap.dims.empty()) {
-        return 1;
-    }
-    const neff::Dim &in = ap.dims.back();
-    int64_t unit = ap.space == MemSpace::HBM ? neff::dtype_size(ap.dtype) : 1;
-    int64_t run = in.step == unit ? in.num : 1;
-    return ap.free_count() / run;
-}
-
-} // namespace
 
 ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
     require_space(i.dst, {MemSpace::SBUF, MemSpace::HBM}, w, "dst");
@@ -63,19 +50,7 @@ ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
     }
     ExecInfo info;
     info.is_dma = true;
-    // A cast goes src -> fp32 -> dst (nc.md:L247): the engines read every source element at its
-    // own size, so a transfer is charged the larger of the two sides (a broadcast source row is
-    // read once per destination partition).
-    int64_t src_bytes = nd * neff::dtype_size(i.src.dtype);
-    int64_t dst_bytes = nd * neff::dtype_size(i.dst.dtype);
-    info.dma.bytes = std::max(src_bytes, dst_bytes);
-    info.dma.hbm_bytes = (i.src.space == MemSpace::HBM ? src_bytes : 0) +
-                         (i.dst.space == MemSpace::HBM ? dst_bytes : 0);
-    info.dma.chunks =
-        int64_t(i.dst.num_partitions) * std::max(chunks_per_row(i.src), chunks_per_row(i.dst));
-    const AccessPattern &sb = i.dst.space == MemSpace::SBUF ? i.dst : i.src;
-    info.dma.partitions = sb.space == MemSpace::SBUF ? sb.num_partitions : 1;
-    info.dma.first_partition = sb.space == MemSpace::SBUF ? sb.start_partition : 0;
+    info.dma = neff::dma_query(i);
     return info;
 }
 

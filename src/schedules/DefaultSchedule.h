@@ -5,8 +5,9 @@
  * The hand-written default NeuronCore schedules (DESIGN.md §4), one per operator family:
  *  - matmul (MatMul, Gemm): output tiles of up to 128 partitions (M) x 512 fp32 (N, one PSUM
  *    bank), the accumulator in PSUM computed per tile, the reduction split into chunks of at most
- *    128 that divide K, the operands staged in SBUF per chunk (K on partitions), the epilogue in
- *    SBUF;
+ *    128 that divide K, the operands staged in SBUF (K on partitions): A^T kept whole and B per
+ *    column tile when A^T fits, else B kept whole and A per row tile, else both per chunk; the
+ *    epilogue in SBUF;
  *  - conv (graph/ConvIm2Col's ConvTaps, ConvSchedule.cpp): output tiles of up to 128 output
  *    channels x rows of one PSUM bank, the padded image staged once per image, the weights once,
  *    one matmul per kernel tap and channel chunk accumulated in PSUM;

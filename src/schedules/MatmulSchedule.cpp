@@ -14,6 +14,8 @@ using Halide::Var;
 
 namespace {
 
+int64_t contraction_extent(const Func &acc);
+
 /** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
  *  outer, K over one chunk, B whole and A's row tile within the SBUF budgets. */
 bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L) {
@@ -29,6 +31,29 @@ bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L) {
            2 * k * op_bytes + (k / k_chunk) * tm * op_bytes <= L.resident_budget / 2;
 }
 
+/** The accumulator of a 2-D matmul: in PSUM per output tile (at `out_tile`), summed over K
+ *  chunks of `k_chunk`, the chunk loop outermost. */
+void place_accumulator(Group &g, const Halide::LoopLevel &out_tile, int64_t k_chunk) {
+    Func acc = g.stage("acc");
+    acc.compute_at(out_tile).store_in(PSUM);
+    Halide::RVar ko("ko"), ki("ki");
+    acc.update().split(Halide::RVar(acc.function().update(0).schedule().rvars()[0].var), ko, ki,
+                       static_cast<int>(k_chunk));
+    acc.update().reorder(ki, var(0), var(1), ko);
+    g.partition_dim[acc.name()] = 1;
+}
+
+/** The epilogue of a 2-D matmul (bias, cast and fused elementwise nodes) and the inputs it
+ *  reads, per output tile in SBUF. */
+void place_2d_epilogue(Group &g, const TileLoop &tile) {
+    for (const alg::Stage &st : g.op.stages)
+        if (!is_operand_role(st.role) && st.role != "acc") {
+            place(st.func, tile, SBUF);
+            declare_layout(g, st.func, 2);
+        }
+    stage_inputs(g, tile);
+}
+
 /** Operand reuse for a 2-D matmul: B is staged once, whole, with K split into chunks of <= 128
  *  partitions; A once per row tile (at `row_tile`; loaded naturally and transposed chunk by chunk
  *  on the PE when its K is innermost); the accumulator per output tile (at `out_tile`) over the
@@ -36,7 +61,7 @@ bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L) {
  *  tile and K chunk. */
 void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile,
                     const Halide::LoopLevel &out_tile) {
-    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
     Var kco("kco"), kci("kci");
     // B, whole, K chunks on partitions.
     // One DMA per K chunk (unrolled), so that the first matmuls start after the first chunk.
@@ -56,12 +81,54 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile
         g.partition_dim[g.stage("a_nat").name()] = 1;
         g.partition_dim[g.stage("a_tp").name()] = 1;
     }
-    acc.compute_at(out_tile).store_in(PSUM);
-    Halide::RVar ko("ko"), ki("ki");
-    acc.update().split(Halide::RVar(acc.function().update(0).schedule().rvars()[0].var), ko, ki,
-                       static_cast<int>(k_chunk));
-    acc.update().reorder(ki, var(0), var(1), ko);
-    g.partition_dim[acc.name()] = 1;
+    place_accumulator(g, out_tile, k_chunk);
+}
+
+/** A resident, B streamed (2-D matmuls): A^T is built once and kept whole in SBUF, row tile by
+ *  row tile (a natural load, then a PE transpose per K chunk, when A is stored K innermost); the
+ *  output is computed column tile by column tile (one PSUM bank wide), row tiles inside, and B
+ *  is staged per column tile. The first column tile consumes A's row tiles in the order they
+ *  arrive, so the PE starts after one row tile of A and one column tile of B, where a resident
+ *  B (schedule_matmul_resident) needs all of B, chunk by chunk over all columns, before the
+ *  first row tile can finish (MatMul 2048^3 bf16: 289.9 -> 256.5 us, bench/README.md). Each
+ *  operand crosses HBM once. Returns false, having changed nothing, if A^T or two B column tiles
+ *  do not fit their SBUF budgets. */
+bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    if (s.size() != 2 || g.node->op_type == "Gather" || k_innermost(*g.node, 1))
+        return false;
+    Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    int64_t k = contraction_extent(g.stage("acc")), op_bytes = rhs.output_types()[0].bytes();
+    int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], L.moving_free);
+    int kc = static_cast<int>(k_chunk);
+    if (k <= k_chunk || k % k_chunk || s[0] % tm || s[1] % tn ||
+        (k / k_chunk) * s[0] * op_bytes > L.resident_budget ||
+        2 * (k / k_chunk) * tn * op_bytes > L.layout_budget)
+        return false;
+    Func f = g.outputs[0].func;
+    Var no("no"), ni("ni"), mo("mo"), mi("mi"), kco("kco"), kci("kci"), mt("mt"), mti("mti");
+    f.split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, mo, no);
+    // B, per column tile, K chunks on partitions, one DMA per chunk.
+    rhs.compute_at(f, no).store_in(SBUF).split(var(1), kco, kci, kc).unroll(kco);
+    g.partition_dim[rhs.name()] = 1;
+    g.partition_split[rhs.name()] = k_chunk;
+    // A^T, whole, built row tile by row tile.
+    lhs.compute_root()
+        .store_in(SBUF)
+        .split(var(0), mt, mti, tm)
+        .split(var(1), kco, kci, kc)
+        .reorder(mti, kci, kco, mt);
+    g.partition_dim[lhs.name()] = 1;
+    g.partition_split[lhs.name()] = k_chunk;
+    if (k_innermost(*g.node, 0)) {
+        g.stage("a_nat").compute_at(lhs, mt).store_in(SBUF);
+        g.stage("a_tp").compute_at(lhs, kco).store_in(PSUM);
+        g.partition_dim[g.stage("a_nat").name()] = 1;
+        g.partition_dim[g.stage("a_tp").name()] = 1;
+    }
+    place_accumulator(g, Halide::LoopLevel(f, mo), k_chunk);
+    place_2d_epilogue(g, {false, Halide::LoopLevel(f, mo)});
+    return true;
 }
 
 bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
@@ -73,13 +140,7 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L) {
     f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[1], L.moving_free),
            balanced_tile(s[0], L.partitions));
     place_resident(g, k_chunk, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no));
-    TileLoop tile{false, Halide::LoopLevel(f, no)};
-    for (const alg::Stage &st : g.op.stages)
-        if (!is_operand_role(st.role) && st.role != "acc") {
-            place(st.func, tile, SBUF); // the epilogue: bias, cast and fused elementwise nodes
-            declare_layout(g, st.func, 2);
-        }
-    stage_inputs(g, tile);
+    place_2d_epilogue(g, {false, Halide::LoopLevel(f, no)});
     return true;
 }
 
@@ -249,6 +310,8 @@ bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L) {
 void schedule_matmul(Group &g, const Limits &L) {
     int64_t k = contraction_extent(g.stage("acc"));
     if (schedule_matmul_row_tiles(g, divisor_at_most(k, L.partitions), L))
+        return;
+    if (schedule_matmul_a_resident(g, divisor_at_most(k, L.partitions), L))
         return;
     if (schedule_matmul_resident(g, divisor_at_most(k, L.partitions), L))
         return;
