@@ -66,23 +66,29 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
  *  than each at the full bandwidth of its queue. */
 class Resources {
 public:
-    explicit Resources(const target::TargetInfo &t)
-        : t_(t), free_(neff::kNumEngines + 64, 0), dma_free_(size_t(t.dma.num_engines), 0) {}
+    Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs)
+        : t_(t), instrs_(instrs), shares_(instrs.size()), free_(neff::kNumEngines + 64, 0),
+          dma_free_(size_t(t.dma.num_engines), 0) {
+        for (size_t i = 0; i < instrs.size(); i++) // once: start() asks at every step
+            if (instrs[i].instr.op == Opcode::Dma)
+                shares_[i] = target::dma_split(t, neff::dma_query(instrs[i].instr));
+    }
 
-    /** When `si` could start if it were issued now and were ready at `ready`. */
-    double start(const SelectedInstr &si, double ready) const {
-        double s = std::max(ready, free_[resource(si)]);
-        if (si.instr.op == Opcode::Dma)
-            for (const target::DmaShare &sh : target::dma_split(t_, neff::dma_query(si.instr)))
-                s = std::max(s, dma_free_[size_t(sh.engine)] - t_.dma.fixed_latency_ns);
+    /** When instruction `i` could start if it were issued now and were ready at `ready`. */
+    double start(int i, double ready) const {
+        double s = std::max(ready, free_[resource(i)]);
+        for (const target::DmaShare &sh : shares_[size_t(i)])
+            s = std::max(s, dma_free_[size_t(sh.engine)] - t_.dma.fixed_latency_ns);
         return s;
     }
 
-    /** Takes the resources of `si` from `start` on; returns when its results are ready. */
-    double take(const SelectedInstr &si, double start) {
-        double finish = start + estimated_ns(t_, si.engine, si.instr);
+    /** Takes the resources of instruction `i` from `start` on; returns when its results are
+     *  ready. */
+    double take(int i, double start) {
+        const SelectedInstr &si = instrs_[size_t(i)];
+        double finish = start;
         if (si.instr.op == Opcode::Dma) {
-            std::vector<target::DmaShare> shares = target::dma_split(t_, neff::dma_query(si.instr));
+            const std::vector<target::DmaShare> &shares = shares_[size_t(i)];
             double data = start + t_.dma.fixed_latency_ns;
             finish = data;
             for (const target::DmaShare &sh : shares) {
@@ -90,19 +96,24 @@ public:
                 f = std::max(f, data) + target::dma_engine_ns(t_, sh, int(shares.size()));
                 finish = std::max(finish, f);
             }
+        } else {
+            finish += estimated_ns(t_, si.engine, si.instr);
         }
-        free_[resource(si)] = finish; // a queue's transfers one after another
+        free_[resource(i)] = finish; // a queue's transfers one after another
         return finish;
     }
 
 private:
     /** An instruction's engine, or its DMA queue (transfers of one queue start in order). */
-    static int resource(const SelectedInstr &si) {
+    int resource(int i) const {
+        const SelectedInstr &si = instrs_[size_t(i)];
         return si.instr.op == Opcode::Dma ? neff::kNumEngines + si.instr.queue
                                           : static_cast<int>(si.engine);
     }
 
     const target::TargetInfo &t_;
+    const std::vector<SelectedInstr> &instrs_;
+    std::vector<std::vector<target::DmaShare>> shares_; // per DMA instruction
     std::vector<double> free_, dma_free_;
 };
 
@@ -139,7 +150,7 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
             succs[d].push_back(i);
     }
     std::vector<double> ready_at(n, 0);
-    Resources res(t);
+    Resources res(t, instrs);
     std::vector<int> ready, order;
     for (int i = 0; i < n; i++)
         if (pending[i] == 0)
@@ -150,7 +161,7 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
         double best_start = std::numeric_limits<double>::infinity();
         for (size_t r = 0; r < ready.size(); r++) {
             int i = ready[r];
-            double start = res.start(instrs[size_t(i)], ready_at[size_t(i)]);
+            double start = res.start(i, ready_at[size_t(i)]);
             if (start < best_start || (start == best_start && i < ready[best])) {
                 best = r;
                 best_start = start;
@@ -158,7 +169,7 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
         }
         int i = ready[best];
         ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
-        double finish = res.take(instrs[size_t(i)], best_start);
+        double finish = res.take(i, best_start);
         order.push_back(i);
         for (int s : succs[size_t(i)]) {
             ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);

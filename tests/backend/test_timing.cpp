@@ -26,6 +26,16 @@ std::string matmul_stream(const char *dt, int n) {
     return s;
 }
 
+/** One load of x [128, cols] (HBM, `src` dtype) into SBUF as `dst`, run alone. */
+rt::Summary one_load(const char *src, DType src_type, int src_bytes, const char *dst,
+                     int64_t cols) {
+    std::string text = std::string(".target trn1\n.var x input ") + src + " [128," +
+                       std::to_string(cols) +
+                       "]\n.engine sp\n  dma queue=0 dst=" + sb(dst, 0, 128, 0, cols) +
+                       " src=" + hbm2d(src, "x", 128, cols, src_bytes) + "\n";
+    return run_text(text, {{"x", zeros(src_type, {128, cols})}}).summary;
+}
+
 } // namespace
 
 TEST_CASE("a stream of matmuls runs at the PE's initiation interval") {
@@ -46,12 +56,7 @@ TEST_CASE("a stream of matmuls runs at the PE's initiation interval") {
 
 TEST_CASE("DMA time is the fixed latency plus bytes over the engines' bandwidth") {
     const auto &t = target::target_by_name("trn1");
-    const char *text = R"(.target trn1
-.var x input bf16 [128,32768]
-.engine sp
-  dma queue=0 dst=sbuf.bf16[0:128,0][[1,32768]] src=hbm.bf16[x,0][[65536,128],[2,32768]]
-)";
-    auto s = run_text(text, {{"x", zeros(DType::BF16, {128, 32768})}}).summary;
+    auto s = one_load("bf16", DType::BF16, 2, "bf16", 32768);
     double bytes = 128.0 * 65536;
     CHECK(s.dma_bytes == int64_t(bytes));
     CHECK(s.total_ns == doctest::Approx(t.dma.fixed_latency_ns + bytes / 16 / t.dma.bytes_per_ns));
@@ -147,12 +152,7 @@ TEST_CASE("a casting DMA is charged the bytes it reads, not only those it writes
     // nc.md:L247: a DMA cast goes src -> fp32 -> dst, so an fp32 -> bf16 load reads 4 bytes per
     // element out of HBM; the old model charged the 2 bytes it writes.
     const auto &t = target::target_by_name("trn1");
-    const char *text = R"(.target trn1
-.var x input f32 [128,8192]
-.engine sp
-  dma queue=0 dst=sbuf.bf16[0:128,0][[1,8192]] src=hbm.f32[x,0][[32768,128],[4,8192]]
-)";
-    auto s = run_text(text, {{"x", zeros(DType::F32, {128, 8192})}}).summary;
+    auto s = one_load("f32", DType::F32, 4, "bf16", 8192);
     double read_bytes = 128.0 * 8192 * 4;
     CHECK(s.dma_bytes == int64_t(read_bytes));
     CHECK(s.total_ns ==
