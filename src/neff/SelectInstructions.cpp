@@ -132,6 +132,8 @@ bool Selector::drop_memset(const neff::AccessPattern &dst, float value) {
     queued_ns_[static_cast<int>(last.engine)] -=
         estimated_ns(*opt_.target, last.engine, last.instr);
     out_.pop_back();
+    // The instruction that replaces it is this nest's: checked with the nest's own.
+    nest_first_ = std::min(nest_first_, out_.size());
     return true;
 }
 
@@ -153,13 +155,23 @@ void Selector::walk(const Stmt &s) {
         Nest n;
         nhc_assert(collect_nest(s, n), "a lone store must form a nest");
         select_nest(n);
-    } else if (s.as<AssertStmt>() || s.as<Free>()) {
-        // asserts check buffer shapes that are constants by construction; Free is handled at the
-        // end of its Allocate's body
+    } else if (const auto *op = s.as<AssertStmt>()) {
+        record_hbm_extent(op); // asserts check buffer shapes that are constants by construction
+    } else if (const auto *op = s.as<IfThenElse>()) {
+        // A split's tail guard (GuardWithIf that Halide did not peel into a loop of its own):
+        // its loop is not one instruction, so every loop it names is unrolled and fixed here.
+        Halide::Expr c = subst(remove_likelies(op->condition));
+        nhc_assert(is_const(c), "node '" << opt_.node_name << "': a guard " << c
+                                         << " that the unrolled loops do not decide");
+        if (is_const_one(c))
+            walk(op->then_case);
+        else if (op->else_case.defined())
+            walk(op->else_case);
+    } else if (s.as<Free>()) {
+        // handled at the end of its Allocate's body
     } else if (const auto *op = s.as<Evaluate>()) {
         nhc_assert(is_const(op->value), "unexpected side effect in node " << opt_.node_name);
     } else {
-        // IfThenElse and the like come from splits with tails, which the schedules avoid.
         nhc_assert(false, "node '" << opt_.node_name << "': unexpected statement " << s);
     }
 }
@@ -231,7 +243,17 @@ bool Selector::collect_nest(const Stmt &s, Nest &n) const {
     Stmt cur = s;
     while (true) {
         if (const auto *f = cur.as<For>()) {
-            Loop l{f->name, constant(f->min, "loop min"), constant(f->extent, "loop extent")};
+            // A loop whose bounds depend on an enclosing loop of the nest (a reduction's tail
+            // chunk, GuardWithIf) is no dimension of one instruction: the caller unrolls the
+            // outermost loop and collects again.
+            Halide::Expr min = f->min, extent = f->extent;
+            for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+                min = substitute(it->first, it->second, min);
+                extent = substitute(it->first, it->second, extent);
+            }
+            if (!n.loops.empty() && !(as_const_int(subst(min)) && as_const_int(subst(extent))))
+                return false;
+            Loop l{f->name, constant(min, "loop min"), constant(extent, "loop extent")};
             n.loops.push_back(l);
             cur = f->body;
         } else if (const auto *l = cur.as<LetStmt>()) {
@@ -393,9 +415,9 @@ AccessPattern Selector::onchip_ap(const Buffer &b, const Affine &a, const IterSp
 }
 
 void Selector::select_nest(const Nest &n) {
-    size_t first = out_.size();
+    nest_first_ = out_.size();
     select_nest_instructions(n);
-    check_partition_starts(n, first);
+    check_partition_starts(n, nest_first_);
 }
 
 void Selector::check_partition_starts(const Nest &n, size_t first) const {
