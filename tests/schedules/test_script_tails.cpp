@@ -2,7 +2,8 @@
 // what the schedule fuzzer found. Each either lowers correctly (checked on the simulator against
 // the host reference) or is refused with a code naming the stage and loop: NHC_EGEN019 for copies
 // outside an HBM input, NHC_EGEN011 for a matmul operand left in PSUM, NHC_EGEN018 for a tile
-// the engines cannot start at its partition.
+// the engines cannot start at its partition, NHC_ESCH117 for an output split whose tiles would
+// leave the tensor and for Predicate tails.
 
 #include "ScheduleTestUtil.h"
 
@@ -98,6 +99,47 @@ std::string edited_default(const Graph &g, const std::string &edit, const std::s
 }
 
 } // namespace
+
+TEST_CASE("an output split whose tiles would leave the tensor is NHC_ESCH117, not a bad NEFF") {
+    // The docs' first example had an M tile of 128 on an M of 64: ShiftInwards started the tile
+    // at row -64 and the NEFF's store wrote bytes [-65536, 65536) (NHC_ENEFF008 at load).
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(compile_error(g, gemm_block("tile(v0, v1, no, mo, ni, mi, 256, 128)"), &msg) ==
+          "NHC_ESCH117");
+    CHECK(msg == "test.sched:2: node \"node\": tile of final0 cannot be lowered: loop v1 of the "
+                 "output has extent 64, which the split factor 128 exceeds: with "
+                 "TailStrategy::ShiftInwards the tiles would start before the tensor; split by a "
+                 "factor of at most 64, or use TailStrategy::GuardWithIf");
+    // RoundUp that does not divide writes past the end; one that divides is fine.
+    CHECK(compile_error(g,
+                        gemm_block("split(v0, no, ni, 384, TailStrategy::RoundUp)"
+                                   ".split(v1, mo, mi, 64)"),
+                        &msg) == "NHC_ESCH117");
+    CHECK(msg.find("loop v0 of the output has extent 512, which the split factor 384 does not "
+                   "divide: with TailStrategy::RoundUp the tiles would run past the end") !=
+          std::string::npos);
+    CHECK(error_of(g, gemm_block("split(v0, no, ni, 256, TailStrategy::RoundUp)"
+                                 ".split(v1, mo, mi, 64)")) < 1e-5);
+    // The same tiles with GuardWithIf lower: the last tile covers what remains.
+    CHECK(error_of(g, gemm_block("split(v0, no, ni, 384, TailStrategy::GuardWithIf)"
+                                 ".split(v1, mo, mi, 64)")) < 1e-5);
+}
+
+TEST_CASE("a Predicate tail is NHC_ESCH117 (Halide 14 recursed without end lowering it)") {
+    Graph g =
+        one_node_graph("ReduceMean", {{128, 48}}, {128, 1}, {{"axes", std::vector<int64_t>{1}}});
+    for (const char *tail : {"Predicate", "PredicateLoads", "PredicateStores"}) {
+        std::string msg;
+        CHECK(compile_error(g,
+                            edited_default(g, std::string("  out.split(v0, vo, vi, 16, "
+                                                          "TailStrategy::") +
+                                                  tail + ")\n"),
+                            &msg) == "NHC_ESCH117");
+        CHECK(msg.find("a Predicate tail predicates the lanes of a vectorized loop") !=
+              std::string::npos);
+    }
+}
 
 TEST_CASE("splits that do not divide lower correctly: output tiles and reduction chunks") {
     Graph softmax = one_node_graph("Softmax", {{200, 32}}, {200, 32});
