@@ -92,7 +92,8 @@ ScheduleScript parse_schedule(const std::string &text, const std::string &file =
 /** Reads and parses a file; NHC_EIO001 if it cannot be read. */
 ScheduleScript parse_schedule_file(const std::string &path);
 
-/** NHC_ESCH110 for the first block whose node is not in the graph. */
+/** NHC_ESCH110 for the first block whose node is not in the graph; NHC_ESCH118 for a block of a
+ *  node the code generator compiles without a schedule (Concat: one DMA per input; views). */
 void check_schedule_nodes(const ScheduleScript &s, const Graph &g);
 
 /** Applies the block of the group's node, if the script has one, and returns whether it did;

@@ -344,12 +344,32 @@ std::vector<std::pair<std::string, Halide::Func>> named_stages(const Group &g) {
     return out;
 }
 
+namespace {
+
+/** Why a node is compiled without a schedule (so a block for it would be ignored), or "". */
+std::string unscheduled_form(const Node &n) {
+    if (!n.domain.empty())
+        return "";
+    if (n.op_type == "Concat")
+        return "Concat is compiled as one DMA per input into its slice of the output, without a "
+               "schedule";
+    if (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
+        n.op_type == "Unsqueeze" || n.op_type == "Identity")
+        return n.op_type + " is a view of its input's bytes: no instruction, nothing to schedule";
+    return "";
+}
+
+} // namespace
+
 void check_schedule_nodes(const ScheduleScript &s, const Graph &g) {
     for (const ScriptBlock &b : s.blocks) {
         std::string best;
         size_t best_d = std::string::npos;
         for (const Node &n : g.nodes) {
             if (n.name == b.node) {
+                if (std::string why = unscheduled_form(n); !why.empty())
+                    user_error("NHC_ESCH118", s.file, ":", b.line, ": node \"", b.node, "\": ", why,
+                               "; remove its block");
                 best_d = 0;
                 break;
             }

@@ -3,7 +3,8 @@
 // the host reference) or is refused with a code naming the stage and loop: NHC_EGEN019 for copies
 // outside an HBM input, NHC_EGEN011 for a matmul operand left in PSUM, NHC_EGEN018 for a tile
 // the engines cannot start at its partition, NHC_ESCH117 for an output split whose tiles would
-// leave the tensor and for Predicate tails.
+// leave the tensor and for Predicate tails; and NHC_ESCH118 for a block of a node compiled
+// without a schedule (Concat, views), which used to be ignored.
 
 #include "ScheduleTestUtil.h"
 
@@ -222,4 +223,17 @@ TEST_CASE("a matmul operand left in PSUM is NHC_EGEN011, not a NEFF the simulato
     CHECK(compile_error(g, edited_default(g, "", "lhs_t.compute_at"), &msg) == "NHC_EGEN011");
     CHECK(msg.find("matmul operand 'node__a_tp") != std::string::npos);
     CHECK(msg.find("is not in SBUF") != std::string::npos);
+}
+
+TEST_CASE("a block for a Concat or a view is NHC_ESCH118, not ignored") {
+    Graph concat = one_node_graph("Concat", {{4, 8}, {4, 8}}, {8, 8}, {{"axis", int64_t(0)}});
+    Graph reshape = one_node_graph("Identity", {{4, 8}}, {4, 8});
+    sched::ScheduleScript s =
+        sched::parse_schedule("node \"node\":\n  out.compute_root()\n", "t.sched");
+    std::string msg;
+    CHECK(error_code([&] { sched::check_schedule_nodes(s, concat); }, &msg) == "NHC_ESCH118");
+    CHECK(msg == "t.sched:1: node \"node\": Concat is compiled as one DMA per input into its slice "
+                 "of the output, without a schedule; remove its block");
+    CHECK(error_code([&] { sched::check_schedule_nodes(s, reshape); }, &msg) == "NHC_ESCH118");
+    CHECK(msg.find("Identity is a view of its input's bytes") != std::string::npos);
 }
