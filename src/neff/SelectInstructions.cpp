@@ -243,6 +243,10 @@ bool Selector::collect_nest(const Stmt &s, Nest &n) const {
     Stmt cur = s;
     while (true) {
         if (const auto *f = cur.as<For>()) {
+            // An unrolled loop is no dimension of an instruction: each iteration is its own
+            // (LowerGroup leaves it to be unrolled here); the caller unrolls the outer loops.
+            if (f->for_type == ForType::Unrolled)
+                return false;
             // A loop whose bounds depend on an enclosing loop of the nest (a reduction's tail
             // chunk, GuardWithIf) is no dimension of one instruction: the caller unrolls the
             // outermost loop and collects again.

@@ -4,7 +4,7 @@
 // outside an HBM input, NHC_EGEN011 for a matmul operand left in PSUM, NHC_EGEN018 for a tile
 // the engines cannot start at its partition, NHC_ESCH117 for an output split whose tiles would
 // leave the tensor and for Predicate tails; and NHC_ESCH118 for a block of a node compiled
-// without a schedule (Concat, views), which used to be ignored.
+// without a schedule (Concat, views), which used to be ignored. Also: a huge unroll.
 
 #include "ScheduleTestUtil.h"
 
@@ -209,7 +209,7 @@ TEST_CASE("two loops over an instruction's partitions: one instruction per outer
     CHECK(compile_group(g, grp).count(neff::Opcode::Matmul) == 4); // 2 K chunks x 2 halves
     CHECK(error_of(g, gemm_block("tile(v0, v1, no, mo, ni, mi, 512, 64)", split_m)) < 1e-5);
     // The same for a PE transpose (the default MatMul's a_tp) whose K is split in the nest.
-    Graph mm = one_node_graph("MatMul", {{32, 128}, {128, 128}}, {32, 128});
+    Graph mm = one_node_graph("MatMul", {{32, 128}, {128, 256}}, {32, 256});
     std::string split_k = "  a_tp.split(v1, v1o, v1i, 32).reorder(v1i, v0, v1o)\n";
     sched::Group tp = scheduled_group(mm, edited_default(mm, split_k));
     CHECK(compile_group(mm, tp).count(neff::Opcode::Transpose) == 4);
@@ -236,4 +236,15 @@ TEST_CASE("a block for a Concat or a view is NHC_ESCH118, not ignored") {
                  "of the output, without a schedule; remove its block");
     CHECK(error_code([&] { sched::check_schedule_nodes(s, reshape); }, &msg) == "NHC_ESCH118");
     CHECK(msg.find("Identity is a view of its input's bytes") != std::string::npos);
+}
+
+TEST_CASE("a loop unrolled 32,768 times is unrolled by instruction selection, not by Halide") {
+    // rhs's two loops fused and unrolled: one DMA per element. Halide copied the body 32,768
+    // times into a chain of Blocks that its recursive passes overflowed the stack on (the
+    // compiler died of SIGSEGV); the loop is now lowered serial and unrolled while selecting.
+    Graph mm = one_node_graph("MatMul", {{32, 128}, {128, 256}}, {32, 256});
+    std::string text = edited_default(mm, "  rhs.fuse(v0, v1, f).unroll(f)\n");
+    sched::Group grp = scheduled_group(mm, text);
+    CHECK(compile_group(mm, grp).count(neff::Opcode::Dma) > 32768);
+    CHECK(error_of(mm, text) < 1e-5);
 }
