@@ -23,7 +23,7 @@ using namespace nhc;
 namespace {
 
 struct Args {
-    int variants = 240, cases = 3, only = -1;
+    int variants = 240, cases = 3, only = -1, edits = 3;
     uint64_t seed = 1;
     unsigned timeout = 300;
     std::vector<std::string> families;
@@ -57,6 +57,8 @@ Args parse(int argc, char **argv) {
             a.seed = std::stoull(value());
         else if (k == "--cases")
             a.cases = std::stoi(value());
+        else if (k == "--edits")
+            a.edits = std::stoi(value());
         else if (k == "--only")
             a.only = std::stoi(value());
         else if (k == "--timeout")
@@ -71,6 +73,7 @@ Args parse(int argc, char **argv) {
             a.script = value();
         else {
             std::cerr << "usage: schedule_fuzz [--variants N] [--seed S] [--cases C] [--only I] "
+                         "[--edits E] "
                          "[--timeout SECONDS] [--families a,b,...] [--show-all] [--show-base] "
                          "[--script FILE]\n";
             std::exit(2);
@@ -119,7 +122,7 @@ int main(int argc, char **argv) {
             continue;
         const fuzz::FuzzCase &c = cases[size_t(i % n)][size_t(i / n % a.cases)];
         fuzz::Rng rng(a.seed * 7919u + static_cast<uint64_t>(i));
-        fuzz::Variant v = fuzz::mutate(c, rng);
+        fuzz::Variant v = fuzz::mutate(c, rng, a.edits);
         fuzz::Result r = a.only >= 0 ? fuzz::run_variant(c, v.script)
                                      : fuzz::run_variant_forked(c, v.script, a.timeout);
         tally.add(c.family, r);

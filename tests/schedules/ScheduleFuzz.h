@@ -60,8 +60,8 @@ struct Variant {
     std::string script;
     std::vector<std::string> edits;
 };
-/** The base script with 1 to 3 random edits. */
-Variant mutate(const FuzzCase &c, Rng &rng);
+/** The base script with 1 to `max_edits` random edits. */
+Variant mutate(const FuzzCase &c, Rng &rng, int max_edits = 3);
 
 /** Matched and Refused are the acceptable outcomes. Internal: an internal error (assertion) or an
  *  exception that is no user error; Crashed: the child died of a signal; TimedOut: it ran past

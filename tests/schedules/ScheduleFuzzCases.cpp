@@ -78,31 +78,36 @@ Graph matmul(GraphBuilder &b, bool gemm) {
     int64_t m = pick(b.rng, {32, 64, 100, 128, 192}), k = pick(b.rng, {64, 128, 200, 256}),
             n = pick(b.rng, {96, 128, 256, 384, 600});
     bool trans_b = gemm && b.rng.chance(50);
-    b.input({m, k});
-    b.input(trans_b ? Shape{n, k} : Shape{k, n});
+    int64_t batch = !gemm && b.rng.chance(30) ? 2 : 0; // MatMul: a batch of products
+    b.input(batch ? Shape{batch, m, k} : Shape{m, k});
+    b.input(trans_b ? Shape{n, k} : batch ? Shape{batch, k, n} : Shape{k, n});
     if (gemm) {
         b.n.attrs["transB"] = int64_t(trans_b);
         b.input({n});
     }
-    return b.finish({m, n});
+    return b.finish(batch ? Shape{batch, m, n} : Shape{m, n});
 }
 
+/** Rows of the last axis: [R, C], or [B, R, C] (a loop outside the row tiles). */
 Graph rows(GraphBuilder &b, const std::string &family) {
     int64_t r = pick(b.rng, {32, 64, 100, 128, 200, 256}), c = pick(b.rng, {16, 32, 48, 64, 100});
-    b.input({r, c});
+    Shape x = b.rng.chance(30) ? Shape{pick(b.rng, {2, 3}), r, c} : Shape{r, c};
+    b.input(x);
     if (family == "layernorm") {
         b.input({c});
         b.input({c});
         b.n.attrs["axis"] = int64_t(-1);
-        return b.finish({r, c});
+        return b.finish(x);
     }
     if (family == "softmax")
-        return b.finish({r, c});
+        return b.finish(x);
+    int64_t last = static_cast<int64_t>(x.size()) - 1;
     if (family == "reduce_sum") // opset 13: the axes are an input
-        b.constant_ints({1});
+        b.constant_ints({last});
     else
-        b.n.attrs["axes"] = std::vector<int64_t>{1};
-    return b.finish({r, 1});
+        b.n.attrs["axes"] = std::vector<int64_t>{last};
+    x.back() = 1;
+    return b.finish(x);
 }
 
 Graph broadcast(GraphBuilder &b, const std::string &family) {
@@ -116,14 +121,15 @@ Graph conv(GraphBuilder &b) {
     int64_t ci = pick(b.rng, {1, 3, 8, 16}), co = pick(b.rng, {4, 8, 16, 32}),
             h = pick(b.rng, {6, 8, 12}), w = pick(b.rng, {6, 8, 10}), k = pick(b.rng, {1, 2, 3}),
             pad = b.rng.below(2), stride = 1 + b.rng.below(2);
-    b.input({1, ci, h, w});
+    int64_t batch = 1 + b.rng.below(2);
+    b.input({batch, ci, h, w});
     b.input({co, ci, k, k}, true);
     if (b.rng.chance(50))
         b.input({co}, true);
     b.n.attrs["pads"] = std::vector<int64_t>{pad, pad, pad, pad};
     b.n.attrs["strides"] = std::vector<int64_t>{stride, stride};
     auto out = [&](int64_t d) { return (d + 2 * pad - k) / stride + 1; };
-    return b.finish({1, co, out(h), out(w)});
+    return b.finish({batch, co, out(h), out(w)});
 }
 
 Graph pool(GraphBuilder &b, const std::string &family) {
@@ -132,13 +138,14 @@ Graph pool(GraphBuilder &b, const std::string &family) {
             stride = 1 + b.rng.below(2);
     if (pad * 2 >= k)
         pad = 0; // ONNX: a pad smaller than the kernel
-    b.input({1, c, h, w});
+    int64_t batch = 1 + b.rng.below(2);
+    b.input({batch, c, h, w});
     b.n.op_type = family == "maxpool" ? "MaxPool" : "AveragePool";
     b.n.attrs["kernel_shape"] = std::vector<int64_t>{k, k};
     b.n.attrs["pads"] = std::vector<int64_t>{pad, pad, pad, pad};
     b.n.attrs["strides"] = std::vector<int64_t>{stride, stride};
     auto out = [&](int64_t d) { return (d + 2 * pad - k) / stride + 1; };
-    return b.finish({1, c, out(h), out(w)});
+    return b.finish({batch, c, out(h), out(w)});
 }
 
 const std::map<std::string, std::string> &op_of_family() {

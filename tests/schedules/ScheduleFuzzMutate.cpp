@@ -418,10 +418,10 @@ private:
 
 } // namespace
 
-Variant mutate(const FuzzCase &c, Rng &rng) {
+Variant mutate(const FuzzCase &c, Rng &rng, int max_edits) {
     sched::ScheduleScript s = sched::parse_schedule(c.base_script, "base.sched");
     Variant v;
-    int n = 1 + rng.below(3);
+    int n = 1 + rng.below(max_edits);
     Mutator m(c, rng, s.blocks.at(0));
     for (int i = 0; i < n; i++)
         if (!m.edit(v.edits))
