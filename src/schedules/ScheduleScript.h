@@ -102,8 +102,8 @@ void check_schedule_nodes(const ScheduleScript &s, const Graph &g);
 bool apply_schedule_script(const ScheduleScript &s, Group &g);
 /** Applies one block to a fresh group. NHC_ESCH111 (unknown stage), NHC_ESCH112 (unknown loop),
  *  NHC_ESCH113 (no such update), NHC_ESCH114 (Halide rejects a directive), NHC_ESCH115 (hint
- *  out of range), NHC_ESCH117 (a split the lowering cannot take: a Predicate tail, an output's
- *  tiles leaving the tensor). */
+ *  out of range), NHC_ESCH117 (a split the lowering cannot take: a PredicateStores tail, an
+ * output's tiles leaving the tensor). */
 void apply_schedule_block(const ScheduleScript &s, const ScriptBlock &b, Group &g);
 
 /** Turns a Halide::CompileError raised while lowering a group scheduled by block `b` into

@@ -88,8 +88,9 @@ void halide_call(const Context &cx, const std::string &method, F &&call) {
 }
 
 /** NHC_ESCH117 for the splits the NeuronCore lowering cannot take (ScheduleScriptSplits.cpp):
- *  a Predicate tail, checked before the call; a split of an output's loop whose tiles would leave
- *  the tensor, checked after it. */
+ *  a PredicateStores tail of a stage inside the group, checked before the call; a split of an
+ *  output's loop whose tiles would leave the tensor (or PredicateStores by more than its extent),
+ *  checked after it. */
 void check_tail(const Context &cx, const ScriptCall &c) {
     size_t tail_arg = 4;    // split(old, outer, inner, factor, tail)
     if (c.method == "tile") // with or without the outer loops' names
@@ -118,7 +119,10 @@ void apply_loop_call(const Context &cx, Func f, const std::string &role, int upd
     auto L = [&](size_t i) { return loop(cx, f, role, update, a[i].text); };
     auto fresh = [&](size_t i, bool rvar) { return VarOrRVar(a[i].text, rvar); };
     auto factor = [&](size_t i) { return Halide::Expr(static_cast<int>(a[i].value)); };
-    if (c.method == "split" || c.method == "tile")
+    bool output = false;
+    for (const GroupOutput &o : cx.group.outputs)
+        output = output || o.func.name() == f.name();
+    if (!output && (c.method == "split" || c.method == "tile"))
         check_tail(cx, c);
     if (c.method == "split") {
         VarOrRVar old = L(0);

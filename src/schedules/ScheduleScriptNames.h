@@ -39,7 +39,7 @@ std::string loop_list(const Halide::Internal::Definition &d);
 std::string halide_message(const Halide::CompileError &e,
                            const std::vector<std::pair<std::string, Halide::Func>> &stages);
 
-/** Why a split with tail `t` cannot be lowered (a Predicate tail), or ""
+/** Why a split with tail `t` cannot be lowered (PredicateStores), or ""
  * (ScheduleScriptSplits.cpp). */
 std::string predicate_tail_problem(Halide::TailStrategy t);
 

@@ -1,13 +1,15 @@
 // Schedule scripts: the splits the NeuronCore lowering cannot take, refused when the script is
 // applied (NHC_ESCH117, docs/errors.md) instead of as a NEFF the loader refuses. Halide lowers
 // every tail strategy, but:
-//  - Predicate, PredicateLoads and PredicateStores predicate vector lanes; scripts have no
-//    vectorize, and Halide 14's loop partitioning recurses without end on such a tail of a scalar
-//    loop;
+//  - PredicateStores guards only the stores of the tail; on a scalar loop (scripts have no
+//    vectorize) whose extent is smaller than the factor, Halide 14's loop partitioning recurses
+//    without end. An output's extents are known (refused where the factor exceeds them); the
+//    extents of stages inside the group are not known when the block is applied (refused).
+//    (Predicate guards the whole tail, as GuardWithIf does on scalar loops.)
 //  - an output's extents are its tensor's: ShiftInwards by more than the loop's extent shifts the
-//    first tile before the tensor's start, and RoundUp that does not divide the extent writes past
-//    its end (Halide's own asserts for both are compiled out). GuardWithIf peels the tail and is
-//    always safe.
+//    first tile before the tensor's start, and RoundUp (or PredicateLoads, which does not guard
+//    the stores) that does not divide the extent writes past its end (Halide's own asserts for
+//    these are compiled out). GuardWithIf and Predicate guard the tail and are always safe.
 // Stages inside the group have the extents bounds inference gives them; what their splits make
 // them read outside an HBM input is refused by the code generator (NHC_EGEN019).
 
@@ -26,18 +28,24 @@ using Halide::Internal::Definition;
 using Halide::Internal::Split;
 
 std::string tail_text(TailStrategy t) {
-    return t == TailStrategy::RoundUp ? "RoundUp" : "ShiftInwards";
+    return t == TailStrategy::RoundUp          ? "RoundUp"
+           : t == TailStrategy::PredicateLoads ? "PredicateLoads"
+                                               : "ShiftInwards";
 }
+
+const char *const kStoresOnly =
+    "Halide 14 cannot lower a PredicateStores tail on a scalar loop whose extent is smaller than "
+    "the factor (its loop partitioning recurses without end)";
 
 } // namespace
 
 std::string predicate_tail_problem(Halide::TailStrategy t) {
-    if (t != TailStrategy::Predicate && t != TailStrategy::PredicateLoads &&
-        t != TailStrategy::PredicateStores)
+    if (t != TailStrategy::PredicateStores)
         return "";
-    return "a Predicate tail predicates the lanes of a vectorized loop, and the NeuronCore code "
-           "generator has no vectorized loops; use TailStrategy::GuardWithIf (the tail becomes a "
-           "tile of its own), ShiftInwards or RoundUp";
+    return std::string(kStoresOnly) +
+           ", and the extents of a stage inside the group are not known when the block is "
+           "applied; use TailStrategy::Predicate or GuardWithIf (the tail becomes a tile of its "
+           "own)";
 }
 
 std::string output_split_problem(const Definition &d, const std::vector<std::string> &args,
@@ -58,7 +66,15 @@ std::string output_split_problem(const Definition &d, const std::vector<std::str
             continue;
         int64_t e = old->second, factor = *f;
         bool shifts_out = s.tail == TailStrategy::ShiftInwards && factor > e;
-        bool rounds_out = s.tail == TailStrategy::RoundUp && e % factor != 0;
+        // PredicateLoads guards the loads only: its stores run whole tiles, as RoundUp's.
+        bool rounds_out =
+            (s.tail == TailStrategy::RoundUp || s.tail == TailStrategy::PredicateLoads) &&
+            e % factor != 0;
+        if (s.tail == TailStrategy::PredicateStores && factor > e)
+            return "loop " + friendly_loop_name(s.old_var, d) + " of the output has extent " +
+                   std::to_string(e) + ", smaller than the split factor " + std::to_string(factor) +
+                   ": " + kStoresOnly + "; split by at most " + std::to_string(e) +
+                   ", or use TailStrategy::Predicate or GuardWithIf";
         if (shifts_out || rounds_out)
             return "loop " + friendly_loop_name(s.old_var, d) + " of the output has extent " +
                    std::to_string(e) + ", which the split factor " + std::to_string(factor) +

@@ -3,7 +3,7 @@
 // the host reference) or is refused with a code naming the stage and loop: NHC_EGEN019 for copies
 // outside an HBM input, NHC_EGEN011 for a matmul operand left in PSUM, NHC_EGEN018 for a tile
 // the engines cannot start at its partition, NHC_ESCH117 for an output split whose tiles would
-// leave the tensor and for Predicate tails; and NHC_ESCH118 for a block of a node compiled
+// leave the tensor and for PredicateStores tails; and NHC_ESCH118 for a block of a node compiled
 // without a schedule (Concat, views), which used to be ignored. Also: a huge unroll.
 
 #include "ScheduleTestUtil.h"
@@ -127,19 +127,41 @@ TEST_CASE("an output split whose tiles would leave the tensor is NHC_ESCH117, no
                                  ".split(v1, mo, mi, 64)")) < 1e-5);
 }
 
-TEST_CASE("a Predicate tail is NHC_ESCH117 (Halide 14 recursed without end lowering it)") {
+TEST_CASE("a PredicateStores tail by more than the extent is NHC_ESCH117 (Halide recursed)") {
+    // out's loop v0 has extent 1: split by 16 with PredicateStores, Halide's loop partitioning
+    // recursed until the stack overflowed (the compiler died of SIGSEGV). Inside the group the
+    // extent is not known when the block is applied: refused there; on an output only when the
+    // factor exceeds the extent.
     Graph g =
         one_node_graph("ReduceMean", {{128, 48}}, {128, 1}, {{"axes", std::vector<int64_t>{1}}});
-    for (const char *tail : {"Predicate", "PredicateLoads", "PredicateStores"}) {
-        std::string msg;
-        CHECK(compile_error(g,
-                            edited_default(g, std::string("  out.split(v0, vo, vi, 16, "
-                                                          "TailStrategy::") +
-                                                  tail + ")\n"),
-                            &msg) == "NHC_ESCH117");
-        CHECK(msg.find("a Predicate tail predicates the lanes of a vectorized loop") !=
-              std::string::npos);
-    }
+    auto split = [&](const std::string &stage, const std::string &v, int factor,
+                     const std::string &tail) {
+        return edited_default(g, "  " + stage + ".split(" + v + ", vo, vi, " +
+                                     std::to_string(factor) + ", TailStrategy::" + tail + ")\n");
+    };
+    std::string msg;
+    CHECK(compile_error(g, split("out", "v0", 16, "PredicateStores"), &msg) == "NHC_ESCH117");
+    CHECK(msg.find("Halide 14 cannot lower a PredicateStores tail on a scalar loop") !=
+          std::string::npos);
+    CHECK(compile_error(g, split("final0", "v0", 16, "PredicateStores"), &msg) == "NHC_ESCH117");
+    CHECK(msg.find("loop v0 of the output has extent 1, smaller than the split factor 16") !=
+          std::string::npos);
+    // Predicate guards the whole tail (as GuardWithIf): it lowers, and is correct.
+    CHECK(error_of(g, split("out", "v0", 16, "Predicate")) < 1e-5);
+    CHECK(error_of(g, split("out", "v0", 16, "GuardWithIf")) < 1e-5);
+    // An output's PredicateStores split within its extent lowers.
+    Graph softmax = one_node_graph("Softmax", {{200, 32}}, {200, 32});
+    auto tiled = [&](const std::string &split) {
+        std::string text = edited_default(softmax, "", "final0.split");
+        return text.insert(text.find("  out."), "  final0." + split + "\n");
+    };
+    CHECK(error_of(softmax, tiled("split(v1, v1o, v1i, 40, TailStrategy::PredicateStores)")) <
+          1e-5);
+    // PredicateLoads on an output whose tiles do not divide its extent: the stores run past it.
+    CHECK(compile_error(softmax, tiled("split(v1, v1o, v1i, 64, TailStrategy::PredicateLoads)"),
+                        &msg) == "NHC_ESCH117");
+    CHECK(msg.find("with TailStrategy::PredicateLoads the tiles would run past the end") !=
+          std::string::npos);
 }
 
 TEST_CASE("splits that do not divide lower correctly: output tiles and reduction chunks") {
