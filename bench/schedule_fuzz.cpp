@@ -73,9 +73,8 @@ Args parse(int argc, char **argv) {
             a.script = value();
         else {
             std::cerr << "usage: schedule_fuzz [--variants N] [--seed S] [--cases C] [--only I] "
-                         "[--edits E] "
-                         "[--timeout SECONDS] [--families a,b,...] [--show-all] [--show-base] "
-                         "[--script FILE]\n";
+                         "[--edits E] [--timeout SECONDS] [--families a,b,...] [--show-all] "
+                         "[--show-base] [--script FILE [--only I]]\n";
             std::exit(2);
         }
     }
@@ -108,15 +107,17 @@ int main(int argc, char **argv) {
             for (const fuzz::FuzzCase &c : per_family)
                 std::cout << "# " << c.family << ": " << c.describe << "\n"
                           << c.base_script << "\n";
-    if (!a.script.empty()) { // a hand-written variant, in this process
+    int n = static_cast<int>(a.families.size());
+    if (!a.script.empty()) { // a hand-written variant, on the case of variant --only (or 0)
         std::ifstream in(a.script);
         std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        fuzz::Result r = fuzz::run_variant(cases.at(0).at(0), text);
-        report(0, cases[0][0], {text, {}}, r);
+        int i = std::max(a.only, 0);
+        const fuzz::FuzzCase &c = cases[size_t(i % n)][size_t(i / n % a.cases)];
+        fuzz::Result r = fuzz::run_variant(c, text);
+        report(i, c, {text, {}}, r);
         return fuzz::is_bug(r.outcome) ? 1 : 0;
     }
     fuzz::Tally tally;
-    int n = static_cast<int>(a.families.size());
     for (int i = 0; i < a.variants; i++) {
         if (a.only >= 0 && i != a.only)
             continue;
