@@ -17,33 +17,12 @@ using namespace nhc;
 using nhc::test::compile_group;
 using nhc::test::Compiled;
 using nhc::test::error_code;
+using nhc::test::gemm_block;
+using nhc::test::gemm_graph;
 using nhc::test::one_node_graph;
 using nhc::test::scheduled_group;
 
 namespace {
-
-// Gemm [M=64, K=256] x [K, N=512] with a script block of the lines given (the docs' first example
-// without the bias, which this Gemm has not).
-std::string gemm_block(const std::string &tile, const std::string &extra = "") {
-    return "node \"node\":\n"
-           "  final0." +
-           tile +
-           "\n"
-           "  acc.compute_at(final0, no).store_in(PSUM)\n"
-           "  acc.update().split(k, ko, ki, 128).reorder(ki, v0, v1, ko)\n"
-           "  lhs_t.compute_at(acc, ko).store_in(SBUF)\n"
-           "  rhs.compute_at(acc, ko).store_in(SBUF)\n"
-           "  out.compute_at(final0, no).store_in(SBUF)\n"
-           "  hint partition_dim lhs_t 1\n"
-           "  hint partition_dim rhs 1\n"
-           "  hint partition_dim acc 1\n"
-           "  hint partition_dim out 1\n" +
-           extra;
-}
-
-Graph gemm_graph() {
-    return one_node_graph("Gemm", {{64, 256}, {256, 512}}, {64, 512});
-}
 
 /** The code and message of scheduling `g`'s node by `script` and compiling it. */
 std::string compile_error(const Graph &g, const std::string &script, std::string *msg) {
