@@ -77,19 +77,20 @@ std::vector<int> HazardTracker::add(const Instr &ins, int index) {
         touched.emplace_back(region_of(ap), write);
     });
     std::set<int> deps;
-    for (const Access &a : history_)
-        for (const auto &[r, write] : touched)
+    for (const auto &[r, write] : touched)
+        for (const Access &a : history_[{static_cast<int>(r.space), r.var}])
             if ((write || a.write) && a.region.overlaps(r))
                 deps.insert(a.instr);
     // A write makes older accesses to the same bytes irrelevant for later instructions, since
     // anything that depends on this write also depends, transitively, on what it depended on.
     for (const auto &[r, write] : touched) {
+        std::vector<Access> &same_memory = history_[{static_cast<int>(r.space), r.var}];
         if (write) {
             auto covered = [&](const Access &a) { return r.covers(a.region); };
-            history_.erase(std::remove_if(history_.begin(), history_.end(), covered),
-                           history_.end());
+            same_memory.erase(std::remove_if(same_memory.begin(), same_memory.end(), covered),
+                              same_memory.end());
         }
-        history_.push_back({r, index, write});
+        same_memory.push_back({r, index, write});
     }
     return std::vector<int>(deps.begin(), deps.end());
 }

@@ -12,6 +12,8 @@
 
 #include "neff/Isa.h"
 
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace nhc::codegen {
@@ -26,7 +28,8 @@ public:
 
 private:
     struct Access;
-    std::vector<Access> history_;
+    /** Per memory (space, HBM variable): only accesses to one memory can overlap. */
+    std::map<std::pair<int, int>, std::vector<Access>> history_;
 };
 
 } // namespace nhc::codegen

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 namespace nhc::codegen {
 
@@ -18,6 +19,70 @@ public:
         captured = s;
         return s;
     }
+};
+
+/** The group's Funcs: staged inputs, the algorithm's stages, the outputs. */
+std::vector<Halide::Internal::Function> group_functions(const sched::Group &g) {
+    std::vector<Halide::Internal::Function> fs;
+    for (const sched::GroupInput &in : g.inputs)
+        fs.push_back(in.staged.function());
+    for (const alg::Stage &s : g.op.stages)
+        fs.push_back(s.func.function());
+    for (const sched::GroupOutput &o : g.outputs)
+        fs.push_back(o.func.function());
+    return fs;
+}
+
+/** The loops a schedule unrolls are lowered as serial loops and marked Unrolled again in the
+ *  captured Stmt; instruction selection unrolls them itself, one iteration after the other. Halide
+ *  would copy the body once per iteration into a chain of Blocks that its passes walk
+ *  recursively: a fused loop of 32,768 iterations unrolled overflowed the stack (a segfault). For
+ *  the loops of a stage s of Func f, Halide's names are `f.s<s>.<var>` (`f$1.s<s>...` for a
+ *  copy of f, where Halide makes one). While alive, the group's unrolled dims are serial. */
+class SerialUnrolls : public Halide::Internal::IRMutator {
+public:
+    explicit SerialUnrolls(const sched::Group &g) : fs_(group_functions(g)) {
+        for (Halide::Internal::Function &f : fs_)
+            for (int s = 0; s <= static_cast<int>(f.updates().size()); s++)
+                for (Halide::Internal::Dim &d : dims(f, s))
+                    if (d.for_type == Halide::Internal::ForType::Unrolled) {
+                        d.for_type = Halide::Internal::ForType::Serial;
+                        names_.insert(f.name() + ".s" + std::to_string(s) + "." + d.var);
+                    }
+    }
+    ~SerialUnrolls() override {
+        for (Halide::Internal::Function &f : fs_)
+            for (int s = 0; s <= static_cast<int>(f.updates().size()); s++)
+                for (Halide::Internal::Dim &d : dims(f, s))
+                    if (names_.count(f.name() + ".s" + std::to_string(s) + "." + d.var))
+                        d.for_type = Halide::Internal::ForType::Unrolled;
+    }
+
+    using IRMutator::visit;
+    Halide::Internal::Stmt visit(const Halide::Internal::For *op) override {
+        Halide::Internal::Stmt body = mutate(op->body);
+        bool unrolled = names_.count(op->name) || names_.count(without_copy_suffix(op->name));
+        if (!unrolled && body.same_as(op->body))
+            return op;
+        return Halide::Internal::For::make(
+            op->name, op->min, op->extent,
+            unrolled ? Halide::Internal::ForType::Unrolled : op->for_type, op->device_api, body);
+    }
+
+private:
+    static std::vector<Halide::Internal::Dim> &dims(Halide::Internal::Function &f, int s) {
+        return (s == 0 ? f.definition() : f.update(s - 1)).schedule().dims();
+    }
+    /** `f$1.s0.v1` -> `f.s0.v1`: the loops of a copy Halide made of f. */
+    static std::string without_copy_suffix(const std::string &loop) {
+        size_t dollar = loop.find('$'), dot = loop.find(".s");
+        if (dollar == std::string::npos || dot == std::string::npos || dollar > dot)
+            return loop;
+        return loop.substr(0, dollar) + loop.substr(dot);
+    }
+
+    std::vector<Halide::Internal::Function> fs_;
+    std::set<std::string> names_;
 };
 
 } // namespace
@@ -42,11 +107,12 @@ LoweredGroup lower_group(const sched::Group &g) {
     Halide::Pipeline p(outputs);
     CaptureStmt capture;
     p.add_custom_lowering_pass(&capture, nullptr);
+    SerialUnrolls unrolls(g);
     // A CompileError here is a bug in a default schedule; it propagates as an internal error.
     p.compile_to_module(args, "group", Halide::Target("x86-64-linux-no_asserts-no_bounds_query"));
     nhc_assert(capture.captured.defined(),
                "the capture pass did not run for " << g.node->describe());
-    lg.body = capture.captured;
+    lg.body = unrolls.mutate(capture.captured);
     // NHC_DUMP_STMT=1 prints every group's lowered Stmt: the input of instruction selection.
     if (const char *dump = std::getenv("NHC_DUMP_STMT"); dump && *dump == '1')
         std::cerr << "// lowered Stmt of " << g.node->describe() << "\n" << lg.body << "\n";

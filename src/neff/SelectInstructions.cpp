@@ -132,6 +132,8 @@ bool Selector::drop_memset(const neff::AccessPattern &dst, float value) {
     queued_ns_[static_cast<int>(last.engine)] -=
         estimated_ns(*opt_.target, last.engine, last.instr);
     out_.pop_back();
+    // The instruction that replaces it is this nest's: checked with the nest's own.
+    nest_first_ = std::min(nest_first_, out_.size());
     return true;
 }
 
@@ -153,13 +155,23 @@ void Selector::walk(const Stmt &s) {
         Nest n;
         nhc_assert(collect_nest(s, n), "a lone store must form a nest");
         select_nest(n);
-    } else if (s.as<AssertStmt>() || s.as<Free>()) {
-        // asserts check buffer shapes that are constants by construction; Free is handled at the
-        // end of its Allocate's body
+    } else if (const auto *op = s.as<AssertStmt>()) {
+        record_hbm_extent(op); // asserts check buffer shapes that are constants by construction
+    } else if (const auto *op = s.as<IfThenElse>()) {
+        // A split's tail guard (GuardWithIf that Halide did not peel into a loop of its own):
+        // its loop is not one instruction, so every loop it names is unrolled and fixed here.
+        Halide::Expr c = subst(remove_likelies(op->condition));
+        nhc_assert(is_const(c), "node '" << opt_.node_name << "': a guard " << c
+                                         << " that the unrolled loops do not decide");
+        if (is_const_one(c))
+            walk(op->then_case);
+        else if (op->else_case.defined())
+            walk(op->else_case);
+    } else if (s.as<Free>()) {
+        // handled at the end of its Allocate's body
     } else if (const auto *op = s.as<Evaluate>()) {
         nhc_assert(is_const(op->value), "unexpected side effect in node " << opt_.node_name);
     } else {
-        // IfThenElse and the like come from splits with tails, which the schedules avoid.
         nhc_assert(false, "node '" << opt_.node_name << "': unexpected statement " << s);
     }
 }
@@ -231,7 +243,21 @@ bool Selector::collect_nest(const Stmt &s, Nest &n) const {
     Stmt cur = s;
     while (true) {
         if (const auto *f = cur.as<For>()) {
-            Loop l{f->name, constant(f->min, "loop min"), constant(f->extent, "loop extent")};
+            // An unrolled loop is no dimension of an instruction: each iteration is its own
+            // (LowerGroup leaves it to be unrolled here); the caller unrolls the outer loops.
+            if (f->for_type == ForType::Unrolled)
+                return false;
+            // A loop whose bounds depend on an enclosing loop of the nest (a reduction's tail
+            // chunk, GuardWithIf) is no dimension of one instruction: the caller unrolls the
+            // outermost loop and collects again.
+            Halide::Expr min = f->min, extent = f->extent;
+            for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+                min = substitute(it->first, it->second, min);
+                extent = substitute(it->first, it->second, extent);
+            }
+            if (!n.loops.empty() && !(as_const_int(subst(min)) && as_const_int(subst(extent))))
+                return false;
+            Loop l{f->name, constant(min, "loop min"), constant(extent, "loop extent")};
             n.loops.push_back(l);
             cur = f->body;
         } else if (const auto *l = cur.as<LetStmt>()) {
@@ -294,108 +320,10 @@ Affine Selector::affine(const std::string &buf, const Halide::Expr &index, const
     return *a;
 }
 
-Placement Buffer::place(int64_t flat) const {
-    Placement pl;
-    if (pd < 0) {
-        pl.elem = flat;
-        return pl;
-    }
-    int64_t dense = 1, inner = 0, outer = 0, outer_stride = 1, chunk = 0, nchunks = 1,
-            inner_size = 1;
-    for (int d = 0; d < static_cast<int>(extents.size()); d++) {
-        int64_t c = (flat / dense) % extents[d];
-        if (d < pd) {
-            inner += c * dense;
-            inner_size *= extents[d];
-        } else if (d == pd) {
-            pl.partition = psplit > 0 ? c % psplit : c;
-            chunk = psplit > 0 ? c / psplit : 0;
-            nchunks = psplit > 0 ? extents[d] / psplit : 1;
-        } else {
-            outer += c * outer_stride;
-            outer_stride *= extents[d];
-        }
-        dense *= extents[d];
-    }
-    pl.elem = inner + inner_size * (chunk + nchunks * outer);
-    return pl;
-}
-
-namespace {
-
-/** The partition and element steps of loop j on a buffer, checked to be linear over the loop. */
-std::pair<int64_t, int64_t> steps_of(const Buffer &b, const Affine &a, int j, const Loop &l,
-                                     bool &linear) {
-    Placement p0 = b.place(a.base), p1 = b.place(a.base + a.strides[j]),
-              pl = b.place(a.base + a.strides[j] * (l.extent - 1));
-    int64_t dp = p1.partition - p0.partition, de = p1.elem - p0.elem;
-    linear = pl.partition == p0.partition + dp * (l.extent - 1) &&
-             pl.elem == p0.elem + de * (l.extent - 1);
-    return {dp, de};
-}
-
-} // namespace
-
-bool Selector::walks_partitions(const Buffer &b, const Affine &a, int j, const Loop &l) const {
-    if (b.space == MemSpace::HBM || a.strides[j] == 0 || l.extent <= 1)
-        return false;
-    bool linear = true;
-    return steps_of(b, a, j, l, linear).first != 0;
-}
-
-AccessPattern Selector::onchip_ap(const Buffer &b, const Affine &a, const IterSpace &it,
-                                  const Nest &n, const char *role) const {
-    AccessPattern ap;
-    ap.space = b.space;
-    ap.dtype = b.dtype;
-    int64_t es = neff::dtype_size(b.dtype);
-    Placement base = b.place(a.base);
-    ap.start_partition = static_cast<int32_t>(base.partition);
-    ap.num_partitions = 1;
-    std::string what = std::string(role) + " '" + b.name + "'";
-    for (int j = 0; j < static_cast<int>(it.loops.size()); j++) {
-        if (it.loops[j].extent == 1)
-            continue; // a unit loop (an absent M or N) adds no dimension
-        bool linear = true;
-        auto [dp, de] = steps_of(b, a, j, it.loops[j], linear);
-        if (!linear || (dp != 0 && de != 0))
-            fail("NHC_EGEN010", n,
-                 what + ": loop " + it.loops[j].name +
-                     " walks several of its dims at once; give it a layout "
-                     "where each loop walks one");
-        if (j == it.p) {
-            if (dp == 0 && de == 0)
-                fail("NHC_EGEN009", n,
-                     what +
-                         " is the same for every partition (stride 0 along "
-                         "loop " +
-                         it.loops[j].name +
-                         "): broadcast it across partitions in its own stage "
-                         "first");
-            if (dp != 1)
-                fail("NHC_EGEN010", n,
-                     what + " is walked by loop " + it.loops[j].name +
-                         " along its free axis, not its partitions: transpose "
-                         "it first");
-            ap.num_partitions = static_cast<int32_t>(it.loops[j].extent);
-        } else {
-            if (dp != 0)
-                fail("NHC_EGEN010", n,
-                     what + ": free loop " + it.loops[j].name +
-                         " walks its partitions: transpose it first");
-            ap.dims.push_back({de, it.loops[j].extent});
-        }
-    }
-    if (ap.dims.empty())
-        ap.dims.push_back({1, 1});
-    ap.offset = b.offset + base.elem * es;
-    return ap;
-}
-
 void Selector::select_nest(const Nest &n) {
-    size_t first = out_.size();
+    nest_first_ = out_.size();
     select_nest_instructions(n);
-    check_partition_starts(n, first);
+    check_partition_starts(n, nest_first_);
 }
 
 void Selector::check_partition_starts(const Nest &n, size_t first) const {

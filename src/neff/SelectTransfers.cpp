@@ -4,6 +4,8 @@
 
 #include "neff/SelectorState.h"
 
+#include "neff/Footprint.h"
+
 #include "support/Error.h"
 
 namespace nhc::codegen {
@@ -64,6 +66,37 @@ const Load *as_load(const Halide::Expr &e) {
     return cur.as<Load>();
 }
 
+void Selector::record_hbm_extent(const AssertStmt *op) {
+    const EQ *eq = op->condition.as<EQ>();
+    const Variable *v = eq ? eq->a.as<Variable>() : nullptr;
+    const int64_t *value = eq ? as_const_int(eq->b) : nullptr;
+    size_t at = v ? v->name.rfind(".extent.") : std::string::npos;
+    if (!value || at == std::string::npos)
+        return;
+    std::string name = v->name.substr(0, at);
+    if (buffers_.count(name) && buffers_.at(name).space == MemSpace::HBM)
+        hbm_extents_[name][std::stoi(v->name.substr(at + 8))] = *value;
+}
+
+void Selector::check_hbm_bounds(const Nest &n, const AccessPattern &ap, const Buffer &b) const {
+    auto it = hbm_extents_.find(b.name);
+    if (it == hbm_extents_.end())
+        return;
+    int64_t bytes = neff::dtype_size(b.dtype);
+    for (const auto &[dim, extent] : it->second)
+        bytes *= extent;
+    neff::Footprint f = neff::footprint(ap);
+    if (f.begin >= 0 && f.end <= bytes)
+        return;
+    fail("NHC_EGEN019", n,
+         "the copy " + std::string(n.dst == b.name ? "writes" : "reads") + " bytes [" +
+             std::to_string(f.begin) + ", " + std::to_string(f.end) + ") of '" + b.name +
+             "', which has " + std::to_string(bytes) +
+             ": the schedule computes a stage beyond its tensor (a split whose factor exceeds "
+             "its loop's extent with ShiftInwards, or a RoundUp tail that does not divide it); "
+             "split by at most the extent, or use TailStrategy::GuardWithIf");
+}
+
 void Selector::select_dma(const Nest &n, const std::string &src_name,
                           const Halide::Expr &src_index) {
     const Buffer &dst = buffer(n.dst), &src = buffer(src_name);
@@ -111,6 +144,9 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
         dst.space == MemSpace::HBM ? hbm_ap(dst, da, it) : onchip_ap(dst, da, it, n, "destination");
     ins.src =
         src.space == MemSpace::HBM ? hbm_ap(src, sa, it) : onchip_ap(src, sa, it, n, "source");
+    for (const auto &[ap, b] : {std::make_pair(&ins.dst, &dst), std::make_pair(&ins.src, &src)})
+        if (b->space == MemSpace::HBM)
+            check_hbm_bounds(n, *ap, *b);
     // Loads are issued from SP and stores from Pool (idle otherwise): a store waits for the
     // compute that produced its tile, and on SP that wait would hold back the next tile's loads.
     // Each issuing engine has queues of its own, so that a queue completes in program order
@@ -135,15 +171,21 @@ static Nest peel_outermost(const Nest &n, int64_t value) {
 
 void Selector::select_matmul(const Nest &n) {
     // Accumulation loops outside the instruction (K chunks of a perfect nest) are unrolled into
-    // one matmul per chunk, accumulating in PSUM; so are batch loops. An instruction takes M, N
-    // and K, or M and two N loops and K when M is outermost (a convolution's rows and columns).
+    // one matmul per chunk, accumulating in PSUM; so are batch loops, and all but the innermost
+    // of several loops over the accumulator's partitions (M split in two inside one nest). An
+    // instruction takes M, N and K, or M and two N loops and K when M is outermost (a
+    // convolution's rows and columns).
     Affine acc_index = affine(n.dst, n.index, n);
-    int accumulation_loops = 0;
-    for (int64_t stride : acc_index.strides)
-        accumulation_loops += stride == 0 ? 1 : 0;
-    bool rows_and_columns = n.loops.size() == 4 && walks_partitions(buffer(n.dst), acc_index, 0,
-                                                                    n.loops.front());
-    if (accumulation_loops > 1 || (n.loops.size() > 3 && !rows_and_columns)) {
+    int accumulation_loops = 0, partition_loops = 0;
+    for (size_t j = 0; j < n.loops.size(); j++) {
+        accumulation_loops += acc_index.strides[j] == 0 ? 1 : 0;
+        partition_loops +=
+            walks_partitions(buffer(n.dst), acc_index, static_cast<int>(j), n.loops[j]) ? 1 : 0;
+    }
+    bool rows_and_columns = n.loops.size() == 4 && partition_loops == 1 &&
+                            walks_partitions(buffer(n.dst), acc_index, 0, n.loops.front());
+    if (accumulation_loops > 1 || partition_loops > 1 ||
+        (n.loops.size() > 3 && !rows_and_columns)) {
         const Loop &l = n.loops.front();
         for (int64_t i = l.min; i < l.min + l.extent; i++)
             select_matmul(peel_outermost(n, i));
@@ -216,15 +258,22 @@ void Selector::select_matmul(const Nest &n) {
         m2.strides.push_back(0);
     }
     int64_t K = lk.extent, M = lm.extent;
-    // Staging (<= 128 partitions, NHC_EGEN003) and the PSUM bank (NHC_EGEN004) bound every tile.
-    nhc_assert(K <= opt_.target->pe_rows && M <= opt_.target->pe_cols &&
-                   N <= opt_.target->matmul_max_moving,
-               "matmul tile K=" << K << " M=" << M << " N=" << N << " passed the staging checks");
+    for (const Load *operand : {st, mv})
+        if (buffer(operand->name).space != MemSpace::SBUF)
+            fail("NHC_EGEN011", n,
+                 "matmul operand '" + operand->name +
+                     "' is not in SBUF; the PE reads its operands from SBUF: stage it in SBUF "
+                     "(store_in(SBUF)) first");
     Instr ins;
     ins.op = Opcode::Matmul;
     ins.dst = onchip_ap(buffer(n.dst), d2, dst_it, n, "accumulator");
     ins.src = onchip_ap(buffer(st->name), s2, st_it, n, "stationary operand");
     ins.src1 = onchip_ap(buffer(mv->name), m2, mv_it, n, "moving operand");
+    // The operands' partitions (<= 128, NHC_EGEN003, walked linearly, NHC_EGEN010) and the PSUM
+    // bank (NHC_EGEN004) bound every tile.
+    nhc_assert(K <= opt_.target->pe_rows && M <= opt_.target->pe_cols &&
+                   N <= opt_.target->matmul_max_moving,
+               "matmul tile K=" << K << " M=" << M << " N=" << N << " passed the staging checks");
     if (psum_pending_zero_[n.dst])
         psum_pending_zero_[n.dst] = false; // the first matmul overwrites
     else
@@ -240,7 +289,19 @@ void Selector::select_transpose(const Nest &n, const std::string &src_name,
     Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);
     int p = -1, f = -1;
     for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
-        if (walks_partitions(dst, da, j, n.loops[j]))
+        bool dst_walk = walks_partitions(dst, da, j, n.loops[j]);
+        if ((dst_walk && p >= 0) || (!dst_walk && f >= 0)) {
+            // A second loop over one side's partitions (a split of it inside the nest): one
+            // transpose per iteration of the outermost loop.
+            const Loop &l = n.loops.front();
+            for (int64_t i = l.min; i < l.min + l.extent; i++) {
+                Halide::Expr v(static_cast<int>(i));
+                select_transpose(peel_outermost(n, i), src_name,
+                                 simplify(substitute(l.name, v, src_index)));
+            }
+            return;
+        }
+        if (dst_walk)
             p = j;
         else if (walks_partitions(src, sa, j, n.loops[j]))
             f = j;

@@ -100,14 +100,22 @@ private:
     void select_transpose(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     Halide::Expr subst(const Halide::Expr &e) const;
     int64_t constant(const Halide::Expr &e, const std::string &what) const;
+    /** Records an HBM buffer's extent from Halide's check of its constant shape (Group.cpp sets
+     *  every input's and output's bounds): `assert(b.extent.d == n)`. */
+    void record_hbm_extent(const Halide::Internal::AssertStmt *op);
+    /** NHC_EGEN019 when a DMA's HBM side leaves its tensor (a schedule that computes a stage
+     *  beyond the tensor's bounds: a split's tail). */
+    void check_hbm_bounds(const Nest &n, const neff::AccessPattern &ap, const Buffer &b) const;
 
     const SelectOptions &opt_;
     std::map<std::string, Halide::Expr> env_;
     std::map<std::string, Buffer> buffers_;
+    std::map<std::string, std::map<int, int64_t>> hbm_extents_; ///< buffer -> dim -> extent
     std::map<std::string, bool> psum_pending_zero_;
     OnChipAllocator sbuf_, psum_;
     std::vector<int64_t> temps_;
     std::vector<SelectedInstr> out_;
+    size_t nest_first_ = 0; ///< the first instruction of the nest being selected
     std::array<double, neff::kNumEngines> queued_ns_{}; ///< estimated work per engine
     int next_queue_ = 0, next_store_queue_ = 0;
 };

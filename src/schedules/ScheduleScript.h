@@ -92,7 +92,8 @@ ScheduleScript parse_schedule(const std::string &text, const std::string &file =
 /** Reads and parses a file; NHC_EIO001 if it cannot be read. */
 ScheduleScript parse_schedule_file(const std::string &path);
 
-/** NHC_ESCH110 for the first block whose node is not in the graph. */
+/** NHC_ESCH110 for the first block whose node is not in the graph; NHC_ESCH118 for a block of a
+ *  node the code generator compiles without a schedule (Concat: one DMA per input; views). */
 void check_schedule_nodes(const ScheduleScript &s, const Graph &g);
 
 /** Applies the block of the group's node, if the script has one, and returns whether it did;
@@ -101,7 +102,8 @@ void check_schedule_nodes(const ScheduleScript &s, const Graph &g);
 bool apply_schedule_script(const ScheduleScript &s, Group &g);
 /** Applies one block to a fresh group. NHC_ESCH111 (unknown stage), NHC_ESCH112 (unknown loop),
  *  NHC_ESCH113 (no such update), NHC_ESCH114 (Halide rejects a directive), NHC_ESCH115 (hint
- *  out of range). */
+ *  out of range), NHC_ESCH117 (a split the lowering cannot take: a PredicateStores tail, an
+ * output's tiles leaving the tensor). */
 void apply_schedule_block(const ScheduleScript &s, const ScriptBlock &b, Group &g);
 
 /** Turns a Halide::CompileError raised while lowering a group scheduled by block `b` into

@@ -87,6 +87,31 @@ void halide_call(const Context &cx, const std::string &method, F &&call) {
     }
 }
 
+/** NHC_ESCH117 for the splits the NeuronCore lowering cannot take (ScheduleScriptSplits.cpp):
+ *  a PredicateStores tail of a stage inside the group, checked before the call; a split of an
+ *  output's loop whose tiles would leave the tensor (or PredicateStores by more than its extent),
+ *  checked after it. */
+void check_tail(const Context &cx, const ScriptCall &c) {
+    size_t tail_arg = 4;    // split(old, outer, inner, factor, tail)
+    if (c.method == "tile") // with or without the outer loops' names
+        tail_arg = c.args.size() >= 8 && c.args[7].kind == ScriptArg::Kind::Int ? 8 : 6;
+    std::string why = predicate_tail_problem(tail_of(c.args, tail_arg));
+    if (!why.empty())
+        cx.fail("NHC_ESCH117", c.method + " cannot be lowered: " + why);
+}
+
+void check_output_splits(const Context &cx, const Func &f, const std::string &role,
+                         const ScriptCall &c) {
+    for (const GroupOutput &o : cx.group.outputs) {
+        if (o.func.name() != f.name())
+            continue;
+        Halide::Internal::Function fn = f.function();
+        std::string why = output_split_problem(fn.definition(), fn.args(), o.result.shape);
+        if (!why.empty())
+            cx.fail("NHC_ESCH117", c.method + " of " + role + " cannot be lowered: " + why);
+    }
+}
+
 void apply_loop_call(const Context &cx, Func f, const std::string &role, int update,
                      const ScriptCall &c) {
     Halide::Stage st = update < 0 ? Halide::Stage(f) : f.update(update);
@@ -94,6 +119,11 @@ void apply_loop_call(const Context &cx, Func f, const std::string &role, int upd
     auto L = [&](size_t i) { return loop(cx, f, role, update, a[i].text); };
     auto fresh = [&](size_t i, bool rvar) { return VarOrRVar(a[i].text, rvar); };
     auto factor = [&](size_t i) { return Halide::Expr(static_cast<int>(a[i].value)); };
+    bool output = false;
+    for (const GroupOutput &o : cx.group.outputs)
+        output = output || o.func.name() == f.name();
+    if (!output && (c.method == "split" || c.method == "tile"))
+        check_tail(cx, c);
     if (c.method == "split") {
         VarOrRVar old = L(0);
         halide_call(cx, "split", [&] {
@@ -126,6 +156,8 @@ void apply_loop_call(const Context &cx, Func f, const std::string &role, int upd
     } else {
         nhc_assert(false, "directive " << c.method << " is not a loop directive");
     }
+    if (update < 0 && (c.method == "split" || c.method == "tile" || c.method == "fuse"))
+        check_output_splits(cx, f, role, c);
 }
 
 /** A compute or store level, set after the block's loop directives (see the file comment). */
@@ -316,12 +348,32 @@ std::vector<std::pair<std::string, Halide::Func>> named_stages(const Group &g) {
     return out;
 }
 
+namespace {
+
+/** Why a node is compiled without a schedule (so a block for it would be ignored), or "". */
+std::string unscheduled_form(const Node &n) {
+    if (!n.domain.empty())
+        return "";
+    if (n.op_type == "Concat")
+        return "Concat is compiled as one DMA per input into its slice of the output, without a "
+               "schedule";
+    if (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
+        n.op_type == "Unsqueeze" || n.op_type == "Identity")
+        return n.op_type + " is a view of its input's bytes: no instruction, nothing to schedule";
+    return "";
+}
+
+} // namespace
+
 void check_schedule_nodes(const ScheduleScript &s, const Graph &g) {
     for (const ScriptBlock &b : s.blocks) {
         std::string best;
         size_t best_d = std::string::npos;
         for (const Node &n : g.nodes) {
             if (n.name == b.node) {
+                if (std::string why = unscheduled_form(n); !why.empty())
+                    user_error("NHC_ESCH118", s.file, ":", b.line, ": node \"", b.node, "\": ", why,
+                               "; remove its block");
                 best_d = 0;
                 break;
             }

@@ -39,6 +39,15 @@ std::string loop_list(const Halide::Internal::Definition &d);
 std::string halide_message(const Halide::CompileError &e,
                            const std::vector<std::pair<std::string, Halide::Func>> &stages);
 
+/** Why a split with tail `t` cannot be lowered (PredicateStores), or ""
+ * (ScheduleScriptSplits.cpp). */
+std::string predicate_tail_problem(Halide::TailStrategy t);
+
+/** Why a split of an output stage's definition `d` (pure vars `args`, output `shape`) cannot be
+ *  lowered: ShiftInwards by more than the extent, RoundUp that does not divide it; or "". */
+std::string output_split_problem(const Halide::Internal::Definition &d,
+                                 const std::vector<std::string> &args, const Shape &shape);
+
 } // namespace nhc::sched
 
 #endif

@@ -116,6 +116,31 @@ inline std::vector<float> run(const Compiled &c, const Graph &g,
     return v;
 }
 
+/** Gemm [M=64, K=256] x [K, N=512]: the schedule tests' matmul. */
+inline Graph gemm_graph() {
+    return one_node_graph("Gemm", {{64, 256}, {256, 512}}, {64, 512});
+}
+
+/** A block for gemm_graph() with final0 tiled by `tile` (e.g. `tile(v0, v1, no, mo, ni, mi, 512,
+ *  64)`, the N loop named `no`), K in chunks of 128, then `extra` lines (the docs' first example
+ *  without the bias, which this Gemm has not). */
+inline std::string gemm_block(const std::string &tile, const std::string &extra = "") {
+    return "node \"node\":\n"
+           "  final0." +
+           tile +
+           "\n"
+           "  acc.compute_at(final0, no).store_in(PSUM)\n"
+           "  acc.update().split(k, ko, ki, 128).reorder(ki, v0, v1, ko)\n"
+           "  lhs_t.compute_at(acc, ko).store_in(SBUF)\n"
+           "  rhs.compute_at(acc, ko).store_in(SBUF)\n"
+           "  out.compute_at(final0, no).store_in(SBUF)\n"
+           "  hint partition_dim lhs_t 1\n"
+           "  hint partition_dim rhs 1\n"
+           "  hint partition_dim acc 1\n"
+           "  hint partition_dim out 1\n" +
+           extra;
+}
+
 inline std::vector<float> ramp(size_t n, float scale, float offset) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; i++)

@@ -12,30 +12,15 @@ using namespace nhc;
 using nhc::test::compile_group;
 using nhc::test::Compiled;
 using nhc::test::error_code;
+using nhc::test::gemm_graph;
 using nhc::test::one_node_graph;
 using nhc::test::scheduled_group;
 
 namespace {
 
-// Gemm [M=64, K=256] x [K, N=512], tiled N x M by the script; K in chunks of 128.
+// gemm_graph() tiled N x M by the script; K in chunks of 128.
 std::string gemm_script(int n_tile) {
-    return "node \"node\":\n"
-           "  final0.tile(v0, v1, no, mo, ni, mi, " +
-           std::to_string(n_tile) +
-           ", 64)\n"
-           "  acc.compute_at(final0, no).store_in(PSUM)\n"
-           "  acc.update().split(k, ko, ki, 128).reorder(ki, v0, v1, ko)\n"
-           "  lhs_t.compute_at(acc, ko).store_in(SBUF)\n"
-           "  rhs.compute_at(acc, ko).store_in(SBUF)\n"
-           "  out.compute_at(final0, no).store_in(SBUF)\n"
-           "  hint partition_dim lhs_t 1\n"
-           "  hint partition_dim rhs 1\n"
-           "  hint partition_dim acc 1\n"
-           "  hint partition_dim out 1\n";
-}
-
-Graph gemm_graph() {
-    return one_node_graph("Gemm", {{64, 256}, {256, 512}}, {64, 512});
+    return test::gemm_block("tile(v0, v1, no, mo, ni, mi, " + std::to_string(n_tile) + ", 64)");
 }
 
 // Softmax over rows of 32, rows tiled by the script.
@@ -301,8 +286,8 @@ TEST_CASE("a reduction split and computed per outer chunk accumulates its partia
 TEST_CASE("a tile the engines cannot start at its partition is NHC_EGEN018 when compiling") {
     // Staging one row's chunk per (row, chunk) puts each reduction on one partition, starting at
     // partitions 1, 2, ...: the runtime used to refuse the NEFF (NHC_ERT005).
-    Graph g = one_node_graph("ReduceMax", {{128, 64}}, {128, 1},
-                             {{"axes", std::vector<int64_t>{1}}});
+    Graph g =
+        one_node_graph("ReduceMax", {{128, 64}}, {128, 1}, {{"axes", std::vector<int64_t>{1}}});
     std::string msg;
     std::string code = error_code(
         [&] {

@@ -1,0 +1,210 @@
+// Schedule fuzzer, part one (ScheduleFuzz.h): the cases. Each family builds a one-node ONNX graph
+// with shapes drawn from the generator (divisible and not by the default tiles), seeded inputs and
+// constants, the host reference of that graph (alg::run_reference), then the graph passes of the
+// compiler (a Conv becomes ConvTaps, a pooling PoolTaps) and the default schedule of the node that
+// remains, printed as a script: the starting point of every variant.
+
+#include "ScheduleFuzz.h"
+
+#include "algorithms/Reference.h"
+#include "driver/Codegen.h"
+#include "schedules/ScheduleScript.h"
+#include "support/Error.h"
+#include "target/Target.h"
+
+namespace nhc::fuzz {
+
+uint64_t Rng::next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+namespace {
+
+HostTensor random_tensor(const Shape &shape, Rng &rng) {
+    HostTensor t(DType::Float32, shape);
+    for (int64_t i = 0; i < t.numel(); i++)
+        t.set_f64(i, double(rng.below(2000) - 1000) / 1000.0);
+    return t;
+}
+
+/** A one-node graph: runtime inputs in0, in1, ... (or constants where `constant` says so). */
+struct GraphBuilder {
+    Graph g;
+    Node n;
+    Rng &rng;
+    std::map<std::string, HostTensor> inputs;
+
+    GraphBuilder(const std::string &op, Rng &r) : rng(r) {
+        g.opset = 17;
+        n.name = "node";
+        n.op_type = op;
+    }
+    void input(const Shape &shape, bool constant = false) {
+        std::string name = "in" + std::to_string(n.inputs.size());
+        HostTensor t = random_tensor(shape, rng);
+        Value v{name, DType::Float32, shape, nullptr};
+        if (constant) {
+            v.constant = std::make_shared<HostTensor>(t);
+        } else {
+            g.inputs.push_back(name);
+            inputs[name] = t;
+        }
+        g.values[name] = v;
+        n.inputs.push_back(name);
+    }
+    void constant_ints(const std::vector<int64_t> &values) {
+        std::string name = "in" + std::to_string(n.inputs.size());
+        auto t = std::make_shared<HostTensor>(HostTensor::from_i64(values));
+        g.values[name] = Value{name, DType::Int64, t->shape(), t};
+        n.inputs.push_back(name);
+    }
+    Graph finish(const Shape &out) {
+        g.values["out"] = Value{"out", DType::Float32, out, nullptr};
+        n.outputs = {"out"};
+        g.outputs = {"out"};
+        g.nodes.push_back(n);
+        return g;
+    }
+};
+
+int64_t pick(Rng &rng, const std::vector<int64_t> &v) {
+    return rng.pick(v);
+}
+
+Graph matmul(GraphBuilder &b, bool gemm) {
+    int64_t m = pick(b.rng, {32, 64, 100, 128, 192}), k = pick(b.rng, {64, 128, 200, 256}),
+            n = pick(b.rng, {96, 128, 256, 384, 600});
+    bool trans_b = gemm && b.rng.chance(50);
+    int64_t batch = !gemm && b.rng.chance(30) ? 2 : 0; // MatMul: a batch of products
+    b.input(batch ? Shape{batch, m, k} : Shape{m, k});
+    b.input(trans_b ? Shape{n, k} : batch ? Shape{batch, k, n} : Shape{k, n});
+    if (gemm) {
+        b.n.attrs["transB"] = int64_t(trans_b);
+        b.input({n});
+    }
+    return b.finish(batch ? Shape{batch, m, n} : Shape{m, n});
+}
+
+/** Rows of the last axis: [R, C], or [B, R, C] (a loop outside the row tiles). */
+Graph rows(GraphBuilder &b, const std::string &family) {
+    int64_t r = pick(b.rng, {32, 64, 100, 128, 200, 256}), c = pick(b.rng, {16, 32, 48, 64, 100});
+    Shape x = b.rng.chance(30) ? Shape{pick(b.rng, {2, 3}), r, c} : Shape{r, c};
+    b.input(x);
+    if (family == "layernorm") {
+        b.input({c});
+        b.input({c});
+        b.n.attrs["axis"] = int64_t(-1);
+        return b.finish(x);
+    }
+    if (family == "softmax")
+        return b.finish(x);
+    int64_t last = static_cast<int64_t>(x.size()) - 1;
+    if (family == "reduce_sum") // opset 13: the axes are an input
+        b.constant_ints({last});
+    else
+        b.n.attrs["axes"] = std::vector<int64_t>{last};
+    x.back() = 1;
+    return b.finish(x);
+}
+
+Graph broadcast(GraphBuilder &b, const std::string &family) {
+    int64_t m = pick(b.rng, {32, 64, 100, 128, 200, 256}), n = pick(b.rng, {16, 64, 100, 256});
+    b.input({m, n});
+    b.input(family == "add_row" ? Shape{n} : Shape{m, 1});
+    return b.finish({m, n});
+}
+
+Graph conv(GraphBuilder &b) {
+    int64_t ci = pick(b.rng, {1, 3, 8, 16}), co = pick(b.rng, {4, 8, 16, 32}),
+            h = pick(b.rng, {6, 8, 12}), w = pick(b.rng, {6, 8, 10}), k = pick(b.rng, {1, 2, 3}),
+            pad = b.rng.below(2), stride = 1 + b.rng.below(2);
+    int64_t batch = 1 + b.rng.below(2);
+    b.input({batch, ci, h, w});
+    b.input({co, ci, k, k}, true);
+    if (b.rng.chance(50))
+        b.input({co}, true);
+    b.n.attrs["pads"] = std::vector<int64_t>{pad, pad, pad, pad};
+    b.n.attrs["strides"] = std::vector<int64_t>{stride, stride};
+    auto out = [&](int64_t d) { return (d + 2 * pad - k) / stride + 1; };
+    return b.finish({batch, co, out(h), out(w)});
+}
+
+Graph pool(GraphBuilder &b, const std::string &family) {
+    int64_t c = pick(b.rng, {3, 8, 16, 32}), h = pick(b.rng, {6, 8, 12}),
+            w = pick(b.rng, {6, 8, 10}), k = pick(b.rng, {2, 3}), pad = b.rng.below(2),
+            stride = 1 + b.rng.below(2);
+    if (pad * 2 >= k)
+        pad = 0; // ONNX: a pad smaller than the kernel
+    int64_t batch = 1 + b.rng.below(2);
+    b.input({batch, c, h, w});
+    b.n.op_type = family == "maxpool" ? "MaxPool" : "AveragePool";
+    b.n.attrs["kernel_shape"] = std::vector<int64_t>{k, k};
+    b.n.attrs["pads"] = std::vector<int64_t>{pad, pad, pad, pad};
+    b.n.attrs["strides"] = std::vector<int64_t>{stride, stride};
+    auto out = [&](int64_t d) { return (d + 2 * pad - k) / stride + 1; };
+    return b.finish({batch, c, out(h), out(w)});
+}
+
+const std::map<std::string, std::string> &op_of_family() {
+    static const std::map<std::string, std::string> ops = {
+        {"matmul", "MatMul"},        {"gemm", "Gemm"},
+        {"softmax", "Softmax"},      {"layernorm", "LayerNormalization"},
+        {"reduce_sum", "ReduceSum"}, {"reduce_mean", "ReduceMean"},
+        {"reduce_max", "ReduceMax"}, {"add_row", "Add"},
+        {"mul_column", "Mul"},       {"conv", "Conv"},
+        {"maxpool", "MaxPool"},      {"avgpool", "AveragePool"}};
+    return ops;
+}
+
+Graph build(const std::string &family, GraphBuilder &b) {
+    if (family == "matmul" || family == "gemm")
+        return matmul(b, family == "gemm");
+    if (family == "softmax" || family == "layernorm" || family.rfind("reduce_", 0) == 0)
+        return rows(b, family);
+    if (family == "add_row" || family == "mul_column")
+        return broadcast(b, family);
+    if (family == "conv")
+        return conv(b);
+    return pool(b, family);
+}
+
+std::string describe(const Graph &g) {
+    const Node &n = g.nodes.at(0);
+    std::string s = n.op_type + "(";
+    for (size_t i = 0; i < n.inputs.size(); i++)
+        s += (i ? ", " : "") + shape_str(g.value(n.inputs[i]).shape);
+    return s + ") -> " + shape_str(g.value(n.outputs[0]).shape);
+}
+
+} // namespace
+
+const std::vector<std::string> &families() {
+    static const std::vector<std::string> f = {
+        "matmul",     "gemm",    "softmax",    "layernorm", "reduce_sum", "reduce_mean",
+        "reduce_max", "add_row", "mul_column", "conv",      "maxpool",    "avgpool"};
+    return f;
+}
+
+FuzzCase make_case(const std::string &family, Rng &rng) {
+    nhc_assert(op_of_family().count(family), "unknown fuzz family " << family);
+    GraphBuilder b(op_of_family().at(family), rng);
+    Graph original = build(family, b);
+    FuzzCase c;
+    c.family = family;
+    c.describe = describe(original);
+    c.inputs = b.inputs;
+    c.want = alg::run_reference(original, c.inputs);
+    c.graph = original;
+    apply_graph_passes(c.graph, CompileOptions{});
+    nhc_assert(c.graph.nodes.size() == 1,
+               c.describe << " became " << c.graph.nodes.size() << " nodes in the graph passes");
+    c.describe += " as " + c.graph.nodes[0].op_type;
+    c.base_script =
+        sched::print_default_schedule(c.graph, c.graph.nodes[0], target::target_by_name("trn1"));
+    return c;
+}
+
+} // namespace nhc::fuzz
