@@ -1,6 +1,7 @@
 #include "driver/Codegen.h"
 
 #include "driver/CopyGroups.h"
+#include "driver/FormGroups.h"
 
 #include "graph/AutoCast.h"
 #include "graph/ConvIm2Col.h"
@@ -38,13 +39,7 @@ namespace nhc {
 namespace {
 
 using codegen_copies::CopyTarget;
-
-// Operators whose output is the input's bytes reinterpreted: no instruction, the same variable.
-bool is_view(const Node &n) {
-    return n.domain.empty() &&
-           (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
-            n.op_type == "Unsqueeze" || n.op_type == "Identity");
-}
+using codegen_groups::is_view;
 
 neff::DType isa_dtype_of(DType t, const std::string &value) {
     switch (t) {
@@ -88,6 +83,8 @@ public:
         for (const std::vector<const Node *> &group : form_groups())
             compile_group(group);
         copy_outputs_without_producer();
+        if (o_.used_schedules)
+            o_.used_schedules->trailing_comments = std::move(unscheduled_);
         codegen::schedule_instructions(selected_, *target_);
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
@@ -144,6 +141,7 @@ private:
                 !computed.count(x) || readers[x] != 1 || graph_outputs_.count(x))
                 continue;
             transposed_into_[x] = {n.outputs[0], perm};
+            refuse_block_of_folded(n);
         }
         // A graph output that views a value computed here (the flattened form of an output,
         // graph/FlattenElementwise): the value is computed straight into the output's bytes.
@@ -160,6 +158,22 @@ private:
             var_of_[in.name] = var_of_.at(n.outputs[0]);
             written_in_place_.insert(n.outputs[0]);
         }
+    }
+
+    // A block for a Transpose its producer writes transposed would be ignored: refuse it.
+    void refuse_block_of_folded(const Node &transpose) const {
+        const sched::ScriptBlock *b = o_.schedule ? o_.schedule->find(transpose.name) : nullptr;
+        if (!b)
+            return;
+        std::string producer;
+        for (const Node &m : g_.nodes)
+            if (std::find(m.outputs.begin(), m.outputs.end(), transpose.inputs[0]) !=
+                m.outputs.end())
+                producer = m.name;
+        user_error("NHC_ESCH118", o_.schedule->file, ":", b->line, ": node \"", transpose.name,
+                   "\": this Transpose has no instruction of its own: its producer \"", producer,
+                   "\" writes its output in the transposed layout; schedule the producer's group "
+                   "instead");
     }
 
     int var(const std::string &value) {
@@ -180,106 +194,14 @@ private:
         return {v, prog_.vars.at(v).dtype};
     }
 
-    /** Nodes in graph order, one group each, except that a chain of compute-family nodes
-     *  (elementwise, Softmax, LayerNormalization, Reduce) of one output shape is fused when each
-     *  link's value has no other reader: the chain keeps its intermediates on chip. */
     std::vector<std::vector<const Node *>> form_groups() const {
-        auto scripted = [&](const Node &n) { return o_.schedule && o_.schedule->find(n.name); };
-        auto fusable = [&](const Node &n) {
-            return n.outputs.size() == 1 && !is_view(n) && !scripted(n) && n.op_type != "Concat" &&
-                   n.op_type != "Im2Col" &&
-                   sched::schedule_family(n.op_type) == sched::Family::Compute;
-        };
-        std::vector<std::vector<const Node *>> groups;
-        for (const Node &n : g_.nodes) {
-            if (is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0])))
-                continue;
-            if (n.op_type == "Transpose" && n.inputs.size() == 1 &&
-                transposed_into_.count(n.inputs[0]))
-                continue; // its producer writes the transposed layout
-            if (!groups.empty() && (can_join(groups.back(), n, fusable, scripted) ||
-                                    closes_attention(groups.back(), n, scripted)))
-                groups.back().push_back(&n);
-            else
-                groups.push_back({&n});
-        }
-        return split_escaping(groups);
-    }
-
-    /** Whether `n` continues `group`: a compute chain, or elementwise nodes in a matmul's
-     *  epilogue; it must read a value the group produces and have the group's output shape. */
-    template <typename Fusable, typename Scripted>
-    bool can_join(const std::vector<const Node *> &group, const Node &n, Fusable fusable,
-                  Scripted scripted) const {
-        const Node &front = *group.front();
-        if (!fusable(n))
-            return false;
-        bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm";
-        // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
-        // holds whole rows (N within one PSUM bank: attention scores never leave the chip), or
-        // a 2-D output's whole rows fit on chip (a residual + LayerNorm after a linear layer).
-        const Shape &shape = g_.value(n.outputs[0]).shape;
-        bool row_op = (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
-                      !shape.empty() && n.attr_int("axis", -1) == -1 &&
-                      sched::row_reduction_joins_matmul(shape.back(), shape.size() == 2, *target_);
-        if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&
-                             front.outputs.size() == 1)
-                         : !fusable(*group.back()))
-            return false;
-        bool reads_group = false;
-        for (const Node *m : group)
-            for (const std::string &in : n.inputs)
-                reads_group = reads_group || (!in.empty() && in == m->outputs[0]);
-        return reads_group &&
-               g_.value(group.back()->outputs[0]).shape == g_.value(n.outputs[0]).shape;
-    }
-
-    /** Whether MatMul `n` is attention's context product P·V after a group that computes the
-     *  probabilities P (scores MatMul, its epilogue, Softmax over whole rows): it then joins the
-     *  group, so P never leaves the chip (DefaultSchedule, "fused attention"). P must be its
-     *  first operand as stored, with the scores' batch and row shape, and V's rows (P's row
-     *  length) one K chunk. */
-    template <typename Scripted>
-    bool closes_attention(const std::vector<const Node *> &group, const Node &n,
-                          Scripted scripted) const {
-        const Node &front = *group.front(), &back = *group.back();
-        if (n.op_type != "MatMul" || !n.domain.empty() || scripted(n) || scripted(front) ||
-            front.op_type != "MatMul" || back.op_type != "Softmax" || group.size() < 2 ||
-            n.inputs.size() != 2 || n.inputs[0] != back.outputs[0] || n.input_perm.count(0) ||
-            std::count_if(group.begin(), group.end(),
-                          [](const Node *m) { return m->op_type == "MatMul"; }) != 1)
-            return false;
-        const Shape &p = g_.value(back.outputs[0]).shape, &out = g_.value(n.outputs[0]).shape;
-        return p.size() >= 3 && out.size() == p.size() &&
-               std::equal(p.begin(), p.end() - 1, out.begin()) && p.back() <= target_->partitions &&
-               out.back() <= target_->matmul_max_moving;
-    }
-
-    /** A value computed inside a group must stay inside it (only the last node's output leaves
-     *  the chip): a group whose intermediate is read outside it is cut after that node. */
-    std::vector<std::vector<const Node *>>
-    split_escaping(const std::vector<std::vector<const Node *>> &groups) const {
-        std::map<std::string, std::set<const Node *>> readers;
+        codegen_groups::GroupingContext cx{g_, *target_, o_.schedule, graph_outputs_, {}};
         for (const Node &n : g_.nodes)
-            for (const std::string &in : n.inputs)
-                readers[in].insert(&n);
-        std::vector<std::vector<const Node *>> out;
-        for (const auto &group : groups) {
-            std::set<const Node *> inside(group.begin(), group.end());
-            size_t cut = group.size();
-            for (size_t i = 0; i + 1 < group.size() && cut == group.size(); i++) {
-                const std::string &v = group[i]->outputs[0];
-                bool escapes = graph_outputs_.count(v) != 0;
-                for (const Node *r : readers[v])
-                    escapes = escapes || !inside.count(r);
-                if (escapes)
-                    cut = i + 1;
-            }
-            out.emplace_back(group.begin(), group.begin() + cut);
-            for (size_t i = cut; i < group.size(); i++)
-                out.push_back({group[i]});
-        }
-        return out;
+            if ((is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0]))) ||
+                (n.op_type == "Transpose" && n.inputs.size() == 1 &&
+                 transposed_into_.count(n.inputs[0]))) // its producer writes the transposed layout
+                cx.without_group.insert(n.name);
+        return codegen_groups::form_groups(cx);
     }
 
     void compile_group(const std::vector<const Node *> &nodes) {
@@ -289,14 +211,17 @@ private:
             name += (name.empty() ? "" : "+") + m->name;
         TimedStep step("codegen: " + name);
         if (is_view(n)) {
+            note_unscheduled(n, "a view copied to its graph output by one DMA");
             flat_copy(n.inputs[0], n.outputs[0], n.name);
             return;
         }
         if (n.op_type == "Concat") {
+            note_unscheduled(n, "one DMA per input");
             codegen_copies::concat(copy_target(), n);
             return;
         }
         if (n.op_type == "Im2Col") {
+            note_unscheduled(n, "gathered by DMAs");
             codegen_copies::im2col(copy_target(), n);
             return;
         }
@@ -307,11 +232,14 @@ private:
                 if (auto t = transposed_into_.find(out); t != transposed_into_.end())
                     output_perm[out] = t->second.second;
         sched::Group grp = sched::build_group(g_, nodes, output_perm);
-        const sched::ScriptBlock *block = o_.schedule ? o_.schedule->find(n.name) : nullptr;
+        const sched::ScriptBlock *block =
+            o_.schedule ? o_.schedule->find(nodes.front()->name) : nullptr;
         if (block)
             sched::apply_schedule_block(*o_.schedule, *block, grp);
         else
             sched::apply_default_schedule(grp, *target_);
+        if (o_.used_schedules)
+            record_schedule(grp);
         codegen::LoweredGroup lg =
             block ? sched::lower_scripted(*o_.schedule, *block, grp,
                                           [&] { return codegen::lower_group(grp); })
@@ -333,6 +261,25 @@ private:
         psum_cursor_ = so.psum_cursor;
         log_debug(name, ": ", ins.size(), " instructions");
         selected_.insert(selected_.end(), ins.begin(), ins.end());
+    }
+
+    // --dump-schedules: the group's schedule as a block, named by its nodes.
+    void record_schedule(const sched::Group &grp) {
+        sched::ScriptBlock b = sched::describe_schedule(grp);
+        std::string what;
+        for (const Node *m : grp.nodes)
+            what += (what.empty() ? " " : " + ") + m->describe();
+        b.leading_comments = std::move(unscheduled_);
+        unscheduled_.clear();
+        b.leading_comments.push_back(what);
+        o_.used_schedules->blocks.push_back(std::move(b));
+    }
+
+    // --dump-schedules: a node compiled without a schedule, said in the script as a comment.
+    void note_unscheduled(const Node &n, const std::string &how) {
+        if (!o_.used_schedules)
+            return;
+        unscheduled_.push_back(" " + n.describe() + ": " + how + ", no schedule");
     }
 
     // One DMA moving a whole tensor's bytes (views that are graph outputs, inputs returned as is).
@@ -378,6 +325,7 @@ private:
     std::map<std::string, std::pair<std::string, std::vector<int64_t>>> transposed_into_;
     std::set<std::string> graph_outputs_;
     std::vector<codegen::SelectedInstr> selected_;
+    std::vector<std::string> unscheduled_; ///< --dump-schedules comments before the next block
 };
 
 } // namespace

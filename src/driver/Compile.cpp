@@ -9,6 +9,7 @@
 #include "support/Log.h"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -23,6 +24,11 @@ void check_inputs_exist(const CompileOptions &o) {
     if (!o.schedule_file.empty() && !std::filesystem::is_regular_file(o.schedule_file, ec))
         user_error("NHC_EIO001", "schedule file '", o.schedule_file,
                    "' (--schedule) does not exist");
+    // Said before a long compile, not after it.
+    std::filesystem::path dump = std::filesystem::absolute(o.dump_schedules, ec).parent_path();
+    if (!o.dump_schedules.empty() && !std::filesystem::is_directory(dump, ec))
+        user_error("NHC_EIO002", "cannot write the schedules to '", o.dump_schedules,
+                   "' (--dump-schedules): folder '", dump.string(), "' does not exist");
 }
 
 // Options whose feature does not exist yet are refused rather than silently ignored.
@@ -34,21 +40,6 @@ void check_implemented(const CompileOptions &o) {
         user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
                    " is not implemented "
                    "yet in this version; use bf16, fp16 or tf32");
-}
-
-// A block whose node the graph passes replaced (a Conv lowered to im2col and a MatMul, a GELU
-// or LayerNorm chain fused into one node) would otherwise be ignored without a word.
-void check_scheduled_nodes_kept(const sched::ScheduleScript &script, const Graph &g,
-                                const std::map<std::string, std::string> &op_of) {
-    std::set<std::string> kept;
-    for (const Node &n : g.nodes)
-        kept.insert(n.name);
-    for (const sched::ScriptBlock &b : script.blocks)
-        if (!kept.count(b.node))
-            user_error("NHC_ESCH110", script.file, ":", b.line, ": node \"", b.node, "\" (",
-                       op_of.count(b.node) ? op_of.at(b.node) : std::string("?"),
-                       ") is rewritten by the graph passes (fused into a pattern, or a "
-                       "convolution lowered to a matmul); its schedule cannot apply yet");
 }
 
 void log_options(const CompileOptions &o) {
@@ -77,6 +68,26 @@ std::map<std::string, std::string> recorded_options(const CompileOptions &o) {
     return recorded;
 }
 
+/** Writes the schedules code generation used (--dump-schedules), a script --schedule takes. */
+void write_used_schedules(sched::ScheduleScript &used, const CompileOptions &o) {
+    TimedStep step("write schedules");
+    std::vector<std::string> &head =
+        used.blocks.empty() ? used.trailing_comments : used.blocks.front().leading_comments;
+    head.insert(head.begin(),
+                {" Schedules neuron-halide-cc used for " + o.model_path,
+                 " with --target " + o.target + " -O" + std::to_string(o.optlevel) +
+                     " --model-type " + o.model_type + " --auto-cast " + o.auto_cast +
+                     (o.auto_cast == "none" ? "" : " --auto-cast-type " + o.auto_cast_type) + ".",
+                 " With these options, `--schedule` of this file writes the same NEFF; edit a",
+                 " block to change its group's schedule (docs/schedules.md).", ""});
+    std::ofstream out(o.dump_schedules, std::ios::binary);
+    out << used.to_string();
+    if (!out)
+        user_error("NHC_EIO002", "cannot write the schedules to '", o.dump_schedules,
+                   "' (--dump-schedules)");
+    log_info("wrote ", used.blocks.size(), " schedule blocks to ", o.dump_schedules);
+}
+
 } // namespace
 
 void compile_model(const CompileOptions &options) {
@@ -102,25 +113,30 @@ void compile_model(const CompileOptions &options) {
         TimedStep step("check operator support");
         check_operator_support(graph);
     }
-    CompileOptions codegen_options = options;
-    if (script) {
-        sched::check_schedule_nodes(*script, graph);
-        codegen_options.schedule = &*script;
-    }
-    std::map<std::string, std::string> op_of; // node name -> ONNX operator, before the passes
+    std::map<std::string, std::string> onnx_ops; // node name -> ONNX operator, before the passes
     for (const Node &n : graph.nodes)
-        op_of[n.name] = n.op_type;
+        onnx_ops[n.name] = n.op_type;
     {
         TimedStep step("graph passes");
         apply_graph_passes(graph, options);
     }
-    if (script)
-        check_scheduled_nodes_kept(*script, graph, op_of);
+    // Blocks name the nodes that are compiled: those the passes made (a Conv's `__conv_taps1`)
+    // are addressable, and a block for a node they rewrote is refused rather than ignored.
+    CompileOptions codegen_options = options;
+    if (script) {
+        sched::check_schedule_nodes(*script, graph, onnx_ops);
+        codegen_options.schedule = &*script;
+    }
+    sched::ScheduleScript used;
+    if (!options.dump_schedules.empty())
+        codegen_options.used_schedules = &used;
     neff::Program program;
     {
         TimedStep step("code generation");
         program = generate_program(graph, codegen_options);
     }
+    if (!options.dump_schedules.empty())
+        write_used_schedules(used, options);
     program.options = recorded_options(options);
     TimedStep step("write NEFF");
     neff::WriteOptions wo;

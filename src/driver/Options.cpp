@@ -137,6 +137,13 @@ struct CompileFlags {
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,
         cl::cat(category())};
+    Opt<std::string> dump_schedules{
+        "dump-schedules",
+        cl::desc("Write the schedule of every group compiled, as a script --schedule takes"),
+        cl::value_desc("file"),
+        cl::sub(compile_cmd()),
+        cl::ZeroOrMore,
+        cl::cat(category())};
     Opt<bool> dump_graph{"dump-graph", cl::desc("Print the Graph IR after the front end"),
                          cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
 };
@@ -255,6 +262,7 @@ CompileOptions resolve(const CompileFlags &f) {
     for (const std::string &spec : f.frozen_inputs)
         o.frozen_inputs.push_back(parse_frozen_input(spec));
     o.schedule_file = given_or<std::string>(f.schedule, "");
+    o.dump_schedules = given_or<std::string>(f.dump_schedules, "");
     o.dump_graph = given_or(f.dump_graph, false);
     return o;
 }

@@ -42,6 +42,9 @@ struct CompileOptions {
     std::vector<FrozenInput> frozen_inputs; ///< --freeze-input
     std::string schedule_file;
     const sched::ScheduleScript *schedule = nullptr; ///< the parsed --schedule file, if any
+    std::string dump_schedules; ///< --dump-schedules: where to write the schedules used
+    /** Where code generation records the schedule of every group it schedules, or nullptr. */
+    sched::ScheduleScript *used_schedules = nullptr;
     bool dump_graph = false;
 };
 

@@ -85,17 +85,35 @@ std::optional<Fold> fold_of(const alg::Stage &s, int partitions) {
     return fold;
 }
 
-/** Whether the stage's extents (recorded by alg::broadcast_to) allow the fold. */
-bool fits(const alg::Stage &s, int partitions, int64_t max_bytes, Fold &fold) {
+/** Why the stage's extents (recorded by alg::broadcast_to) do not allow the fold, or "". */
+std::string extents_refuse(const alg::Stage &s, int partitions, Fold &fold) {
     int rank = s.func.dimensions();
     if (static_cast<int>(s.shape.size()) != rank)
-        return false;
-    int64_t rows = s.shape[rank - 2], row_elems = s.shape[rank - 1];
+        return "its extents are not known";
+    int64_t rows = s.shape[rank - 2];
     if (rows > partitions && rows % partitions != 0)
-        return false; // the tiles are shifted inwards: y % P is not the in-tile row
+        return "its " + std::to_string(rows) + " rows are not a multiple of the period " +
+               std::to_string(partitions) + " (tiles shifted inwards: y % P is not the row)";
     if (rows <= partitions)
         fold.dims[1] = Fold::Dim::Keep;
-    return row_elems * s.func.output_types()[0].bytes() <= max_bytes;
+    return "";
+}
+
+int64_t row_bytes(const alg::Stage &s) {
+    return s.shape.back() * s.func.output_types()[0].bytes();
+}
+
+/** Rewrites the reads of the folded stages in every definition of the group. */
+void apply_folds(Group &g, const std::map<std::string, Fold> &folds) {
+    if (folds.empty())
+        return;
+    FoldReads rewrite(folds);
+    for (alg::Stage &s : g.op.stages)
+        s.func.function().mutate(&rewrite);
+    for (GroupOutput &o : g.outputs)
+        o.func.function().mutate(&rewrite);
+    for (const auto &[name, fold] : folds)
+        g.folded_broadcasts[name] = fold.period;
 }
 
 } // namespace
@@ -105,20 +123,33 @@ std::set<std::string> fold_broadcast_stages(Group &g, int partitions,
     std::map<std::string, Fold> folds;
     for (const alg::Stage &s : g.op.stages) {
         std::optional<Fold> fold = fold_of(s, partitions);
-        if (fold && fits(s, partitions, max_bytes_per_partition, *fold))
+        if (fold && extents_refuse(s, partitions, *fold).empty() &&
+            row_bytes(s) <= max_bytes_per_partition)
             folds[s.func.name()] = *fold;
     }
+    apply_folds(g, folds);
     std::set<std::string> folded;
-    if (folds.empty())
-        return folded;
-    FoldReads rewrite(folds);
-    for (alg::Stage &s : g.op.stages)
-        s.func.function().mutate(&rewrite);
-    for (GroupOutput &o : g.outputs)
-        o.func.function().mutate(&rewrite);
     for (const auto &[name, fold] : folds)
         folded.insert(name);
     return folded;
+}
+
+std::string fold_broadcast_stage(Group &g, const std::string &func_name, int period) {
+    for (const alg::Stage &s : g.op.stages) {
+        if (s.func.name() != func_name)
+            continue;
+        if (g.folded_broadcasts.count(func_name))
+            return "it is folded already";
+        std::optional<Fold> fold = fold_of(s, period);
+        if (!fold)
+            return "it is not a broadcast stage (roles bias, gamma_b, beta_b, bcast*, of rank 2 "
+                   "or more, whose value is the same along every dim but the innermost)";
+        if (std::string why = extents_refuse(s, period, *fold); !why.empty())
+            return why;
+        apply_folds(g, {{func_name, *fold}});
+        return "";
+    }
+    return "it is not a stage of the algorithm";
 }
 
 } // namespace nhc::sched

@@ -25,9 +25,14 @@
 namespace nhc::sched {
 
 /** Folds the group's broadcast stages; returns the names of the stages it folded (the caller
- *  computes them at root, in SBUF). */
+ *  computes them at root, in SBUF). Each fold is recorded in g.folded_broadcasts. */
 std::set<std::string> fold_broadcast_stages(Group &g, int partitions,
                                             int64_t max_bytes_per_partition);
+
+/** Folds one stage (Func name) with period `period`, whatever its size (a schedule script's
+ *  `hint fold_broadcast`); returns "" or why it cannot be folded. The rewrite reads the same
+ *  values under any tiling; the tiling decides only how much of the stage a tile needs. */
+std::string fold_broadcast_stage(Group &g, const std::string &func_name, int period);
 
 } // namespace nhc::sched
 

@@ -29,7 +29,7 @@ struct GroupOutput {
 };
 
 struct Group {
-    const Node *node = nullptr;      ///< the last node (the group's operator family)
+    const Node *node = nullptr;      ///< the first node (the group's operator family)
     std::vector<const Node *> nodes; ///< every node of the group, in graph order
     std::vector<GroupInput> inputs;
     std::vector<GroupOutput> outputs;
@@ -42,6 +42,10 @@ struct Group {
     /** Optional: the partition dim is split, index % split on partitions and index / split as
      *  chunks laid out in the free axis (a K of 2048 staged as 16 chunks of 128). */
     std::map<std::string, int64_t> partition_split;
+
+    /** Broadcast stages whose reads are folded to one tile of partitions (Func name -> the
+     *  period P: reads b(x, y, z...) rewritten as b(x, y % P, 0...), schedules/FoldBroadcasts). */
+    std::map<std::string, int> folded_broadcasts;
 
     /** The values computed inside the group, by graph value name. */
     std::map<std::string, alg::Tensor> values;

@@ -18,6 +18,11 @@
  * REPLACES the default schedule of its node: it is applied to a freshly built group, and a stage
  * it does not mention keeps Halide's default (inlined, or computed at root when it has updates).
  *
+ * A block for one node compiles that node as a group of its own. A block may also name several
+ * nodes, `node "/attn/MatMul", "/attn/Div", "/attn/Softmax":`, that the code generator fuses
+ * into one group (as --dump-schedules writes it); the stages of node i are then `n<i>_<role>`
+ * (`n0_acc`, `n2_max`, `n2_final0`) and the staged inputs keep `stage_<j>`.
+ *
  * Parsing checks syntax and the directives' signatures; applying checks names against the group.
  * Both report user errors NHC_ESCH1xx with the file name and the line. print(parse(text)) is
  * canonical: printing the parsed canonical text gives it back unchanged.
@@ -26,6 +31,7 @@
 #include "schedules/Group.h"
 #include "target/Target.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,12 +70,15 @@ struct ScriptLine {
     bool has_comment = false;
 };
 
-/** The schedule of one node. */
+/** The schedule of one group: one node, or the nodes of a fused group in graph order. */
 struct ScriptBlock {
-    std::string node;                          ///< the ONNX node name
+    std::vector<std::string> nodes;            ///< the ONNX node names of the header
     int line = 0;                              ///< line of the `node "...":` header
     std::vector<std::string> leading_comments; ///< top-level comment lines before the header
     std::vector<ScriptLine> lines;
+
+    /** The header's names as written: `"a"` or `"a", "b"` (for messages). */
+    std::string quoted_nodes() const;
 };
 
 class ScheduleScript {
@@ -80,7 +89,7 @@ public:
     std::vector<Block> blocks;
     std::vector<std::string> trailing_comments; ///< top-level comments after the last block
 
-    /** The block of this ONNX node, or nullptr. */
+    /** The block whose header names this ONNX node, or nullptr. */
     const Block *find(const std::string &node_name) const;
     /** Canonical text: two-space indentation, one blank line between blocks. */
     std::string to_string() const;
@@ -92,9 +101,13 @@ ScheduleScript parse_schedule(const std::string &text, const std::string &file =
 /** Reads and parses a file; NHC_EIO001 if it cannot be read. */
 ScheduleScript parse_schedule_file(const std::string &path);
 
-/** NHC_ESCH110 for the first block whose node is not in the graph; NHC_ESCH118 for a block of a
- *  node the code generator compiles without a schedule (Concat: one DMA per input; views). */
-void check_schedule_nodes(const ScheduleScript &s, const Graph &g);
+/** Checks the blocks' node names against the graph the code generator compiles (after the graph
+ *  passes): NHC_ESCH110 for a name not in it (a name of `onnx_ops`, the ONNX nodes before the
+ *  passes with their operators, is reported as rewritten, with the nodes made of it);
+ *  NHC_ESCH118 for a node compiled without a schedule (Concat: one DMA per input; views;
+ *  Im2Col). */
+void check_schedule_nodes(const ScheduleScript &s, const Graph &g,
+                          const std::map<std::string, std::string> &onnx_ops = {});
 
 /** Applies the block of the group's node, if the script has one, and returns whether it did;
  *  otherwise the caller applies the default schedule. The group must be fresh (never scheduled):

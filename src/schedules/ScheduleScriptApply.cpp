@@ -7,6 +7,7 @@
 
 #include "schedules/ScheduleScriptNames.h"
 
+#include "schedules/FoldBroadcasts.h"
 #include "schedules/MemoryTypes.h"
 #include "support/Error.h"
 
@@ -30,7 +31,7 @@ struct Context {
     int line = 0;
 
     [[noreturn]] void fail(const char *code, const std::string &what) const {
-        user_error(code, script.file, ":", line, ": node \"", block.node, "\": ", what);
+        user_error(code, script.file, ":", line, ": node ", block.quoted_nodes(), ": ", what);
     }
 
     Func stage(const std::string &name) const {
@@ -217,6 +218,19 @@ void apply_directive(Context &cx, const ScriptLine &l, std::vector<LevelCall> &l
     }
 }
 
+// `hint fold_broadcast <stage> <period>`: rewrites the algorithm's reads of the stage (applied
+// before any directive, as the default schedule folds before it schedules).
+void apply_fold_hint(Context &cx, const ScriptLine &l) {
+    Func f = cx.stage(l.hint_args[0].text);
+    int64_t period = l.hint_args[1].value;
+    std::string why = period > 0 && period <= INT32_MAX
+                          ? fold_broadcast_stage(cx.group, f.name(), static_cast<int>(period))
+                          : "the period must be positive";
+    if (!why.empty())
+        cx.fail("NHC_ESCH115", "hint fold_broadcast " + l.hint_args[0].text + " " +
+                                   std::to_string(period) + ": cannot fold this stage: " + why);
+}
+
 void apply_hint(Context &cx, const ScriptLine &l) {
     // partition_dim and partition_split (checked by the parser).
     Func f = cx.stage(l.hint_args[0].text);
@@ -338,13 +352,21 @@ std::vector<std::pair<std::string, Halide::Func>> named_stages(const Group &g) {
     std::vector<std::pair<std::string, Halide::Func>> out;
     for (size_t i = 0; i < g.inputs.size(); i++)
         out.emplace_back("stage_" + std::to_string(i), g.inputs[i].staged);
-    for (const alg::Stage &s : g.op.stages)
-        out.emplace_back(s.role, s.func);
-    // build_node_group makes one output per non-empty node output, named after its index.
-    size_t j = 0;
-    for (size_t o = 0; o < g.node->outputs.size() && j < g.outputs.size(); o++)
-        if (!g.node->outputs[o].empty())
-            out.emplace_back("final" + std::to_string(o), g.outputs[j++].func);
+    // In a fused group, roles repeat across nodes (two Adds both have `out`): prefix the node.
+    bool fused = g.nodes.size() > 1;
+    auto prefix = [&](size_t node_index) {
+        return fused ? "n" + std::to_string(node_index) + "_" : std::string();
+    };
+    for (size_t i = 0; i < g.op.stages.size(); i++)
+        out.emplace_back(prefix(g.stage_node.at(i)) + g.op.stages[i].role, g.op.stages[i].func);
+    // An output is named after its index among its node's outputs.
+    for (const GroupOutput &o : g.outputs)
+        for (size_t n = 0; n < g.nodes.size(); n++) {
+            const std::vector<std::string> &outs = g.nodes[n]->outputs;
+            auto it = std::find(outs.begin(), outs.end(), o.value);
+            if (it != outs.end())
+                out.emplace_back(prefix(n) + "final" + std::to_string(it - outs.begin()), o.func);
+        }
     return out;
 }
 
@@ -352,6 +374,8 @@ namespace {
 
 /** Why a node is compiled without a schedule (so a block for it would be ignored), or "". */
 std::string unscheduled_form(const Node &n) {
+    if (n.op_type == "Im2Col")
+        return "the im2col gather of a lowered convolution is compiled as DMAs, without a schedule";
     if (!n.domain.empty())
         return "";
     if (n.op_type == "Concat")
@@ -363,40 +387,63 @@ std::string unscheduled_form(const Node &n) {
     return "";
 }
 
+/** The nodes of `g` whose names extend `onnx_name` (the nodes a graph pass made of it). */
+std::string nodes_made_of(const Graph &g, const std::string &onnx_name) {
+    std::string made;
+    for (const Node &n : g.nodes)
+        if (n.name.rfind(onnx_name + "__", 0) == 0 && unscheduled_form(n).empty())
+            made += (made.empty() ? "\"" : ", \"") + n.name + "\"";
+    return made;
+}
+
+void check_block_node(const ScheduleScript &s, const ScriptBlock &b, const std::string &name,
+                      const Graph &g, const std::map<std::string, std::string> &onnx_ops) {
+    std::string best;
+    size_t best_d = std::string::npos;
+    for (const Node &n : g.nodes) {
+        if (n.name == name) {
+            if (std::string why = unscheduled_form(n); !why.empty())
+                user_error("NHC_ESCH118", s.file, ":", b.line, ": node \"", name, "\": ", why,
+                           b.nodes.size() == 1 ? "; remove its block"
+                                               : "; remove it from the block");
+            return;
+        }
+        size_t d = edit_distance(n.name, name);
+        if (d < best_d)
+            best_d = d, best = n.name;
+    }
+    if (auto op = onnx_ops.find(name); op != onnx_ops.end()) {
+        std::string made = nodes_made_of(g, name);
+        user_error("NHC_ESCH110", s.file, ":", b.line, ": node \"", name, "\" (", op->second,
+                   ") is rewritten by the graph passes (fused into a pattern, or a convolution "
+                   "lowered to a matmul); schedule the nodes it becomes",
+                   made.empty() ? std::string(" (--dump-schedules lists every node compiled)")
+                                : ": " + made);
+    }
+    user_error("NHC_ESCH110", s.file, ":", b.line, ": node \"", name, "\" is not in the model",
+               best.empty() ? std::string() : "; the closest node name is \"" + best + "\"");
+}
+
 } // namespace
 
-void check_schedule_nodes(const ScheduleScript &s, const Graph &g) {
-    for (const ScriptBlock &b : s.blocks) {
-        std::string best;
-        size_t best_d = std::string::npos;
-        for (const Node &n : g.nodes) {
-            if (n.name == b.node) {
-                if (std::string why = unscheduled_form(n); !why.empty())
-                    user_error("NHC_ESCH118", s.file, ":", b.line, ": node \"", b.node, "\": ", why,
-                               "; remove its block");
-                best_d = 0;
-                break;
-            }
-            size_t d = edit_distance(n.name, b.node);
-            if (d < best_d)
-                best_d = d, best = n.name;
-        }
-        if (best_d == 0)
-            continue;
-        user_error("NHC_ESCH110", s.file, ":", b.line, ": node \"", b.node,
-                   "\" is not in the model",
-                   best.empty() ? std::string() : "; the closest node name is \"" + best + "\"");
-    }
+void check_schedule_nodes(const ScheduleScript &s, const Graph &g,
+                          const std::map<std::string, std::string> &onnx_ops) {
+    for (const ScriptBlock &b : s.blocks)
+        for (const std::string &name : b.nodes)
+            check_block_node(s, b, name, g, onnx_ops);
 }
 
 void apply_schedule_block(const ScheduleScript &s, const ScriptBlock &b, Group &g) {
     Context cx{s, b, g, named_stages(g)};
+    for (const ScriptLine &l : b.lines)
+        if (l.kind == ScriptLine::Kind::Hint && l.hint == "fold_broadcast")
+            cx.line = l.line, apply_fold_hint(cx, l);
     std::vector<LevelCall> levels;
     for (const ScriptLine &l : b.lines) {
         cx.line = l.line;
         if (l.kind == ScriptLine::Kind::Directive)
             apply_directive(cx, l, levels);
-        else if (l.kind == ScriptLine::Kind::Hint)
+        else if (l.kind == ScriptLine::Kind::Hint && l.hint != "fold_broadcast")
             apply_hint(cx, l);
     }
     for (const LevelCall &lc : levels)
@@ -407,6 +454,9 @@ bool apply_schedule_script(const ScheduleScript &s, Group &g) {
     const ScriptBlock *b = s.find(g.node->name);
     if (!b)
         return false;
+    nhc_assert(b->nodes.size() == g.nodes.size(), "the block of " << b->quoted_nodes()
+                                                                  << " is applied to a group of "
+                                                                  << g.nodes.size() << " node(s)");
     apply_schedule_block(s, *b, g);
     return true;
 }
@@ -437,8 +487,8 @@ void report_lowering_error(const ScheduleScript &s, const ScriptBlock &b, const 
             line = l.line;
         placed = placed || places;
     }
-    user_error("NHC_ESCH116", s.file, ":", line, ": node \"", b.node,
-               "\": halide cannot lower this schedule",
+    user_error("NHC_ESCH116", s.file, ":", line, ": node ", b.quoted_nodes(),
+               ": halide cannot lower this schedule",
                role.empty() ? std::string() : " (stage '" + role + "')", ": ", msg);
 }
 

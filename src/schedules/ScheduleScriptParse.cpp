@@ -191,17 +191,24 @@ void Parser::parse_header(const LexedLine &l) {
     if (peek().kind != Token::Kind::String)
         fail("NHC_ESCH101",
              "expected the node name as a string after 'node', found " + describe(peek()));
-    std::string node = next().text;
-    expect(":", "after the node name");
-    if (peek().kind != Token::Kind::End)
-        fail("NHC_ESCH101",
-             "expected end of line after 'node \"" + node + "\":', found " + describe(peek()));
-    auto [it, fresh] = block_lines_.emplace(node, line_no_);
-    if (!fresh)
-        fail("NHC_ESCH103", "node \"" + node + "\" already has a block at line " +
-                                std::to_string(it->second) + "; merge the two blocks");
     ScriptBlock b;
-    b.node = node;
+    b.nodes.push_back(next().text);
+    while (accept(",")) { // the nodes of a fused group
+        if (peek().kind != Token::Kind::String)
+            fail("NHC_ESCH101",
+                 "expected another node name as a string after ',', found " + describe(peek()));
+        b.nodes.push_back(next().text);
+    }
+    expect(":", "after the node names");
+    if (peek().kind != Token::Kind::End)
+        fail("NHC_ESCH101", "expected end of line after 'node " + b.quoted_nodes() + ":', found " +
+                                describe(peek()));
+    for (const std::string &node : b.nodes) {
+        auto [it, fresh] = block_lines_.emplace(node, line_no_);
+        if (!fresh)
+            fail("NHC_ESCH103", "node \"" + node + "\" already has a block at line " +
+                                    std::to_string(it->second) + "; merge the two blocks");
+    }
     b.line = line_no_;
     b.leading_comments = std::move(pending_comments_);
     pending_comments_.clear();
@@ -219,7 +226,7 @@ void Parser::parse_header(const LexedLine &l) {
 void Parser::parse_hint(ScriptLine &out) {
     next(); // `hint`
     out.kind = ScriptLine::Kind::Hint;
-    out.hint = expect_ident("the name of a hint (partition_dim, partition_split)");
+    out.hint = expect_ident("the name of a hint (partition_dim, partition_split, fold_broadcast)");
     while (peek().kind == Token::Kind::Ident || peek().kind == Token::Kind::Int) {
         ScriptArg a;
         a.kind = peek().kind == Token::Kind::Int ? ScriptArg::Kind::Int : ScriptArg::Kind::Name;
@@ -378,14 +385,17 @@ void Parser::check_directive(const ScriptLine &l) const {
 }
 
 void Parser::check_hint(const ScriptLine &l) const {
-    if (l.hint != "partition_dim" && l.hint != "partition_split")
-        fail("NHC_ESCH102",
-             "unknown hint '" + l.hint + "'; expected partition_dim or partition_split");
+    static const std::map<std::string, std::string> second_arg = {
+        {"partition_dim", "dim"}, {"partition_split", "chunk"}, {"fold_broadcast", "period"}};
+    auto it = second_arg.find(l.hint);
+    if (it == second_arg.end())
+        fail("NHC_ESCH102", "unknown hint '" + l.hint +
+                                "'; expected partition_dim, partition_split or fold_broadcast");
     if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
         l.hint_args[1].kind != ScriptArg::Kind::Int)
         fail("NHC_ESCH102", "wrong arguments for hint " + l.hint + ": expected 'hint " + l.hint +
-                                " <stage> <" + (l.hint == "partition_dim" ? "dim" : "chunk") +
-                                ">', found 'hint " + l.hint + " " + arg_list(l.hint_args) + "'");
+                                " <stage> <" + it->second + ">', found 'hint " + l.hint + " " +
+                                arg_list(l.hint_args) + "'");
 }
 
 void Parser::add_to_block(ScriptLine l) {
@@ -488,9 +498,16 @@ void print_line(std::ostream &os, const ScriptLine &l) {
 
 } // namespace
 
+std::string ScriptBlock::quoted_nodes() const {
+    std::string s;
+    for (const std::string &n : nodes)
+        s += (s.empty() ? "" : ", ") + quote(n);
+    return s;
+}
+
 const ScriptBlock *ScheduleScript::find(const std::string &node_name) const {
     for (const Block &b : blocks)
-        if (b.node == node_name)
+        if (std::find(b.nodes.begin(), b.nodes.end(), node_name) != b.nodes.end())
             return &b;
     return nullptr;
 }
@@ -503,7 +520,7 @@ std::string ScheduleScript::to_string() const {
             os << "\n";
         for (const std::string &c : b.leading_comments)
             os << "#" << c << "\n";
-        os << "node " << quote(b.node) << ":\n";
+        os << "node " << b.quoted_nodes() << ":\n";
         for (const ScriptLine &l : b.lines)
             print_line(os, l);
     }

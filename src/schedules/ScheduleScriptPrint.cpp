@@ -131,33 +131,37 @@ public:
 
     ScriptBlock describe() {
         ScriptBlock b;
-        b.node = g_.node->name;
+        for (const Node *n : g_.nodes)
+            b.nodes.push_back(n->name);
         // Consumers first, as a schedule is usually written: outputs, stages, staged inputs.
         for (auto it = stages_.rbegin(); it != stages_.rend(); ++it)
             describe_stage(it->first, it->second, b);
         for (const auto &[role, f] : stages_) {
+            auto fold = g_.folded_broadcasts.find(f.name());
+            if (fold != g_.folded_broadcasts.end())
+                b.lines.push_back(hint_line("fold_broadcast", role, fold->second));
+        }
+        for (const auto &[role, f] : stages_) {
             auto pd = g_.partition_dim.find(f.name());
             if (pd == g_.partition_dim.end())
                 continue;
-            ScriptLine h;
-            h.kind = ScriptLine::Kind::Hint;
-            h.hint = "partition_dim";
-            h.hint_args = {name_arg(role),
-                           {ScriptArg::Kind::Int, std::to_string(pd->second), pd->second}};
-            b.lines.push_back(std::move(h));
+            b.lines.push_back(hint_line("partition_dim", role, pd->second));
             auto split = g_.partition_split.find(f.name());
-            if (split != g_.partition_split.end()) {
-                ScriptLine sh = b.lines.back();
-                sh.hint = "partition_split";
-                sh.hint_args[1] = {ScriptArg::Kind::Int, std::to_string(split->second),
-                                   split->second};
-                b.lines.push_back(std::move(sh));
-            }
+            if (split != g_.partition_split.end())
+                b.lines.push_back(hint_line("partition_split", role, split->second));
         }
         return b;
     }
 
 private:
+    static ScriptLine hint_line(const std::string &hint, const std::string &role, int64_t value) {
+        ScriptLine h;
+        h.kind = ScriptLine::Kind::Hint;
+        h.hint = hint;
+        h.hint_args = {name_arg(role), {ScriptArg::Kind::Int, std::to_string(value), value}};
+        return h;
+    }
+
     std::string role_of(const std::string &func_name) const {
         for (const auto &[role, f] : stages_)
             if (f.name() == func_name)

@@ -2,7 +2,7 @@
 // status, the error code and that the message names what was wrong. Every case must end with a
 // clean exit status: 0, or 1 for a user error; 70 (internal error) or a signal fails the test.
 
-#include "../unit/TestModels.h"
+#include "CliRun.h"
 
 #include "support/Npy.h"
 
@@ -14,44 +14,9 @@
 #include <sys/wait.h>
 
 using nhc::test::TempDir;
+using namespace nhc::cli_test;
 
 namespace {
-
-struct Run {
-    int status;      // exit status, or 128 + signal
-    std::string out; // stdout and stderr together
-    bool has(const std::string &s) const { return out.find(s) != std::string::npos; }
-};
-
-std::string cli() {
-    const char *p = std::getenv("NHC_CLI");
-    REQUIRE_MESSAGE(p != nullptr, "set NHC_CLI to the neuron-halide-cc binary");
-    return p;
-}
-
-Run run(const std::string &args, const std::string &cwd = "") {
-    std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + cli() + " " + args + " 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    Run r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        r.out.append(buf, n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return r;
-}
-
-void expect_user_error(const Run &r, const std::string &code) {
-    INFO(r.out);
-    CHECK(r.status == 1);
-    CHECK(r.has("[" + code + "]"));
-}
-
-std::string model_file(const TempDir &dir, const std::string &name, const std::string &text) {
-    return nhc::test::write_model(nhc::test::parse_model(text), dir.file(name));
-}
 
 const char *kSymbolic = R"(
 <ir_version: 8, opset_import: ["" : 17]>
@@ -66,10 +31,6 @@ g (float[2] x) => (float[2] y) {
   y = Add(a, b)
 }
 )";
-
-std::string example_model() {
-    return std::string(NHC_SOURCE_DIR) + "/examples/mlp/model.onnx";
-}
 
 } // namespace
 
@@ -252,40 +213,7 @@ TEST_CASE("the example compiles to a NEFF that runs") {
 TEST_CASE("the README flow: compile the example, run it, get the reference output") {
     TempDir dir;
     REQUIRE(run(example_model(), dir.path.string()).status == 0);
-    const char *runner = std::getenv("NHC_RUN");
-    REQUIRE(runner != nullptr);
-    std::string input = std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/input_0.pb";
-    std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
-                      " file.neff --check-races --input input=" + input +
-                      " --output-dir out/new 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string text;
-    char buf[1024];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        text.append(buf, n);
-    INFO(text);
-    CHECK(pclose(p) == 0);
-    CHECK(text.find("latency") != std::string::npos);
-    std::ifstream f(dir.file("out/new/logits.npy"), std::ios::binary);
-    REQUIRE(f.good());
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                               std::istreambuf_iterator<char>());
-    nhc::NpyTensor got = nhc::parse_npy(bytes, "logits.npy");
-    onnx::TensorProto want;
-    std::ifstream w(std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/output_0.pb",
-                    std::ios::binary);
-    REQUIRE(want.ParseFromIstream(&w));
-    REQUIRE(got.data.size() == want.raw_data().size());
-    const float *g = reinterpret_cast<const float *>(got.data.data());
-    const float *e = reinterpret_cast<const float *>(want.raw_data().data());
-    double num = 0, den = 0;
-    for (size_t i = 0; i < got.data.size() / 4; i++) {
-        num += (g[i] - e[i]) * double(g[i] - e[i]);
-        den += double(e[i]) * e[i];
-    }
-    CHECK(std::sqrt(num / den) <= 1e-4);
+    CHECK(example_rel_l2(dir, "file.neff") <= 1e-4);
 }
 
 TEST_CASE("operators without code generation and unsupported outputs are coded errors") {

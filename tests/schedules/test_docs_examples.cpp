@@ -79,7 +79,7 @@ void check_example(const DocExample &ex) {
     sched::ScheduleScript script =
         sched::parse_schedule(ex.text, "docs/schedules.md:" + std::to_string(ex.line));
     REQUIRE(script.blocks.size() == 1);
-    const std::string &node = script.blocks[0].node;
+    const std::string &node = script.blocks[0].nodes.front();
     Graph g = run_frontend((dir / "model.onnx").string(), {});
     sched::check_schedule_nodes(script, g);
     CompileOptions o;

@@ -47,6 +47,11 @@ TEST_CASE("canonical scripts print back unchanged") {
         "  stage_0.compute_root().store_in(SBUF)\n"
         "\n"
         "# the end\n",
+        // The block of a fused group, with a folded broadcast.
+        "node \"/attn/MatMul\", \"/attn/Div\", \"b \\\"q\\\"\":\n"
+        "  n2_final0.split(v0, vo, vi, 64)\n"
+        "  n0_acc.compute_at(n2_final0, vo).store_in(PSUM)\n"
+        "  hint fold_broadcast n1_bcast1 128\n",
         // Nothing but comments; and nothing at all.
         "# only a comment\n",
         "",
@@ -81,6 +86,12 @@ TEST_CASE("blocks are found by node name") {
     CHECK(s.find("y")->line == 3);
     CHECK(s.find("y")->lines.size() == 1);
     CHECK(s.find("z") == nullptr);
+    // A fused group's block is found by any of its nodes.
+    sched::ScheduleScript g = sched::parse_schedule("node \"a\", \"b\", \"c\":\n");
+    REQUIRE(g.find("b") != nullptr);
+    CHECK(g.find("b") == g.find("c"));
+    CHECK(g.find("b")->nodes == std::vector<std::string>{"a", "b", "c"});
+    CHECK(g.find("b")->quoted_nodes() == "\"a\", \"b\", \"c\"");
 }
 
 TEST_CASE("a syntax error is NHC_ESCH101 with the file and line") {
@@ -105,6 +116,8 @@ TEST_CASE("a syntax error is NHC_ESCH101 with the file and line") {
         {"node \"n\":\n  hint partition_dim acc, 1\n",
          "t.sched:2: expected a stage name, a number"},
         {"node \"n\": extra\n", "t.sched:1: expected end of line after"},
+        {"node \"a\", b:\n", "t.sched:1: expected another node name as a string after ','"},
+        {"node \"a\", \"b\" \"c\":\n", "t.sched:1: expected ':' after the node names"},
     };
     for (const Case &c : cases) {
         CAPTURE(c.text);
@@ -136,6 +149,7 @@ TEST_CASE("an unknown directive or wrong arguments is NHC_ESCH102") {
         {"hint engine acc ACT", "unknown hint 'engine'; expected partition_dim"},
         {"hint partition_dim acc", "expected 'hint partition_dim <stage> <dim>'"},
         {"hint partition_dim 1 acc", "expected 'hint partition_dim <stage> <dim>'"},
+        {"hint fold_broadcast bias", "expected 'hint fold_broadcast <stage> <period>'"},
     };
     for (const Case &c : cases) {
         CAPTURE(c.line);
@@ -147,11 +161,14 @@ TEST_CASE("an unknown directive or wrong arguments is NHC_ESCH102") {
     }
 }
 
-TEST_CASE("two blocks for one node is NHC_ESCH103") {
+TEST_CASE("a node in two blocks is NHC_ESCH103") {
     std::string msg;
     CHECK(parse_error("node \"n\":\n  out.compute_root()\nnode \"m\":\nnode \"n\":\n", &msg) ==
           "NHC_ESCH103");
     CHECK(msg == "t.sched:4: node \"n\" already has a block at line 1; merge the two blocks");
+    // Also when one of the blocks is a fused group's.
+    CHECK(parse_error("node \"m\", \"n\":\n\nnode \"n\":\n", &msg) == "NHC_ESCH103");
+    CHECK(msg.find("t.sched:3: node \"n\" already has a block at line 1") == 0);
 }
 
 TEST_CASE("scripts parse from files; a missing file is NHC_EIO001") {

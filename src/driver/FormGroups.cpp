@@ -1,0 +1,184 @@
+#include "driver/FormGroups.h"
+
+#include "graph/FlattenElementwise.h"
+#include "schedules/DefaultSchedule.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <map>
+
+namespace nhc::codegen_groups {
+
+namespace {
+
+class GroupFormer {
+public:
+    explicit GroupFormer(const GroupingContext &cx) : cx_(cx) {}
+
+    /** Nodes in graph order, one group each, except that a chain of compute-family nodes
+     *  (elementwise, Softmax, LayerNormalization, Reduce) of one output shape is fused when each
+     *  link's value has no other reader: the chain keeps its intermediates on chip. */
+    std::vector<std::vector<const Node *>> form() const {
+        auto block_of = [&](const Node &n) {
+            return cx_.schedule ? cx_.schedule->find(n.name) : nullptr;
+        };
+        auto scripted = [&](const Node &n) { return block_of(n) != nullptr; };
+        auto fusable = [&](const Node &n) { return !scripted(n) && fusable_op(n); };
+        std::vector<std::vector<const Node *>> groups;
+        for (const Node &n : cx_.graph.nodes) {
+            if (cx_.without_group.count(n.name))
+                continue;
+            // A block's nodes form its group (one node, or a fused group as written).
+            const sched::ScriptBlock *b = block_of(n);
+            if (b && n.name != b->nodes.front())
+                join_block(groups, n, *b);
+            else if (!b && !groups.empty() &&
+                     (can_join(groups.back(), n, fusable, scripted) ||
+                      closes_attention(groups.back(), n, scripted)))
+                groups.back().push_back(&n);
+            else
+                groups.push_back({&n});
+        }
+        groups = split_escaping(groups);
+        check_block_groups(groups);
+        return groups;
+    }
+
+    // Operators a compute chain may fuse (one output, computed by the Compute family).
+    static bool fusable_op(const Node &n) {
+        return n.outputs.size() == 1 && !is_view(n) && n.op_type != "Concat" &&
+               n.op_type != "Im2Col" && sched::schedule_family(n.op_type) == sched::Family::Compute;
+    }
+
+    /** Adds `n`, a later node of block `b`, to the block's group: it must follow the block's
+     *  previous node and be a node the code generator would fuse there. */
+    void join_block(std::vector<std::vector<const Node *>> &groups, const Node &n,
+                    const sched::ScriptBlock &b) const {
+        auto at = std::find(b.nodes.begin(), b.nodes.end(), n.name);
+        bool follows = !groups.empty() && groups.back().front()->name == b.nodes.front() &&
+                       groups.back().back()->name == *(at - 1);
+        auto never = [](const Node &) { return false; };
+        if (!follows || !(can_join(groups.back(), n, fusable_op, never) ||
+                          closes_attention(groups.back(), n, never)))
+            refuse_block_group(b, n.name);
+        groups.back().push_back(&n);
+    }
+
+    /** Every block of several nodes is exactly one group (none was cut by split_escaping). */
+    void check_block_groups(const std::vector<std::vector<const Node *>> &groups) const {
+        if (!cx_.schedule)
+            return;
+        for (const sched::ScriptBlock &b : cx_.schedule->blocks) {
+            if (b.nodes.size() < 2)
+                continue;
+            for (const auto &group : groups)
+                if (group.front()->name == b.nodes.front() && group.size() != b.nodes.size())
+                    refuse_block_group(b, b.nodes.at(group.size()));
+        }
+    }
+
+    [[noreturn]] void refuse_block_group(const sched::ScriptBlock &b,
+                                         const std::string &node) const {
+        user_error("NHC_ESCH119", cx_.schedule->file, ":", b.line, ": node ", b.quoted_nodes(),
+                   ": node \"", node, "\" cannot join the group of \"", b.nodes.front(),
+                   "\"; the nodes of a block must be a chain the code generator fuses, in graph "
+                   "order (a matmul and its elementwise epilogue, attention, or a compute chain of "
+                   "one shape whose intermediate values nothing outside the chain reads), as "
+                   "--dump-schedules writes them");
+    }
+
+    /** Whether `n` continues `group`: a compute chain, or elementwise nodes in a matmul's
+     *  epilogue; it must read a value the group produces and have the group's output shape. */
+    template <typename Fusable, typename Scripted>
+    bool can_join(const std::vector<const Node *> &group, const Node &n, Fusable fusable,
+                  Scripted scripted) const {
+        const Node &front = *group.front();
+        if (!fusable(n))
+            return false;
+        bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm";
+        // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
+        // holds whole rows (N within one PSUM bank: attention scores never leave the chip), or
+        // a 2-D output's whole rows fit on chip (a residual + LayerNorm after a linear layer).
+        const Shape &shape = cx_.graph.value(n.outputs[0]).shape;
+        bool row_op =
+            (n.op_type == "Softmax" || n.op_type == "LayerNormalization") && !shape.empty() &&
+            n.attr_int("axis", -1) == -1 &&
+            sched::row_reduction_joins_matmul(shape.back(), shape.size() == 2, cx_.target);
+        if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&
+                             front.outputs.size() == 1)
+                         : !fusable(*group.back()))
+            return false;
+        bool reads_group = false;
+        for (const Node *m : group)
+            for (const std::string &in : n.inputs)
+                reads_group = reads_group || (!in.empty() && in == m->outputs[0]);
+        return reads_group && cx_.graph.value(group.back()->outputs[0]).shape ==
+                                  cx_.graph.value(n.outputs[0]).shape;
+    }
+
+    /** Whether MatMul `n` is attention's context product P·V after a group that computes the
+     *  probabilities P (scores MatMul, its epilogue, Softmax over whole rows): it then joins the
+     *  group, so P never leaves the chip (DefaultSchedule, "fused attention"). P must be its
+     *  first operand as stored, with the scores' batch and row shape, and V's rows (P's row
+     *  length) one K chunk. */
+    template <typename Scripted>
+    bool closes_attention(const std::vector<const Node *> &group, const Node &n,
+                          Scripted scripted) const {
+        const Node &front = *group.front(), &back = *group.back();
+        if (n.op_type != "MatMul" || !n.domain.empty() || scripted(n) || scripted(front) ||
+            front.op_type != "MatMul" || back.op_type != "Softmax" || group.size() < 2 ||
+            n.inputs.size() != 2 || n.inputs[0] != back.outputs[0] || n.input_perm.count(0) ||
+            std::count_if(group.begin(), group.end(),
+                          [](const Node *m) { return m->op_type == "MatMul"; }) != 1)
+            return false;
+        const Shape &p = cx_.graph.value(back.outputs[0]).shape,
+                    &out = cx_.graph.value(n.outputs[0]).shape;
+        return p.size() >= 3 && out.size() == p.size() &&
+               std::equal(p.begin(), p.end() - 1, out.begin()) &&
+               p.back() <= cx_.target.partitions && out.back() <= cx_.target.matmul_max_moving;
+    }
+
+    /** A value computed inside a group must stay inside it (only the last node's output leaves
+     *  the chip): a group whose intermediate is read outside it is cut after that node. */
+    std::vector<std::vector<const Node *>>
+    split_escaping(const std::vector<std::vector<const Node *>> &groups) const {
+        std::map<std::string, std::set<const Node *>> readers;
+        for (const Node &n : cx_.graph.nodes)
+            for (const std::string &in : n.inputs)
+                readers[in].insert(&n);
+        std::vector<std::vector<const Node *>> out;
+        for (const auto &group : groups) {
+            std::set<const Node *> inside(group.begin(), group.end());
+            size_t cut = group.size();
+            for (size_t i = 0; i + 1 < group.size() && cut == group.size(); i++) {
+                const std::string &v = group[i]->outputs[0];
+                bool escapes = cx_.graph_outputs.count(v) != 0;
+                for (const Node *r : readers[v])
+                    escapes = escapes || !inside.count(r);
+                if (escapes)
+                    cut = i + 1;
+            }
+            out.emplace_back(group.begin(), group.begin() + cut);
+            for (size_t i = cut; i < group.size(); i++)
+                out.push_back({group[i]});
+        }
+        return out;
+    }
+
+private:
+    const GroupingContext &cx_;
+};
+
+} // namespace
+
+std::vector<std::vector<const Node *>> form_groups(const GroupingContext &cx) {
+    return GroupFormer(cx).form();
+}
+
+bool is_view(const Node &n) {
+    return n.domain.empty() &&
+           (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
+            n.op_type == "Unsqueeze" || n.op_type == "Identity");
+}
+
+} // namespace nhc::codegen_groups

@@ -1,0 +1,191 @@
+// `neuron-halide-cc MODEL --dump-schedules FILE` through the shipped binary: the script it writes
+// names every group compiled (one node, or the nodes of a fused group), `--schedule` of it writes
+// the same NEFF byte for byte on every development model, and an edited block takes effect. The
+// block forms the dump relies on (fused groups, `hint fold_broadcast`) refuse what they cannot
+// take with a code.
+
+#include "CliRun.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+using namespace nhc::cli_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string &path, const std::string &text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string compile(const std::string &model, const TempDir &dir, const std::string &options) {
+    Run r = run(model + " " + options, dir.path.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    return r.out;
+}
+
+/** Compiles `model` with --dump-schedules, again with --schedule of the dump; both NEFFs must be
+ *  the bytes of a plain compile. Returns the dumped script. */
+std::string check_round_trip(const std::string &model, const TempDir &dir,
+                             const std::string &options = "") {
+    compile(model, dir, options + " --output plain.neff");
+    compile(model, dir, options + " --output dumped.neff --dump-schedules used.sched");
+    compile(model, dir, options + " --output replayed.neff --schedule used.sched");
+    std::string plain = read_file(dir.file("plain.neff"));
+    CHECK_MESSAGE(read_file(dir.file("dumped.neff")) == plain,
+                  model << ": --dump-schedules changes the NEFF");
+    CHECK_MESSAGE(read_file(dir.file("replayed.neff")) == plain,
+                  model << ": --schedule of the dumped script writes another NEFF");
+    return read_file(dir.file("used.sched"));
+}
+
+std::vector<fs::path> dev_models() {
+    fs::path dir = fs::path(NHC_SOURCE_DIR) / ".." / "shared" / "models";
+    std::vector<fs::path> models;
+    if (fs::is_directory(dir))
+        for (const auto &e : fs::directory_iterator(dir))
+            if (fs::exists(e.path() / "model.onnx"))
+                models.push_back(e.path() / "model.onnx");
+    std::sort(models.begin(), models.end());
+    return models;
+}
+
+std::string replace_once(std::string s, const std::string &from, const std::string &to) {
+    size_t at = s.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, "'" << from << "' not in:\n" << s);
+    return s.replace(at, from.size(), to);
+}
+
+} // namespace
+
+TEST_CASE("--dump-schedules round-trips byte for byte on every development model") {
+    std::vector<fs::path> models = dev_models();
+    if (models.empty())
+        MESSAGE("../shared/models not present: only the example is checked");
+    models.push_back(example_model());
+    int fused = 0;
+    for (const fs::path &m : models) {
+        TempDir dir;
+        std::string script = check_round_trip(m.string(), dir);
+        CHECK(script.find("node \"") != std::string::npos);
+        fused += script.find("\", \"") != std::string::npos;
+    }
+    // dev_bert_layer's attention, dev_cnn's residual Add + Relu, dev_unet's GroupNorm chains.
+    if (models.size() > 1)
+        CHECK(fused >= 3);
+    // With mixed precision, and for another target.
+    for (const fs::path &m : models) {
+        if (m.parent_path().filename() != "dev_bert_layer" &&
+            m.parent_path().filename() != "dev_unet")
+            continue;
+        TempDir dir;
+        check_round_trip(m.string(), dir, "--auto-cast matmult --auto-cast-type bf16");
+        check_round_trip(m.string(), dir, "--target trn2");
+    }
+}
+
+TEST_CASE("the dumped script names fused groups and its edits take effect") {
+    TempDir dir;
+    std::string script = check_round_trip(example_model(), dir);
+    // The example's Gemm and its Relu are one group; a node's stages carry its index.
+    CHECK(script.find("node \"fc1\", \"relu1\":") != std::string::npos);
+    CHECK(script.find("n0_acc.compute_at(n1_final0, no).store_in(PSUM)") != std::string::npos);
+    CHECK(script.find("hint fold_broadcast n0_bias 128") != std::string::npos);
+    CHECK(script.find("# Gemm 'fc1' + Relu 'relu1'") != std::string::npos);
+    // K chunks of 32 instead of 64 in the fused group: another NEFF, the same values.
+    write_file(dir.file("edited.sched"),
+               replace_once(script, "n0_acc.update().split(k, ko, ki, 64)",
+                            "n0_acc.update().split(k, ko, ki, 32)"));
+    compile(example_model(), dir, "--output edited.neff --schedule edited.sched");
+    CHECK(read_file(dir.file("edited.neff")) != read_file(dir.file("plain.neff")));
+    CHECK(example_rel_l2(dir, "edited.neff") <= 1e-4);
+    // Without the fold the bias is built per tile, as Halide sizes it: still the same values.
+    write_file(dir.file("unfolded.sched"),
+               replace_once(script, "  hint fold_broadcast n0_bias 128\n", ""));
+    compile(example_model(), dir, "--output unfolded.neff --schedule unfolded.sched");
+    CHECK(example_rel_l2(dir, "unfolded.neff") <= 1e-4);
+}
+
+TEST_CASE("a block of several nodes must be a group the code generator fuses: NHC_ESCH119") {
+    TempDir dir;
+    // A Gemm cannot join another Gemm's group.
+    write_file(dir.file("two_gemms.sched"), "node \"fc1\", \"relu1\", \"fc2\":\n");
+    Run gemms = run(example_model() + " --schedule two_gemms.sched", dir.path.string());
+    expect_user_error(gemms, "NHC_ESCH119");
+    CHECK(gemms.has("node \"fc2\" cannot join the group of \"fc1\""));
+    // The nodes must be written in graph order.
+    write_file(dir.file("reversed.sched"), "node \"relu1\", \"fc1\":\n");
+    expect_user_error(run(example_model() + " --schedule reversed.sched", dir.path.string()),
+                      "NHC_ESCH119");
+    // A node in two blocks.
+    write_file(dir.file("twice.sched"), "node \"fc1\", \"relu1\":\n\nnode \"relu1\":\n");
+    Run twice = run(example_model() + " --schedule twice.sched", dir.path.string());
+    expect_user_error(twice, "NHC_ESCH103");
+    CHECK(twice.has("twice.sched:3"));
+    // An intermediate value read outside the block cannot stay inside it.
+    std::string shared = model_file(dir, "shared.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 8] x) => (float[4, 8] y, float[4, 8] z) { y = Relu(x)  z = Sigmoid(y) }
+)");
+    write_file(dir.file("escaping.sched"), "node \"Relu_0\", \"Sigmoid_1\":\n");
+    Run escaping = run(shared + " --schedule escaping.sched", dir.path.string());
+    expect_user_error(escaping, "NHC_ESCH119");
+    CHECK(escaping.has("node \"Sigmoid_1\" cannot join"));
+}
+
+TEST_CASE("blocks the compiler would ignore are refused: folded Transpose, rewritten Conv") {
+    TempDir dir;
+    // The Relu writes its output transposed; the Transpose has no instruction of its own.
+    std::string transposed = model_file(dir, "transposed.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 4] x) => (float[3, 2, 4] y) { r = Relu(x)  y = Transpose <perm = [1, 0, 2]> (r) }
+)");
+    write_file(dir.file("transpose.sched"), "node \"Transpose_1\":\n");
+    Run t = run(transposed + " --schedule transpose.sched", dir.path.string());
+    expect_user_error(t, "NHC_ESCH118");
+    CHECK(t.has("its producer \"Relu_0\" writes its output in the transposed layout"));
+    // A Conv is compiled as the nodes the passes make of it; the message names them, and a block
+    // for one of them applies (as the dump writes it).
+    std::string conv = model_file(dir, "conv.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 6, 6] x, float[4, 2, 3, 3] w) => (float[1, 4, 4, 4] y) { y = Conv(x, w) }
+)");
+    write_file(dir.file("conv.sched"), "node \"Conv_0\":\n  out.compute_root()\n");
+    Run rewritten = run(conv + " --schedule conv.sched", dir.path.string());
+    expect_user_error(rewritten, "NHC_ESCH110");
+    CHECK(rewritten.has("schedule the nodes it becomes: \"Conv_0__"));
+    check_round_trip(conv, dir);
+}
+
+TEST_CASE("hint fold_broadcast refuses a stage that is not a broadcast: NHC_ESCH115") {
+    TempDir dir;
+    write_file(dir.file("fold.sched"), "node \"fc2\":\n  hint fold_broadcast acc 128\n");
+    Run r = run(example_model() + " --schedule fold.sched", dir.path.string());
+    expect_user_error(r, "NHC_ESCH115");
+    CHECK(r.has("fold.sched:2"));
+    CHECK(r.has("is not a broadcast stage"));
+}
+
+TEST_CASE("--dump-schedules to a folder that does not exist is NHC_EIO002, before compiling") {
+    TempDir dir;
+    Run r = run(example_model() + " --dump-schedules missing/used.sched", dir.path.string());
+    expect_user_error(r, "NHC_EIO002");
+    CHECK(r.has("missing/used.sched"));
+    // Before the model is read: a model the compiler would refuse later still gets NHC_EIO002.
+    std::string isnan = model_file(dir, "isnan.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (bool[2, 4] y) { y = IsNaN(x) }
+)");
+    expect_user_error(run(isnan + " --dump-schedules missing/used.sched", dir.path.string()),
+                      "NHC_EIO002");
+}
