@@ -2,8 +2,9 @@
 #define NHC_TESTS_SCHEDULES_SCHEDULEFUZZ_H
 
 // The schedule fuzzer (issue 14: every schedule the compiler accepts is correct). A case is a
-// one-node graph of one operator family with seeded inputs and its host reference; a variant is
-// the node's default schedule, printed as a script (sched::print_default_schedule), mutated by a
+// graph of one group (one node of an operator family, or a chain the code generator fuses) with
+// seeded inputs and its host reference; a variant is the group's default schedule, printed as
+// one block (sched::describe_schedule), mutated by a
 // few seeded random edits (split factors, tails, new splits, reorders, fuses, unrolls, compute
 // and store levels, memory types, partition hints, split reductions computed at outer loops).
 // Each variant is compiled with the production code generator (generate_program with the script),
@@ -39,15 +40,15 @@ private:
     uint64_t state_;
 };
 
-/** One operator family's one-node graph, after the graph passes the compiler runs on it (a Conv
- *  becomes ConvTaps, a pooling PoolTaps). */
+/** One family's graph, after the graph passes the compiler runs on it (a Conv becomes ConvTaps,
+ *  a pooling PoolTaps): one node, or the nodes of one fused group. */
 struct FuzzCase {
     std::string family;   ///< "matmul", "gemm", "softmax", ...
     std::string describe; ///< operator and shapes, for reports
-    Graph graph;          ///< the graph the code generator compiles: one node
+    Graph graph;          ///< the graph the code generator compiles: one group
     std::map<std::string, HostTensor> inputs;
     std::map<std::string, HostTensor> want; ///< the host reference of the original graph
-    std::string base_script;                ///< the node's default schedule as a script
+    std::string base_script;                ///< the group's default schedule as a script
 };
 
 /** The families the fuzzer covers, in report order. */

@@ -1,13 +1,16 @@
-// Schedule fuzzer, part one (ScheduleFuzz.h): the cases. Each family builds a one-node ONNX graph
-// with shapes drawn from the generator (divisible and not by the default tiles), seeded inputs and
-// constants, the host reference of that graph (alg::run_reference), then the graph passes of the
-// compiler (a Conv becomes ConvTaps, a pooling PoolTaps) and the default schedule of the node that
-// remains, printed as a script: the starting point of every variant.
+// Schedule fuzzer, part one (ScheduleFuzz.h): the cases. Each family builds an ONNX graph of one
+// node, or of a chain the code generator fuses into one group (gemm_relu, add_relu,
+// scale_softmax), with shapes drawn from the generator (divisible and not by the default tiles),
+// seeded inputs and constants, the host reference of that graph (alg::run_reference), then the
+// graph passes of the compiler (a Conv becomes ConvTaps, a pooling PoolTaps, a MatMul and its
+// bias a Gemm) and the default schedule of the group that remains, printed as one block (of
+// several nodes for a fused group): the starting point of every variant.
 
 #include "ScheduleFuzz.h"
 
 #include "algorithms/Reference.h"
 #include "driver/Codegen.h"
+#include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
 #include "support/Error.h"
 #include "target/Target.h"
@@ -67,6 +70,18 @@ struct GraphBuilder {
         g.outputs = {"out"};
         g.nodes.push_back(n);
         return g;
+    }
+    /** Ends the node built so far with output `out` of shape `shape`, and starts a node `op`
+     *  that reads it (a chain the code generator fuses into one group). */
+    void then(const std::string &op, const Shape &shape) {
+        std::string v = "t" + std::to_string(g.nodes.size());
+        g.values[v] = Value{v, DType::Float32, shape, nullptr};
+        n.outputs = {v};
+        g.nodes.push_back(n);
+        n = Node{};
+        n.name = "node_" + std::to_string(g.nodes.size());
+        n.op_type = op;
+        n.inputs = {v};
     }
 };
 
@@ -148,6 +163,31 @@ Graph pool(GraphBuilder &b, const std::string &family) {
     return b.finish({batch, c, out(h), out(w)});
 }
 
+/** Fused groups: a Gemm and its Relu epilogue; Add then Relu; Div by a constant then Softmax. */
+Graph chain(GraphBuilder &b, const std::string &family) {
+    if (family == "gemm_relu") {
+        int64_t m = pick(b.rng, {32, 64, 100, 128}), k = pick(b.rng, {64, 128, 200}),
+                n = pick(b.rng, {96, 128, 256, 300});
+        b.n.op_type = "Gemm";
+        b.input({m, k});
+        b.input({k, n}, b.rng.chance(50));
+        b.input({n}, true);
+        b.then("Relu", {m, n});
+        return b.finish({m, n});
+    }
+    int64_t r = pick(b.rng, {32, 64, 100, 128, 200}), c = pick(b.rng, {16, 48, 64, 100});
+    b.input({r, c});
+    if (family == "add_relu") {
+        b.input(b.rng.chance(50) ? Shape{c} : Shape{r, c});
+        b.then("Relu", {r, c});
+        return b.finish({r, c});
+    }
+    b.input({1}, true); // scale_softmax: a Div by a constant, then Softmax over the rows
+    b.then("Softmax", {r, c});
+    b.n.attrs["axis"] = int64_t(-1);
+    return b.finish({r, c});
+}
+
 const std::map<std::string, std::string> &op_of_family() {
     static const std::map<std::string, std::string> ops = {
         {"matmul", "MatMul"},        {"gemm", "Gemm"},
@@ -155,7 +195,9 @@ const std::map<std::string, std::string> &op_of_family() {
         {"reduce_sum", "ReduceSum"}, {"reduce_mean", "ReduceMean"},
         {"reduce_max", "ReduceMax"}, {"add_row", "Add"},
         {"mul_column", "Mul"},       {"conv", "Conv"},
-        {"maxpool", "MaxPool"},      {"avgpool", "AveragePool"}};
+        {"maxpool", "MaxPool"},      {"avgpool", "AveragePool"},
+        {"gemm_relu", "Gemm"},       {"add_relu", "Add"},
+        {"scale_softmax", "Div"}};
     return ops;
 }
 
@@ -168,23 +210,41 @@ Graph build(const std::string &family, GraphBuilder &b) {
         return broadcast(b, family);
     if (family == "conv")
         return conv(b);
+    if (family == "gemm_relu" || family == "add_relu" || family == "scale_softmax")
+        return chain(b, family);
     return pool(b, family);
 }
 
 std::string describe(const Graph &g) {
-    const Node &n = g.nodes.at(0);
-    std::string s = n.op_type + "(";
-    for (size_t i = 0; i < n.inputs.size(); i++)
-        s += (i ? ", " : "") + shape_str(g.value(n.inputs[i]).shape);
-    return s + ") -> " + shape_str(g.value(n.outputs[0]).shape);
+    std::string s;
+    for (const Node &n : g.nodes) {
+        s += (s.empty() ? "" : " then ") + n.op_type + "(";
+        for (size_t i = 0; i < n.inputs.size(); i++)
+            s += (i ? ", " : "") + shape_str(g.value(n.inputs[i]).shape);
+        s += ") -> " + shape_str(g.value(n.outputs[0]).shape);
+    }
+    return s;
+}
+
+/** The default schedule of the graph's nodes as one group, printed as a script. */
+std::string default_group_script(const Graph &g) {
+    std::vector<const Node *> nodes;
+    for (const Node &n : g.nodes)
+        nodes.push_back(&n);
+    sched::Group grp = sched::build_group(g, nodes);
+    sched::apply_default_schedule(grp, target::target_by_name("trn1"));
+    sched::ScheduleScript s;
+    s.blocks.push_back(sched::describe_schedule(grp));
+    return s.to_string();
 }
 
 } // namespace
 
 const std::vector<std::string> &families() {
     static const std::vector<std::string> f = {
-        "matmul",     "gemm",    "softmax",    "layernorm", "reduce_sum", "reduce_mean",
-        "reduce_max", "add_row", "mul_column", "conv",      "maxpool",    "avgpool"};
+        "matmul",      "gemm",       "softmax",   "layernorm",  "reduce_sum",
+        "reduce_mean", "reduce_max", "add_row",   "mul_column", "conv",
+        "maxpool",     "avgpool",    "gemm_relu", "add_relu",   "scale_softmax"};
     return f;
 }
 
@@ -199,11 +259,10 @@ FuzzCase make_case(const std::string &family, Rng &rng) {
     c.want = alg::run_reference(original, c.inputs);
     c.graph = original;
     apply_graph_passes(c.graph, CompileOptions{});
-    nhc_assert(c.graph.nodes.size() == 1,
-               c.describe << " became " << c.graph.nodes.size() << " nodes in the graph passes");
-    c.describe += " as " + c.graph.nodes[0].op_type;
-    c.base_script =
-        sched::print_default_schedule(c.graph, c.graph.nodes[0], target::target_by_name("trn1"));
+    c.describe += " as ";
+    for (const Node &n : c.graph.nodes)
+        c.describe += (&n == &c.graph.nodes.front() ? "" : " + ") + n.op_type;
+    c.base_script = default_group_script(c.graph);
     return c;
 }
 

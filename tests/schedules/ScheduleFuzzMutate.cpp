@@ -47,11 +47,16 @@ std::vector<StageInfo> stage_infos(const FuzzCase &c, const ScriptBlock &b) {
             return t.to_string();
         }(),
         "fuzz.sched");
-    sched::Group g = sched::build_node_group(c.graph, c.graph.nodes[0]);
+    std::vector<const Node *> nodes; // the case's graph is one group
+    for (const Node &n : c.graph.nodes)
+        nodes.push_back(&n);
+    sched::Group g = sched::build_group(c.graph, nodes);
     sched::apply_schedule_block(s, s.blocks[0], g); // throws if the edits so far are refused
     std::vector<StageInfo> out;
     for (const auto &[role, f] : sched::named_stages(g)) {
-        StageInfo si{role, f.dimensions(), role.rfind("final", 0) == 0, {}};
+        // `final<o>`, or `n<i>_final<o>` in a fused group
+        bool output = role.rfind("final", 0) == 0 || role.find("_final") != std::string::npos;
+        StageInfo si{role, f.dimensions(), output, {}};
         Halide::Internal::Function fn = f.function();
         for (int d = -1; d < static_cast<int>(fn.updates().size()); d++) {
             const Halide::Internal::Definition &def = d < 0 ? fn.definition() : fn.update(d);
