@@ -3,6 +3,8 @@
 #include "neff/Footprint.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -68,6 +70,42 @@ struct HazardTracker::Access {
     bool write;
 };
 
+/** The accesses to one memory, indexed by byte range so that a query visits only those that can
+ *  overlap it, not the whole history (a schedule of 120,000 one-element DMAs made the linear
+ *  scan quadratic: minutes). One ordered map per length class c (b1 - b0 in [2^c, 2^(c+1))),
+ *  keyed by the first byte: an access of class c can meet [b0, b1) only if it starts in
+ *  (b0 - 2^(c+1), b1). */
+class HazardTracker::MemoryHistory {
+public:
+    /** Calls f(access) for every recorded access whose byte range meets r's (a superset of those
+     *  that overlap r); f returns whether to erase it. */
+    template <typename F>
+    void visit(const Region &r, F f) {
+        for (int c = 0; c < kClasses; c++) {
+            std::multimap<int64_t, Access> &m = by_class_[c];
+            if (m.empty())
+                continue;
+            auto it = m.upper_bound(r.b0 - (int64_t(2) << c));
+            auto end = m.lower_bound(r.b1);
+            while (it != end)
+                it = f(it->second) ? m.erase(it) : std::next(it);
+        }
+    }
+    void add(const Access &a) {
+        int64_t len = a.region.b1 - a.region.b0;
+        if (len <= 0)
+            return; // touches no byte: meets nothing
+        int c = 0;
+        while (c + 1 < kClasses && (int64_t(2) << c) <= len)
+            c++;
+        by_class_[c].emplace(a.region.b0, a);
+    }
+
+private:
+    static constexpr int kClasses = 62;
+    std::multimap<int64_t, Access> by_class_[kClasses];
+};
+
 HazardTracker::HazardTracker() = default;
 HazardTracker::~HazardTracker() = default;
 
@@ -78,21 +116,27 @@ std::vector<int> HazardTracker::add(const Instr &ins, int index) {
     });
     std::set<int> deps;
     for (const auto &[r, write] : touched)
-        for (const Access &a : history_[{static_cast<int>(r.space), r.var}])
+        memory(static_cast<int>(r.space), r.var).visit(r, [&](const Access &a) {
             if ((write || a.write) && a.region.overlaps(r))
                 deps.insert(a.instr);
+            return false;
+        });
     // A write makes older accesses to the same bytes irrelevant for later instructions, since
     // anything that depends on this write also depends, transitively, on what it depended on.
     for (const auto &[r, write] : touched) {
-        std::vector<Access> &same_memory = history_[{static_cast<int>(r.space), r.var}];
-        if (write) {
-            auto covered = [&](const Access &a) { return r.covers(a.region); };
-            same_memory.erase(std::remove_if(same_memory.begin(), same_memory.end(), covered),
-                              same_memory.end());
-        }
-        same_memory.push_back({r, index, write});
+        MemoryHistory &same_memory = memory(static_cast<int>(r.space), r.var);
+        if (write)
+            same_memory.visit(r, [&](const Access &a) { return r.covers(a.region); });
+        same_memory.add({r, index, write});
     }
     return std::vector<int>(deps.begin(), deps.end());
+}
+
+HazardTracker::MemoryHistory &HazardTracker::memory(int space, int var) {
+    std::unique_ptr<MemoryHistory> &h = history_[{space, var}];
+    if (!h)
+        h = std::make_unique<MemoryHistory>();
+    return *h;
 }
 
 } // namespace nhc::codegen

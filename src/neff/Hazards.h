@@ -13,6 +13,7 @@
 #include "neff/Isa.h"
 
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,10 @@ public:
 
 private:
     struct Access;
+    class MemoryHistory;
+    MemoryHistory &memory(int space, int var);
     /** Per memory (space, HBM variable): only accesses to one memory can overlap. */
-    std::map<std::pair<int, int>, std::vector<Access>> history_;
+    std::map<std::pair<int, int>, std::unique_ptr<MemoryHistory>> history_;
 };
 
 } // namespace nhc::codegen

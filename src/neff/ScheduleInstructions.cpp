@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace nhc::codegen {
 
@@ -103,6 +105,16 @@ public:
         return finish;
     }
 
+    /** What instruction `i` waits for besides its operands: its engine or DMA queue, and the
+     *  DMA engines its transfer is split over. Instructions with one signature can start at
+     *  max(their ready time, start(i, 0)). */
+    std::vector<int> signature(int i) const {
+        std::vector<int> sig = {resource(i)};
+        for (const target::DmaShare &sh : shares_[size_t(i)])
+            sig.push_back(sh.engine);
+        return sig;
+    }
+
 private:
     /** An instruction's engine, or its DMA queue (transfers of one queue start in order). */
     int resource(int i) const {
@@ -115,6 +127,63 @@ private:
     const std::vector<SelectedInstr> &instrs_;
     std::vector<std::vector<target::DmaShare>> shares_; // per DMA instruction
     std::vector<double> free_, dma_free_;
+};
+
+/** The ready instructions; pop() gives the one that can start first, the lowest index among
+ *  equals: what a scan of all of them gives, without its quadratic cost on programs of a
+ *  hundred thousand DMAs. Instructions are grouped by signature: in a group, those ready by the
+ *  time the group's resources are free (`available`) start together, so its first is the
+ *  lowest index; the others (`waiting`) start when ready. Resources only get busier, so an
+ *  instruction never moves back from available to waiting. */
+class ReadyQueue {
+public:
+    explicit ReadyQueue(const Resources &res) : res_(res) {}
+
+    void push(int i, double ready_at) {
+        auto [it, fresh] = group_of_.emplace(res_.signature(i), int(groups_.size()));
+        if (fresh)
+            groups_.push_back(Group{i, {}, {}});
+        groups_[size_t(it->second)].waiting.insert({ready_at, i});
+        size_++;
+    }
+    bool empty() const { return size_ == 0; }
+
+    /** The (start, index) of the instruction to issue, removed from the queue. */
+    std::pair<double, int> pop() {
+        std::pair<double, int> best{std::numeric_limits<double>::infinity(), -1};
+        Group *from = nullptr;
+        for (Group &g : groups_) {
+            if (g.waiting.empty() && g.available.empty())
+                continue;
+            double free_at = res_.start(g.member, 0);
+            while (!g.waiting.empty() && g.waiting.begin()->first <= free_at) {
+                g.available.insert(g.waiting.begin()->second);
+                g.waiting.erase(g.waiting.begin());
+            }
+            std::pair<double, int> first = g.available.empty()
+                                               ? *g.waiting.begin()
+                                               : std::make_pair(free_at, *g.available.begin());
+            if (first < best)
+                best = first, from = &g;
+        }
+        if (!from->available.empty() && *from->available.begin() == best.second)
+            from->available.erase(from->available.begin());
+        else
+            from->waiting.erase(from->waiting.begin());
+        size_--;
+        return best;
+    }
+
+private:
+    struct Group {
+        int member; ///< any instruction of the signature, to ask when its resources are free
+        std::set<std::pair<double, int>> waiting; ///< (ready time, index)
+        std::set<int> available;
+    };
+    const Resources &res_;
+    std::map<std::vector<int>, int> group_of_;
+    std::vector<Group> groups_;
+    size_t size_ = 0;
 };
 
 } // namespace
@@ -151,30 +220,20 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
     }
     std::vector<double> ready_at(n, 0);
     Resources res(t, instrs);
-    std::vector<int> ready, order;
+    ReadyQueue ready(res);
     for (int i = 0; i < n; i++)
         if (pending[i] == 0)
-            ready.push_back(i);
+            ready.push(i, ready_at[size_t(i)]);
+    std::vector<int> order;
     order.reserve(n);
     while (!ready.empty()) {
-        size_t best = 0;
-        double best_start = std::numeric_limits<double>::infinity();
-        for (size_t r = 0; r < ready.size(); r++) {
-            int i = ready[r];
-            double start = res.start(i, ready_at[size_t(i)]);
-            if (start < best_start || (start == best_start && i < ready[best])) {
-                best = r;
-                best_start = start;
-            }
-        }
-        int i = ready[best];
-        ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
-        double finish = res.take(i, best_start);
+        auto [start, i] = ready.pop();
+        double finish = res.take(i, start);
         order.push_back(i);
         for (int s : succs[size_t(i)]) {
             ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
             if (--pending[size_t(s)] == 0)
-                ready.push_back(s);
+                ready.push(s, ready_at[size_t(s)]);
         }
     }
     nhc_assert(static_cast<int>(order.size()) == n, "instruction dependencies form a cycle");
