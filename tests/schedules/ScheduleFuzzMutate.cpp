@@ -123,6 +123,7 @@ public:
                                    {5, [&] { return change_memory(); }},
                                    {6, [&] { return change_partition_dim(); }},
                                    {4, [&] { return add_partition_split(); }},
+                                   {4, [&] { return change_fold(); }},
                                    {4, [&] { return drop_line(); }},
                                    {10, [&] { return split_reduction(); }}};
         int total = 0;
@@ -364,6 +365,23 @@ private:
         remove_hint("partition_split", s->role);
         static const std::vector<int64_t> chunks = {2, 16, 32, 50, 64, 96, 128};
         return append("hint partition_split " + s->role + " " + std::to_string(rng_.pick(chunks)));
+    }
+
+    /** A broadcast's fold with another period, or a fold of another stage (refused unless the
+     *  stage is a broadcast): the reads must give the same values under any period. */
+    std::string change_fold() {
+        std::vector<const StageInfo *> broadcasts; // mostly these: other stages are refused
+        for (const StageInfo &si : stages_)
+            for (const char *role : {"bias", "gamma_b", "beta_b", "bcast"})
+                if (si.role.find(role) != std::string::npos)
+                    broadcasts.push_back(&si);
+        const StageInfo *s =
+            !broadcasts.empty() && rng_.chance(80) ? rng_.pick(broadcasts) : pick_stage(false);
+        if (!s)
+            return "";
+        remove_hint("fold_broadcast", s->role);
+        static const std::vector<int64_t> periods = {7, 16, 32, 64, 100, 128};
+        return append("hint fold_broadcast " + s->role + " " + std::to_string(rng_.pick(periods)));
     }
 
     std::string drop_line() {
