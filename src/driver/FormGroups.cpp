@@ -15,9 +15,8 @@ class GroupFormer {
 public:
     explicit GroupFormer(const GroupingContext &cx) : cx_(cx) {}
 
-    /** Nodes in graph order, one group each, except that a chain of compute-family nodes
-     *  (elementwise, Softmax, LayerNormalization, Reduce) of one output shape is fused when each
-     *  link's value has no other reader: the chain keeps its intermediates on chip. */
+    /** The groups in graph order (FormGroups.h): a node joins the group before it when the
+     *  fusion rules allow and no block names either; a block's nodes form exactly its group. */
     std::vector<std::vector<const Node *>> form() const {
         auto block_of = [&](const Node &n) {
             return cx_.schedule ? cx_.schedule->find(n.name) : nullptr;
