@@ -1,8 +1,8 @@
 // Schedule fuzzer, part one (ScheduleFuzz.h): the cases. Each family builds an ONNX graph of one
 // node, or of a chain the code generator fuses into one group (gemm_relu, add_relu,
-// scale_softmax), with shapes drawn from the generator (divisible and not by the default tiles),
-// seeded inputs and constants, the host reference of that graph (alg::run_reference), then the
-// graph passes of the compiler (a Conv becomes ConvTaps, a pooling PoolTaps, a MatMul and its
+// scale_softmax, attention), with shapes drawn from the generator (divisible and not by the default
+// tiles), seeded inputs and constants, the host reference of that graph (alg::run_reference), then
+// the graph passes of the compiler (a Conv becomes ConvTaps, a pooling PoolTaps, a MatMul and its
 // bias a Gemm) and the default schedule of the group that remains, printed as one block (of
 // several nodes for a fused group): the starting point of every variant.
 
@@ -39,6 +39,7 @@ struct GraphBuilder {
     Node n;
     Rng &rng;
     std::map<std::string, HostTensor> inputs;
+    int named = 0; ///< inputs and constants so far: in0, in1, ... across the graph's nodes
 
     GraphBuilder(const std::string &op, Rng &r) : rng(r) {
         g.opset = 17;
@@ -46,7 +47,7 @@ struct GraphBuilder {
         n.op_type = op;
     }
     void input(const Shape &shape, bool constant = false) {
-        std::string name = "in" + std::to_string(n.inputs.size());
+        std::string name = "in" + std::to_string(named++);
         HostTensor t = random_tensor(shape, rng);
         Value v{name, DType::Float32, shape, nullptr};
         if (constant) {
@@ -59,7 +60,7 @@ struct GraphBuilder {
         n.inputs.push_back(name);
     }
     void constant_ints(const std::vector<int64_t> &values) {
-        std::string name = "in" + std::to_string(n.inputs.size());
+        std::string name = "in" + std::to_string(named++);
         auto t = std::make_shared<HostTensor>(HostTensor::from_i64(values));
         g.values[name] = Value{name, DType::Int64, t->shape(), t};
         n.inputs.push_back(name);
@@ -163,6 +164,21 @@ Graph pool(GraphBuilder &b, const std::string &family) {
     return b.finish({batch, c, out(h), out(w)});
 }
 
+/** Attention over a batch of 2: scores Q K^T, scaled, Softmax over the rows, times V; one group
+ *  (the probabilities never leave the chip). */
+Graph attention(GraphBuilder &b) {
+    int64_t s = pick(b.rng, {32, 64, 100, 128}), d = pick(b.rng, {16, 32, 64});
+    b.input({2, s, d});
+    b.input({2, d, s});
+    b.then("Div", {2, s, s});
+    b.input({1}, true);
+    b.then("Softmax", {2, s, s});
+    b.n.attrs["axis"] = int64_t(-1);
+    b.then("MatMul", {2, s, s});
+    b.input({2, s, d});
+    return b.finish({2, s, d});
+}
+
 /** Fused groups: a Gemm and its Relu epilogue; Add then Relu; Div by a constant then Softmax. */
 Graph chain(GraphBuilder &b, const std::string &family) {
     if (family == "gemm_relu") {
@@ -197,7 +213,7 @@ const std::map<std::string, std::string> &op_of_family() {
         {"mul_column", "Mul"},       {"conv", "Conv"},
         {"maxpool", "MaxPool"},      {"avgpool", "AveragePool"},
         {"gemm_relu", "Gemm"},       {"add_relu", "Add"},
-        {"scale_softmax", "Div"}};
+        {"scale_softmax", "Div"},    {"attention", "MatMul"}};
     return ops;
 }
 
@@ -212,6 +228,8 @@ Graph build(const std::string &family, GraphBuilder &b) {
         return conv(b);
     if (family == "gemm_relu" || family == "add_relu" || family == "scale_softmax")
         return chain(b, family);
+    if (family == "attention")
+        return attention(b);
     return pool(b, family);
 }
 
@@ -242,9 +260,9 @@ std::string default_group_script(const Graph &g) {
 
 const std::vector<std::string> &families() {
     static const std::vector<std::string> f = {
-        "matmul",      "gemm",       "softmax",   "layernorm",  "reduce_sum",
-        "reduce_mean", "reduce_max", "add_row",   "mul_column", "conv",
-        "maxpool",     "avgpool",    "gemm_relu", "add_relu",   "scale_softmax"};
+        "matmul",     "gemm",     "softmax",       "layernorm", "reduce_sum", "reduce_mean",
+        "reduce_max", "add_row",  "mul_column",    "conv",      "maxpool",    "avgpool",
+        "gemm_relu",  "add_relu", "scale_softmax", "attention"};
     return f;
 }
 
