@@ -180,6 +180,28 @@ Halide::LoopLevel level_of(const Context &cx, const ScriptCall &c) {
     return Halide::LoopLevel(target, loop(cx, target, role, last, c.args[1].text));
 }
 
+/** A store level outside the compute level makes Halide 14 slide the stage over the loops between
+ *  the two (values of earlier iterations are reused, not computed again) and may also fold its
+ *  storage over an inner loop, which drops those values: a MatMul's lhs_t computed at (final0, mo)
+ *  and stored at root gave wrong values for a whole output tile. Refused until the combination is
+ *  checked; the default schedules never hoist storage. */
+void check_store_level(Context &cx, const LevelCall &lc) {
+    Halide::Internal::FuncSchedule &fs = lc.func.function().schedule();
+    Halide::LoopLevel store = fs.store_level(), compute = fs.compute_level();
+    store.lock();
+    compute.lock();
+    if (store.is_inlined() || compute.is_inlined() || store == compute)
+        return;
+    cx.line = lc.line;
+    cx.fail("NHC_ESCH120", "stage '" + lc.role +
+                               "' is stored outside the level it is computed at (" +
+                               lc.call->method +
+                               "): Halide slides such a stage over the loops "
+                               "between the two and may fold its storage, which this compiler does "
+                               "not yet check (it lowered to wrong values); store the stage where "
+                               "it is computed");
+}
+
 void apply_level(Context &cx, const LevelCall &lc) {
     cx.line = lc.line;
     Halide::LoopLevel level = level_of(cx, *lc.call);
@@ -448,6 +470,9 @@ void apply_schedule_block(const ScheduleScript &s, const ScriptBlock &b, Group &
     }
     for (const LevelCall &lc : levels)
         apply_level(cx, lc);
+    for (const LevelCall &lc : levels)
+        if (lc.call->method.rfind("store_", 0) == 0)
+            check_store_level(cx, lc);
 }
 
 bool apply_schedule_script(const ScheduleScript &s, Group &g) {

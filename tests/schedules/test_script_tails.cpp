@@ -4,7 +4,9 @@
 // outside an HBM input, NHC_EGEN011 for a matmul operand left in PSUM, NHC_EGEN018 for a tile
 // the engines cannot start at its partition, NHC_ESCH117 for an output split whose tiles would
 // leave the tensor and for PredicateStores tails; and NHC_ESCH118 for a block of a node compiled
-// without a schedule (Concat, views), which used to be ignored. Also: a huge unroll.
+// without a schedule (Concat, views), which used to be ignored; NHC_ESCH120 for a stage stored
+// outside its compute level (Halide's sliding window with folded storage gave wrong values).
+// Also: a huge unroll.
 
 #include "ScheduleTestUtil.h"
 
@@ -248,4 +250,35 @@ TEST_CASE("a loop unrolled 32,768 times is unrolled by instruction selection, no
     sched::Group grp = scheduled_group(mm, text);
     CHECK(compile_group(mm, grp).count(neff::Opcode::Dma) > 32768);
     CHECK(error_of(mm, text) < 1e-5);
+}
+
+TEST_CASE("a stage stored outside its compute level is NHC_ESCH120 (Halide's sliding window)") {
+    // A^T computed per row tile inside the first column pass and stored at root: Halide computes
+    // it only when no == 0 (a sliding window over the column loop) but folds its storage to one
+    // row tile, so the second column pass read the last row tile's A^T: a whole output tile was
+    // wrong, with no race and no error. Refused; stored where computed, the same loops match.
+    Graph mm = one_node_graph("MatMul", {{256, 256}, {256, 1024}}, {256, 1024});
+    auto script = [](const std::string &lhs_t_level) {
+        return "node \"node\":\n"
+               "  final0.split(v0, no, ni, 512).split(v1, mo, mi, 128).reorder(ni, mi, mo, no)\n"
+               "  out.compute_at(final0, mo).store_in(SBUF)\n"
+               "  acc.compute_at(final0, mo).store_in(PSUM)\n"
+               "  acc.update().split(k, ko, ki, 128).reorder(ki, v0, v1, ko)\n"
+               "  rhs.split(v1, kco, kci, 128).unroll(kco).compute_at(final0, no).store_in(SBUF)\n"
+               "  lhs_t.split(v1, kco, kci, 128).split(kco, kcoo, kcoi, 2, "
+               "TailStrategy::GuardWithIf).compute_at(final0, mo)" +
+               lhs_t_level +
+               ".store_in(SBUF)\n"
+               "  a_tp.compute_at(lhs_t, kcoi).store_in(PSUM)\n"
+               "  a_nat.compute_at(lhs_t, kcoo).store_in(SBUF)\n"
+               "  hint partition_dim a_nat 1\n  hint partition_dim a_tp 1\n"
+               "  hint partition_dim lhs_t 1\n  hint partition_split lhs_t 128\n"
+               "  hint partition_dim rhs 1\n  hint partition_split rhs 128\n"
+               "  hint partition_dim acc 1\n  hint partition_dim out 1\n";
+    };
+    std::string msg;
+    CHECK(compile_error(mm, script(".store_root()"), &msg) == "NHC_ESCH120");
+    CHECK(msg.find("test.sched:7: node \"node\": stage 'lhs_t' is stored outside the level it "
+                   "is computed at (store_root)") == 0);
+    CHECK(error_of(mm, script("")) < 1e-5);
 }
