@@ -193,10 +193,9 @@ void check_store_level(Context &cx, const LevelCall &lc) {
     if (store.is_inlined() || compute.is_inlined() || store == compute)
         return;
     cx.line = lc.line;
-    cx.fail("NHC_ESCH120", "stage '" + lc.role +
-                               "' is stored outside the level it is computed at (" +
-                               lc.call->method +
-                               "): Halide slides such a stage over the loops "
+    cx.fail("NHC_ESCH120", "stage '" + lc.role + "' is stored at another level than it is " +
+                               "computed at (" + lc.call->method +
+                               "): stored outside it, Halide slides the stage over the loops "
                                "between the two and may fold its storage, which this compiler does "
                                "not yet check (it lowered to wrong values); store the stage where "
                                "it is computed");

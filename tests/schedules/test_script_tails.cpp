@@ -278,7 +278,7 @@ TEST_CASE("a stage stored outside its compute level is NHC_ESCH120 (Halide's sli
     };
     std::string msg;
     CHECK(compile_error(mm, script(".store_root()"), &msg) == "NHC_ESCH120");
-    CHECK(msg.find("test.sched:7: node \"node\": stage 'lhs_t' is stored outside the level it "
-                   "is computed at (store_root)") == 0);
+    CHECK(msg.find("test.sched:7: node \"node\": stage 'lhs_t' is stored at another level than "
+                   "it is computed at (store_root)") == 0);
     CHECK(error_of(mm, script("")) < 1e-5);
 }
