@@ -191,7 +191,7 @@ private:
 
     codegen::HbmBinding binding(const std::string &value) {
         int v = var(value);
-        return {v, prog_.vars.at(v).dtype};
+        return {v, prog_.vars.at(v).dtype, prog_.vars.at(v).size_bytes()};
     }
 
     std::vector<std::vector<const Node *>> form_groups() const {

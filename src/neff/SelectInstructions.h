@@ -35,6 +35,7 @@ struct SelectedInstr {
 struct HbmBinding {
     int var = -1;
     neff::DType dtype = neff::DType::F32;
+    int64_t bytes = -1; ///< the tensor's size, to refuse copies outside it (-1: not checked)
 };
 
 struct SelectOptions {

@@ -66,25 +66,10 @@ const Load *as_load(const Halide::Expr &e) {
     return cur.as<Load>();
 }
 
-void Selector::record_hbm_extent(const AssertStmt *op) {
-    const EQ *eq = op->condition.as<EQ>();
-    const Variable *v = eq ? eq->a.as<Variable>() : nullptr;
-    const int64_t *value = eq ? as_const_int(eq->b) : nullptr;
-    size_t at = v ? v->name.rfind(".extent.") : std::string::npos;
-    if (!value || at == std::string::npos)
-        return;
-    std::string name = v->name.substr(0, at);
-    if (buffers_.count(name) && buffers_.at(name).space == MemSpace::HBM)
-        hbm_extents_[name][std::stoi(v->name.substr(at + 8))] = *value;
-}
-
 void Selector::check_hbm_bounds(const Nest &n, const AccessPattern &ap, const Buffer &b) const {
-    auto it = hbm_extents_.find(b.name);
-    if (it == hbm_extents_.end())
+    if (b.hbm_bytes < 0)
         return;
-    int64_t bytes = neff::dtype_size(b.dtype);
-    for (const auto &[dim, extent] : it->second)
-        bytes *= extent;
+    int64_t bytes = b.hbm_bytes;
     neff::Footprint f = neff::footprint(ap);
     if (f.begin >= 0 && f.end <= bytes)
         return;

@@ -30,6 +30,7 @@ struct Buffer {
     neff::MemSpace space = neff::MemSpace::None;
     neff::DType dtype = neff::DType::F32;
     int var = -1;           ///< HBM
+    int64_t hbm_bytes = -1; ///< HBM: the tensor's size (-1: unknown)
     int64_t offset = 0;     ///< on chip: byte offset in each partition
     int64_t row_elems = 1;  ///< on chip: elements per partition
     int64_t partitions = 1; ///< on chip
@@ -100,9 +101,6 @@ private:
     void select_transpose(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     Halide::Expr subst(const Halide::Expr &e) const;
     int64_t constant(const Halide::Expr &e, const std::string &what) const;
-    /** Records an HBM buffer's extent from Halide's check of its constant shape (Group.cpp sets
-     *  every input's and output's bounds): `assert(b.extent.d == n)`. */
-    void record_hbm_extent(const Halide::Internal::AssertStmt *op);
     /** NHC_EGEN019 when a DMA's HBM side leaves its tensor (a schedule that computes a stage
      *  beyond the tensor's bounds: a split's tail). */
     void check_hbm_bounds(const Nest &n, const neff::AccessPattern &ap, const Buffer &b) const;
@@ -110,7 +108,6 @@ private:
     const SelectOptions &opt_;
     std::map<std::string, Halide::Expr> env_;
     std::map<std::string, Buffer> buffers_;
-    std::map<std::string, std::map<int, int64_t>> hbm_extents_; ///< buffer -> dim -> extent
     std::map<std::string, bool> psum_pending_zero_;
     OnChipAllocator sbuf_, psum_;
     std::vector<int64_t> temps_;

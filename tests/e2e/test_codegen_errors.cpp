@@ -32,7 +32,7 @@ std::string select_error(const Graph &g, const std::function<void(sched::Group &
     so.partition_dim = grp.partition_dim;
     int var = 0;
     for (const auto &[buf, value] : lg.hbm_buffers)
-        so.hbm[buf] = {var++, neff::DType::F32};
+        so.hbm[buf] = {var++, neff::DType::F32, shape_numel(g.value(value).shape) * 4};
     try {
         codegen::select_instructions(lg.body, so);
     } catch (const UserError &e) {

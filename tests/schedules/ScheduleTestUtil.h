@@ -86,7 +86,8 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
     }
     for (const auto &[buf, value] : lg.hbm_buffers)
         if (lg.referenced.count(buf))
-            so.hbm[buf] = {var_of.at(value), neff::DType::F32};
+            so.hbm[buf] = {var_of.at(value), neff::DType::F32,
+                           c.program.vars.at(size_t(var_of.at(value))).size_bytes()};
     c.instrs = codegen::select_instructions(lg.body, so);
     std::vector<codegen::SelectedInstr> copy = c.instrs;
     codegen::insert_semaphores(copy, c.program);
