@@ -22,7 +22,7 @@
 namespace nhc::neff {
 
 /** Bump when the encoding changes; the loader rejects other versions (NHC_ENEFF002). */
-constexpr uint32_t kIsaVersion = 1;
+constexpr uint32_t kIsaVersion = 2; // 2: dma has an optional index (indirect DMA)
 
 std::vector<uint8_t> encode_stream(Engine e, const std::vector<Instr> &instrs);
 /** `what` names the stream in messages (e.g. "sg00/pe.bin"). */

@@ -69,7 +69,10 @@ const std::vector<OpSchema> &schemas() {
         {Opcode::Nop, "nop", {}, {E::PE, E::ACT, E::DVE, E::POOL, E::SP}},
         {Opcode::Dma,
          "dma",
-         {{"queue", FK::Int, Slot::Queue, false}, kDst, kSrc},
+         {{"queue", FK::Int, Slot::Queue, false},
+          kDst,
+          kSrc,
+          {"index", FK::Ap, Slot::Src1, true}}, // indirect (software DGE): src row per dst row
          {E::SP, E::ACT, E::POOL}},
         {Opcode::Matmul,
          "matmul",

@@ -64,6 +64,11 @@ void validate_program(const Program &p) {
                 user_error("NHC_ENEFF012", target::engine_name(Engine(e)), " instruction ", k,
                            " is ", opcode_name(i.op), ", which that engine cannot run");
             }
+            if (i.op == Opcode::Dma && i.src1.present() && Engine(e) != Engine::POOL) {
+                // nc.md:L270: only software DGE (GpSimd-generated descriptors) gathers.
+                user_error("NHC_ENEFF013", target::engine_name(Engine(e)), " instruction ", k,
+                           " is an indirect dma (it has an index): only pool issues those");
+            }
             for (const auto &f : opcode_schema(i.op).fields) {
                 if (f.kind == FieldKind::Ap) {
                     check_ap(p, slot_ap(i, f.slot), Engine(e), k, i, f.key);

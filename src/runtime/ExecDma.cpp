@@ -11,13 +11,84 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace nhc::rt {
 
 using neff::AccessPattern;
 using neff::MemSpace;
 
+namespace {
+
+/** Copies src to dst (same element count), casting through fp32 when the dtypes differ. */
+void copy_elements(Machine &m, const AccessPattern &dst, const AccessPattern &src, bool broadcast) {
+    if (dst.dtype == src.dtype) {
+        m.copy_bits(dst, src);
+        return;
+    }
+    Tile t = m.read(src);
+    Tile out;
+    out.partitions = dst.num_partitions;
+    out.free = dst.free_count();
+    for (int p = 0; p < (broadcast ? out.partitions : 1); p++) {
+        out.v.insert(out.v.end(), t.v.begin(), t.v.end()); // same order, new row shape
+    }
+    m.write(dst, out);
+}
+
+/** The indirect form: dst [P, F] in SBUF, index [P, 1] i32 in SBUF on dst's partitions, src an
+ *  HBM table of src.num_partitions rows of F elements. */
+void exec_indirect(Machine &m, const neff::Instr &i, const Where &w) {
+    const AccessPattern &index = i.src1;
+    require_space(i.dst, {MemSpace::SBUF}, w, "dst");
+    require_space(i.src, {MemSpace::HBM}, w, "src");
+    require_space(index, {MemSpace::SBUF}, w, "index");
+    m.check(i.dst, w, "dst", false);
+    m.check(index, w, "index", false);
+    if (index.dtype != neff::DType::I32) {
+        user_error("NHC_ERT010", w.str(), " operand index is ", neff::dtype_name(index.dtype),
+                   ": an indirect DMA takes i32 row indices");
+    }
+    if (index.num_partitions != i.dst.num_partitions || index.free_count() != 1 ||
+        index.start_partition != i.dst.start_partition ||
+        i.src.free_count() != i.dst.free_count()) {
+        user_error("NHC_ERT008", w.str(), " gathers src rows of ", i.src.free_count(),
+                   " elements into dst [", i.dst.num_partitions, " x ", i.dst.free_count(),
+                   "] with index [", index.num_partitions, " x ", index.free_count(),
+                   "]: expected one index per dst partition, on the same partitions, and rows "
+                   "of dst's size");
+    }
+    if (!m.functional()) {
+        return; // timing only: no index values to follow
+    }
+    std::vector<uint8_t> rows = m.gather_bytes(index); // one i32 per partition
+    for (int p = 0; p < i.dst.num_partitions; p++) {
+        int32_t row;
+        std::memcpy(&row, rows.data() + size_t(p) * sizeof row, sizeof row);
+        if (row < 0 || row >= i.src.num_partitions) {
+            user_error("NHC_ERT020", w.str(), " reads row ", row, " of a table of ",
+                       i.src.num_partitions, " rows (index partition ", index.start_partition + p,
+                       "): an out-of-bounds indirect copy");
+        }
+        AccessPattern from = i.src, to = i.dst;
+        from.offset += int64_t(row) * i.src.partition_step;
+        from.num_partitions = 1;
+        to.start_partition += p;
+        to.num_partitions = 1;
+        copy_elements(m, to, from, false);
+    }
+}
+
+} // namespace
+
 ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
+    if (i.src1.present()) {
+        exec_indirect(m, i, w);
+        ExecInfo info;
+        info.is_dma = true;
+        info.dma = neff::dma_query(i);
+        return info;
+    }
     require_space(i.dst, {MemSpace::SBUF, MemSpace::HBM}, w, "dst");
     require_space(i.src, {MemSpace::SBUF, MemSpace::HBM}, w, "src");
     m.check(i.dst, w, "dst", false);
@@ -34,19 +105,8 @@ ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
                    i.src.free_count(), "] to dst [", i.dst.num_partitions, " x ",
                    i.dst.free_count(), "]: element counts must match (or src be one row)");
     }
-    if (!m.functional()) {
-        // timing only: nothing moves
-    } else if (i.dst.dtype == i.src.dtype) {
-        m.copy_bits(i.dst, i.src);
-    } else {
-        Tile t = m.read(i.src);
-        Tile out;
-        out.partitions = i.dst.num_partitions;
-        out.free = i.dst.free_count();
-        for (int p = 0; p < (broadcast ? out.partitions : 1); p++) {
-            out.v.insert(out.v.end(), t.v.begin(), t.v.end()); // same order, new row shape
-        }
-        m.write(i.dst, out);
+    if (m.functional()) { // timing only: nothing moves
+        copy_elements(m, i.dst, i.src, broadcast);
     }
     ExecInfo info;
     info.is_dma = true;

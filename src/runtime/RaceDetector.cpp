@@ -304,7 +304,9 @@ int64_t RaceDetector::on_issue(Engine e, size_t index, const Instr &i) {
         a.dma = true;
         a.thread = q;
         a.clock = k;
-        for (auto [ap, write] : {std::pair{&i.src, false}, std::pair{&i.dst, true}}) {
+        // src1: an indirect DMA's index, read like its source.
+        for (auto [ap, write] :
+             {std::pair{&i.src, false}, std::pair{&i.src1, false}, std::pair{&i.dst, true}}) {
             a.ap = ap;
             a.write = write;
             s.access(a, c); // ordered after what its issuer knows, not after its queue

@@ -122,6 +122,9 @@ private:
         if (info.is_dma) {
             ready_at_[ei] = -1;
             double end = start + t_.dma.issue_ns;
+            if (i.src1.present()) { // indirect: GpSimd generates its descriptors (nc.md:L267)
+                end += target::swdge_descriptor_ns(t_, i.src1.free_count());
+            }
             busy(e, start, end, i, index);
             transfer(i, index, info.dma, end);
             return;

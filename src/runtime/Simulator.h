@@ -12,7 +12,8 @@
  *    (and those ports) for the target's cost formula (CostModel.h), plus the dependent overhead
  *    when it waited on a semaphore or reads what the previous instruction of its engine wrote;
  *    at completion it adds 1 to its signal semaphore. Semaphores start at 0.
- *  - A DMA instruction occupies its issuing engine for dma.issue_ns; the transfer then waits the
+ *  - A DMA instruction occupies its issuing engine for dma.issue_ns (an indirect one, Pool, also
+ *    for generating its descriptors: target::swdge_descriptor_ns); the transfer then waits the
  *    fixed latency, follows the previous transfer of its queue in order (and the in-flight limit
  *    when one is configured), and is split over DMA engines, each busy for its bytes over its
  *    bandwidth and no less than its HBM bytes over its share of the core's HBM bandwidth. It

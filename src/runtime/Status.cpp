@@ -41,6 +41,9 @@ NrtStatus status_for_code(const std::string &code) {
     if (code == "NHC_ERT017") {
         return NRT_RESOURCE; // HBM capacity
     }
+    if (code == "NHC_ERT020") {
+        return NRT_OOB; // out-of-bounds indirect copy (neuron-compiler.md §3.3)
+    }
     if (code == "NHC_ERT012") {
         return NRT_FAILURE; // not implemented in the simulator
     }

@@ -161,4 +161,13 @@ double dma_engine_ns(const TargetInfo &t, const DmaShare &s, int busy_engines) {
     return std::max(engine_ns, hbm_ns);
 }
 
+double swdge_descriptor_ns(const TargetInfo &t, int64_t indices_per_partition) {
+    // nc.md:L267 charges a software-DGE transfer "GpSimd time" without a figure (L186: GpSimd
+    // generates the descriptors). (inferred) One GpSimd pass over the index tile: the instruction
+    // start overhead (nc.md:L185, 150 cycles) plus one cycle per index, since each core reads
+    // 32 bits on each of its 16 partitions per cycle (nc.md:L183) and the 8 cores cover 128
+    // partitions in parallel. The same shape as iota (nc.md:L312, 150 + N).
+    return (t.pool_start_overhead + double(indices_per_partition)) / t.clock_ghz(EngineKind::POOL);
+}
+
 } // namespace nhc::target

@@ -84,6 +84,10 @@ double dma_row_efficiency(const TargetInfo &t, double row_bytes);
  *  engines (this one included) move data at once. */
 double dma_engine_ns(const TargetInfo &t, const DmaShare &s, int busy_engines = 1);
 
+/** Time GpSimd spends generating the descriptors of an indirect (software DGE) DMA with
+ *  `indices_per_partition` row indices on each partition it gathers into (nc.md:L267). */
+double swdge_descriptor_ns(const TargetInfo &t, int64_t indices_per_partition);
+
 /** FLOPs of a matmul (2*K*M*N). */
 inline double matmul_flops(int64_t k, int64_t m, int64_t n) {
     return 2.0 * k * m * n;

@@ -36,6 +36,7 @@ const char *kAllOps = R"(.target trn2
   affine_select dst=sbuf.f32[0:128,8192][[1,128]] src=sbuf.f32[0:128,8192][[1,128]] pattern=[0,1,[-1]] cmp=is_ge fill=nan
   partition_reduce dst=sbuf.f32[0:1,30000][[1,16]] src=sbuf.f32[0:128,30000][[1,16]] op=max
   nop wait=s2>=1,s3>=4
+  dma queue=6 dst=sbuf.f32[0:128,40000][[1,16]] src=hbm.f32[x,0][[64,2048],[4,16]] index=sbuf.i32[0:128,20000][[1,1]]
 .engine sp
   dma queue=3 dst=sbuf.f32[0:128,0][[1,512]] src=hbm.f32[x,0][[2048,128],[4,512]] signal=s0
   dma queue=4 dst=sbuf.bf16[0:128,0][[1,128]] src=hbm.bf16[w,0][[0,128],[2,128]] signal=s0
