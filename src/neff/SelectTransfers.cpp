@@ -57,6 +57,44 @@ void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
     }
 }
 
+const char *const kTableRow = "__nhc_table_row";
+
+/** An index whose row is read from an on-chip buffer (a gather): the index with that row as the
+ *  variable kTableRow, and the load of the row. The clamps and casts around the load are dropped:
+ *  they bound Halide's region of the table, and the indirect DMA checks each row instead. */
+class ExtractTableRow : public IRMutator {
+public:
+    const Load *row = nullptr;
+    int rows_found = 0;
+
+private:
+    using IRMutator::visit;
+    static bool reads_memory(const Halide::Expr &e) {
+        struct FindLoad : IRVisitor {
+            bool found = false;
+            using IRVisitor::visit;
+            void visit(const Load *) override { found = true; }
+        } find;
+        e.accept(&find);
+        return find.found;
+    }
+    Halide::Expr visit(const Load *op) override {
+        row = op;
+        rows_found++;
+        return Variable::make(Halide::Int(32), kTableRow);
+    }
+    Halide::Expr visit(const Min *op) override {
+        return reads_memory(op->a) && is_const(op->b) ? mutate(op->a) : IRMutator::visit(op);
+    }
+    Halide::Expr visit(const Max *op) override {
+        return reads_memory(op->a) && is_const(op->b) ? mutate(op->a) : IRMutator::visit(op);
+    }
+    Halide::Expr visit(const Cast *op) override {
+        return op->type.is_int_or_uint() && reads_memory(op->value) ? mutate(op->value)
+                                                                    : IRMutator::visit(op);
+    }
+};
+
 } // namespace
 
 const Load *as_load(const Halide::Expr &e) {
@@ -82,9 +120,70 @@ void Selector::check_hbm_bounds(const Nest &n, const AccessPattern &ap, const Bu
              "split by at most the extent, or use TailStrategy::GuardWithIf");
 }
 
+void Selector::select_indirect_dma(const Nest &n, const std::string &table_name,
+                                   const Halide::Expr &src_index) {
+    ExtractTableRow extract;
+    Halide::Expr index = extract.mutate(src_index);
+    const Buffer &dst = buffer(n.dst), &table = buffer(table_name);
+    std::vector<Loop> with_row = n.loops;
+    with_row.push_back({kTableRow, 0, 1});
+    std::optional<Affine> ta = affine_index(index, with_row);
+    if (extract.rows_found != 1 || !ta || dst.space != MemSpace::SBUF)
+        affine(table_name, src_index, n); // fails: NHC_EGEN008 names the access
+    const Buffer &rows = buffer(extract.row->name);
+    // A stage a schedule leaves outside SBUF is refused before (NHC_EGEN002, NHC_EGEN012), and
+    // Gather.cpp computes the rows as int32.
+    nhc_assert(rows.space == MemSpace::SBUF && rows.dtype == neff::DType::I32,
+               "the rows of a gather are not an int32 stage in SBUF: " << rows.name);
+    Affine da = affine(n.dst, n.index, n), ia = affine(rows.name, extract.row->index, n);
+    IterSpace it{n.loops, -1};
+    for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
+        if (walks_partitions(dst, da, j, it.loops[j]))
+            it.p = j;
+    // One index per destination partition: a loop that moves the index other than the
+    // partition loop (an outer loop over tiles of indices) is peeled into separate DMAs.
+    for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
+        if (j == it.p || ia.strides[j] == 0)
+            continue;
+        const Loop &l = n.loops[j];
+        for (int64_t v = l.min; v < l.min + l.extent; v++) {
+            Nest step = n;
+            step.loops.erase(step.loops.begin() + j);
+            Halide::Expr e(static_cast<int>(v));
+            step.index = simplify(substitute(l.name, e, n.index));
+            select_indirect_dma(step, table_name, simplify(substitute(l.name, e, src_index)));
+        }
+        return;
+    }
+    int64_t es = neff::dtype_size(table.dtype);
+    int64_t row_elems = ta->strides.back();
+    ta->strides.pop_back();
+    std::vector<Affine *> accesses = {&da, &*ta};
+    coalesce(it, accesses);
+    Instr ins;
+    ins.op = Opcode::Dma;
+    ins.dst = onchip_ap(dst, da, it, n, "destination");
+    ins.src = hbm_ap(table, *ta, it);
+    ins.src.num_partitions = static_cast<int32_t>(table.hbm_bytes / (row_elems * es));
+    ins.src.partition_step = row_elems * es;
+    IterSpace one{{n.loops[size_t(it.p)]}, 0};
+    Affine by_partition{ia.base, {ia.strides[size_t(it.p)]}};
+    ins.src1 = onchip_ap(rows, by_partition, one, n, "index");
+    check_hbm_bounds(n, ins.src, table);
+    // Software DGE: GpSimd generates the descriptors of an indirect DMA (nc.md:L270), so it is
+    // issued from Pool, on Pool's queues.
+    ins.queue = opt_.dma_queues + next_store_queue_;
+    next_store_queue_ = (next_store_queue_ + 1) % opt_.dma_queues;
+    emit(Engine::POOL, ins);
+}
+
 void Selector::select_dma(const Nest &n, const std::string &src_name,
                           const Halide::Expr &src_index) {
     const Buffer &dst = buffer(n.dst), &src = buffer(src_name);
+    if (src.space == MemSpace::HBM && !affine_index(src_index, n.loops)) {
+        select_indirect_dma(n, src_name, src_index);
+        return;
+    }
     if (dst.space == MemSpace::PSUM || src.space == MemSpace::PSUM)
         fail("NHC_EGEN011", n, "DMA cannot read or write PSUM; copy through SBUF");
     Affine da = affine(n.dst, n.index, n), sa = affine(src_name, src_index, n);

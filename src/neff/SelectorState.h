@@ -97,6 +97,10 @@ private:
     bool collect_nest(const Halide::Internal::Stmt &s, Nest &n) const;
     void select_nest(const Nest &n);
     void select_dma(const Nest &n, const std::string &src, const Halide::Expr &src_index);
+    /** A copy from HBM whose row is read from an on-chip buffer: one gathering DMA (Pool) per
+     *  partition tile of rows. */
+    void select_indirect_dma(const Nest &n, const std::string &table,
+                             const Halide::Expr &src_index);
     void select_matmul(const Nest &n);
     void select_transpose(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     Halide::Expr subst(const Halide::Expr &e) const;

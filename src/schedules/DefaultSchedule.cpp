@@ -104,9 +104,13 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
     std::set<std::string> folded = fold_broadcast_stages(g, L.partitions, L.broadcast_budget);
     switch (schedule_family(g.node->op_type)) {
     case Family::Matmul:
-        // A Gather that is not of table rows has no contraction: a data-movement group.
-        if (g.nodes.size() > 1 && g.nodes.back()->op_type == "MatMul" &&
-            g.stage("acc", static_cast<int>(g.nodes.size()) - 1).defined())
+        // A Gather of table rows is an indirect DMA per tile of indices (Gather.cpp); one that
+        // is neither that nor one row has no contraction: a data-movement group.
+        if (g.stage("gathered").defined()) {
+            schedule_compute(g, L);
+            g.stage("out").compute_inline(); // the store reads the gathered rows
+        } else if (g.nodes.size() > 1 && g.nodes.back()->op_type == "MatMul" &&
+                   g.stage("acc", static_cast<int>(g.nodes.size()) - 1).defined())
             schedule_attention(g, static_cast<int>(g.nodes.size()) - 1, L);
         else if (g.stage("acc").defined())
             schedule_matmul(g, L);

@@ -1,0 +1,128 @@
+// An embedding lookup (Gather of rows of a 2-D table) through the shipped tools: compiled to
+// indirect DMAs that move only the rows used, exact, negative indices from the end, and an
+// index outside the table stopping the run with NHC_ERT020 (the runtime's NRT_OOB).
+
+#include "CliRun.h"
+
+#include "support/Npy.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <doctest/doctest.h>
+#include <fstream>
+#include <sstream>
+
+using nhc::test::TempDir;
+using namespace nhc::cli_test;
+
+namespace {
+
+constexpr int kRows = 2000, kWidth = 4, kBatch = 2, kSeq = 150; // 300 ids: three index tiles
+
+float table_value(int row, int col) {
+    return float(row) + 0.25f * float(col);
+}
+
+/** The model: y = Gather(table, ids), the table a constant of kRows x kWidth. */
+std::string model_text() {
+    std::ostringstream os;
+    os << "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+       << "g (int64[" << kBatch << ", " << kSeq << "] ids) => (float[" << kBatch << ", " << kSeq
+       << ", " << kWidth << "] y) {\n"
+       << "  table = Constant <value = float[" << kRows << ", " << kWidth << "] {";
+    for (int r = 0; r < kRows; r++)
+        for (int c = 0; c < kWidth; c++)
+            os << (r || c ? ", " : "") << table_value(r, c);
+    os << "}> ()\n  y = Gather <axis = 0> (table, ids)\n}\n";
+    return os.str();
+}
+
+void write_ids(const TempDir &dir, const std::vector<int64_t> &ids) {
+    nhc::NpyTensor t;
+    t.dtype = "int64";
+    t.shape = {kBatch, kSeq};
+    const auto *b = reinterpret_cast<const uint8_t *>(ids.data());
+    t.data.assign(b, b + ids.size() * sizeof(int64_t));
+    std::vector<uint8_t> bytes = nhc::make_npy(t);
+    std::ofstream(dir.file("ids.npy"), std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+/** Runs file.neff in `dir` on ids.npy; returns the exit status and fills `text`. */
+int run_neff(const TempDir &dir, std::string &text) {
+    const char *runner = std::getenv("NHC_RUN");
+    REQUIRE(runner != nullptr);
+    std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
+                      " file.neff --check-races --input ids=ids.npy --output-dir out 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[1024];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        text.append(buf, n);
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::vector<int64_t> some_ids() {
+    std::vector<int64_t> ids(kBatch * kSeq);
+    for (size_t i = 0; i < ids.size(); i++)
+        ids[i] = int64_t((i * 613 + 5) % kRows);
+    ids[1] = -1;          // the last row
+    ids[2] = -kRows;      // the first
+    ids[299] = kRows - 1; // the last tile's last index
+    return ids;
+}
+
+} // namespace
+
+TEST_CASE("an embedding lookup gathers only the rows it uses, exactly") {
+    TempDir dir;
+    std::string m = model_file(dir, "emb.onnx", model_text());
+    Run compiled = run(m, dir.path.string());
+    INFO(compiled.out);
+    REQUIRE(compiled.status == 0);
+    std::vector<int64_t> ids = some_ids();
+    write_ids(dir, ids);
+    std::string text;
+    REQUIRE(run_neff(dir, text) == 0);
+    INFO(text);
+    std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
+    REQUIRE(f.good());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
+    nhc::NpyTensor y = nhc::parse_npy(bytes, "y.npy");
+    REQUIRE(y.data.size() == ids.size() * kWidth * 4);
+    const float *yv = reinterpret_cast<const float *>(y.data.data());
+    int bad = 0;
+    for (size_t i = 0; i < ids.size(); i++) {
+        int row = int(ids[i] < 0 ? ids[i] + kRows : ids[i]);
+        for (int c = 0; c < kWidth; c++)
+            bad += yv[i * kWidth + size_t(c)] != table_value(row, c);
+    }
+    CHECK(bad == 0);
+    // The table (32,000 bytes) is not read whole: the run moves the ids (as int32), the rows
+    // gathered and the output. Each row of 150 ids is two tiles of 128 (the second overlaps the
+    // first: Halide's ShiftInwards tail), so 4 tiles x 128 x (4 + 16 + 16) bytes.
+    size_t at = text.find("dma: ");
+    REQUIRE(at != std::string::npos);
+    long moved = std::strtol(text.c_str() + at + 5, nullptr, 10);
+    CHECK(moved == 4 * 128 * (4 + 2 * kWidth * 4));
+    CHECK(moved < kRows * kWidth * 4);
+}
+
+TEST_CASE("an index outside the table stops the run with NHC_ERT020 (NRT_OOB)") {
+    TempDir dir;
+    std::string m = model_file(dir, "emb.onnx", model_text());
+    REQUIRE(run(m, dir.path.string()).status == 0);
+    for (int64_t bad : {int64_t(kRows), int64_t(-kRows - 1)}) {
+        std::vector<int64_t> ids = some_ids();
+        ids[200] = bad;
+        write_ids(dir, ids);
+        std::string text;
+        CHECK(run_neff(dir, text) == 1);
+        INFO(text);
+        CHECK(text.find("NHC_ERT020") != std::string::npos);
+        CHECK(text.find("NRT_OOB") != std::string::npos);
+    }
+}
