@@ -3,6 +3,8 @@
 fixed seeds, so a rebuild is byte-identical):
 
   matmul_2048/model.onnx     one MatMul, A [2048, 2048] @ B [2048, 2048], both runtime inputs
+  bert_embedding_b{1,8}/      BERT-base's word-embedding lookup: Gather of a [30522, 768] table by
+                             int64 token ids [batch, 128] (batch 1 and 8)
   bert_base_layer/model.onnx a BERT-base encoder layer: hidden 768, 12 heads, FFN 3072, erf GELU,
                              post-LayerNorm (eps 1e-12), batch 8, sequence 128, the op pattern of
                              PyTorch's export (MatMul + Add bias, Reshape/Transpose heads, Div by
@@ -94,8 +96,23 @@ def bert_base_layer(out, batch=8, seq=128, hidden=768, heads=12, ffn=3072):
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, "bert_base_layer")
 
 
+def bert_embedding(out, batch, seq=128, vocab=30522, hidden=768):
+    rng = np.random.default_rng(5003)
+    table = (rng.standard_normal((vocab, hidden)) * 0.02).astype(np.float32)
+    name = "bert_embedding_b%d" % batch
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["word_embeddings", "input_ids"], ["embedded"],
+                          name="/embeddings/word_embeddings/Gather")], name,
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])],
+        [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [batch, seq, hidden])],
+        [numpy_helper.from_array(table, "word_embeddings")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, name)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "out")
     matmul_2048(out)
     bert_base_layer(out)
+    bert_embedding(out, 1)
+    bert_embedding(out, 8)
     print("wrote", out)
