@@ -128,8 +128,13 @@ void Selector::select_indirect_dma(const Nest &n, const std::string &table_name,
     std::vector<Loop> with_row = n.loops;
     with_row.push_back({kTableRow, 0, 1});
     std::optional<Affine> ta = affine_index(index, with_row);
-    if (extract.rows_found != 1 || !ta || dst.space != MemSpace::SBUF)
+    if (extract.rows_found != 1 || !ta)
         affine(table_name, src_index, n); // fails: NHC_EGEN008 names the access
+    if (dst.space != MemSpace::SBUF)
+        fail("NHC_EGEN008", n,
+             "the access to '" + table_name +
+                 "' reads a row chosen at run time (a gather), which an indirect DMA writes only "
+                 "into SBUF: compute this stage in SBUF");
     const Buffer &rows = buffer(extract.row->name);
     // A stage a schedule leaves outside SBUF is refused before (NHC_EGEN002, NHC_EGEN012), and
     // Gather.cpp computes the rows as int32.
@@ -166,9 +171,15 @@ void Selector::select_indirect_dma(const Nest &n, const std::string &table_name,
     ins.src = hbm_ap(table, *ta, it);
     ins.src.num_partitions = static_cast<int32_t>(table.hbm_bytes / (row_elems * es));
     ins.src.partition_step = row_elems * es;
-    IterSpace one{{n.loops[size_t(it.p)]}, 0};
-    Affine by_partition{ia.base, {ia.strides[size_t(it.p)]}};
-    ins.src1 = onchip_ap(rows, by_partition, one, n, "index");
+    // The index walks the destination's partitions; a single row (no partition loop left, as
+    // for one token) has one index on one partition.
+    IterSpace index_space{{}, -1};
+    Affine by_partition{ia.base, {}};
+    if (it.p >= 0) {
+        index_space = IterSpace{{n.loops[size_t(it.p)]}, 0};
+        by_partition.strides.push_back(ia.strides[size_t(it.p)]);
+    }
+    ins.src1 = onchip_ap(rows, by_partition, index_space, n, "index");
     check_hbm_bounds(n, ins.src, table);
     // Software DGE: GpSimd generates the descriptors of an indirect DMA (nc.md:L270), so it is
     // issued from Pool, on Pool's queues.

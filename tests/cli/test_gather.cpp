@@ -23,12 +23,13 @@ float table_value(int row, int col) {
     return float(row) + 0.25f * float(col);
 }
 
-/** The model: y = Gather(table, ids), the table a constant of kRows x kWidth. */
-std::string model_text() {
+/** The model: y = Gather(table, ids) with ids [batch, seq], the table a constant of kRows x
+ *  kWidth. */
+std::string model_text(int batch = kBatch, int seq = kSeq) {
     std::ostringstream os;
     os << "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-       << "g (int64[" << kBatch << ", " << kSeq << "] ids) => (float[" << kBatch << ", " << kSeq
-       << ", " << kWidth << "] y) {\n"
+       << "g (int64[" << batch << ", " << seq << "] ids) => (float[" << batch << ", " << seq << ", "
+       << kWidth << "] y) {\n"
        << "  table = Constant <value = float[" << kRows << ", " << kWidth << "] {";
     for (int r = 0; r < kRows; r++)
         for (int c = 0; c < kWidth; c++)
@@ -40,7 +41,7 @@ std::string model_text() {
 void write_ids(const TempDir &dir, const std::vector<int64_t> &ids) {
     nhc::NpyTensor t;
     t.dtype = "int64";
-    t.shape = {kBatch, kSeq};
+    t.shape = {ids.size() == 1 ? 1 : kBatch, ids.size() == 1 ? 1 : kSeq};
     const auto *b = reinterpret_cast<const uint8_t *>(ids.data());
     t.data.assign(b, b + ids.size() * sizeof(int64_t));
     std::vector<uint8_t> bytes = nhc::make_npy(t);
@@ -125,4 +126,32 @@ TEST_CASE("an index outside the table stops the run with NHC_ERT020 (NRT_OOB)") 
         CHECK(text.find("NHC_ERT020") != std::string::npos);
         CHECK(text.find("NRT_OOB") != std::string::npos);
     }
+}
+
+TEST_CASE("a one-token lookup gathers one row; a schedule that gathers into HBM is refused") {
+    TempDir dir;
+    std::string m = model_file(dir, "one.onnx", model_text(1, 1));
+    Run compiled = run(m, dir.path.string());
+    INFO(compiled.out);
+    REQUIRE(compiled.status == 0); // no partition loop left: used to crash the code generator
+    write_ids(dir, {-7});
+    std::string text;
+    REQUIRE(run_neff(dir, text) == 0);
+    std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
+    nhc::NpyTensor y = nhc::parse_npy(bytes, "y.npy");
+    REQUIRE(y.data.size() == kWidth * 4);
+    const float *yv = reinterpret_cast<const float *>(y.data.data());
+    for (int c = 0; c < kWidth; c++)
+        CHECK(yv[c] == table_value(kRows - 7, c));
+    // The gathered rows inlined into the output: the DMA would write HBM.
+    std::ofstream(dir.file("s.sched"))
+        << "node \"Gather_0\":\n  rows.compute_root().store_in(SBUF)\n"
+        << "  stage_1.compute_root().store_in(SBUF)\n"
+        << "  hint partition_dim stage_1 0\n"
+        << "  hint partition_dim rows 0\n";
+    Run refused = run(m + " --schedule s.sched", dir.path.string());
+    expect_user_error(refused, "NHC_EGEN008");
+    CHECK(refused.has("which an indirect DMA writes only into SBUF"));
 }
