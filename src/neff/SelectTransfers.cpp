@@ -57,6 +57,18 @@ void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
     }
 }
 
+/** A copy nest with loop j fixed at `value` (one DMA of a peeled loop): the nest without that
+ *  loop, and the source index at that value. */
+std::pair<Nest, Halide::Expr> fix_loop(const Nest &n, size_t j, int64_t value,
+                                       const Halide::Expr &src_index) {
+    Nest step = n;
+    const std::string name = n.loops[j].name;
+    step.loops.erase(step.loops.begin() + static_cast<std::ptrdiff_t>(j));
+    Halide::Expr v(static_cast<int>(value));
+    step.index = simplify(substitute(name, v, n.index));
+    return {step, simplify(substitute(name, v, src_index))};
+}
+
 const char *const kTableRow = "__nhc_table_row";
 
 /** An index whose row is read from an on-chip buffer (a gather): the index with that row as the
@@ -150,13 +162,10 @@ void Selector::select_indirect_dma(const Nest &n, const std::string &table_name,
     for (int j = 0; j < static_cast<int>(n.loops.size()); j++) {
         if (j == it.p || ia.strides[j] == 0)
             continue;
-        const Loop &l = n.loops[j];
+        const Loop &l = n.loops[size_t(j)];
         for (int64_t v = l.min; v < l.min + l.extent; v++) {
-            Nest step = n;
-            step.loops.erase(step.loops.begin() + j);
-            Halide::Expr e(static_cast<int>(v));
-            step.index = simplify(substitute(l.name, e, n.index));
-            select_indirect_dma(step, table_name, simplify(substitute(l.name, e, src_index)));
+            auto [step, step_src] = fix_loop(n, size_t(j), v, src_index);
+            select_indirect_dma(step, table_name, step_src);
         }
         return;
     }
@@ -222,14 +231,10 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     bool too_many_rows = it.p >= 0 && it.loops[it.p].extent > opt_.target->partitions;
     if ((too_many_dims || too_many_rows) && !it.loops.empty()) {
         // Peel the outermost loop into separate DMAs.
-        Nest inner = n;
-        Loop l = inner.loops.front();
-        inner.loops.erase(inner.loops.begin());
-        for (int64_t i = l.min; i < l.min + l.extent; i++) {
-            Nest step = inner;
-            step.index = simplify(substitute(l.name, Halide::Expr(static_cast<int>(i)), n.index));
-            select_dma(step, src_name,
-                       simplify(substitute(l.name, Halide::Expr(static_cast<int>(i)), src_index)));
+        const Loop &l = n.loops.front();
+        for (int64_t v = l.min; v < l.min + l.extent; v++) {
+            auto [step, step_src] = fix_loop(n, 0, v, src_index);
+            select_dma(step, src_name, step_src);
         }
         return;
     }

@@ -79,16 +79,8 @@ void exec_indirect(Machine &m, const neff::Instr &i, const Where &w) {
     }
 }
 
-} // namespace
-
-ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
-    if (i.src1.present()) {
-        exec_indirect(m, i, w);
-        ExecInfo info;
-        info.is_dma = true;
-        info.dma = neff::dma_query(i);
-        return info;
-    }
+/** The direct form: an element stream from src to dst. */
+void exec_direct(Machine &m, const neff::Instr &i, const Where &w) {
     require_space(i.dst, {MemSpace::SBUF, MemSpace::HBM}, w, "dst");
     require_space(i.src, {MemSpace::SBUF, MemSpace::HBM}, w, "src");
     m.check(i.dst, w, "dst", false);
@@ -107,6 +99,16 @@ ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
     }
     if (m.functional()) { // timing only: nothing moves
         copy_elements(m, i.dst, i.src, broadcast);
+    }
+}
+
+} // namespace
+
+ExecInfo exec_dma(Machine &m, const neff::Instr &i, const Where &w) {
+    if (i.src1.present()) {
+        exec_indirect(m, i, w);
+    } else {
+        exec_direct(m, i, w);
     }
     ExecInfo info;
     info.is_dma = true;

@@ -32,9 +32,9 @@ inline std::string cli() {
     return p;
 }
 
-inline Run run(const std::string &args, const std::string &cwd = "") {
-    std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + cli() + " " + args + " 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
+/** Runs a shell command; its exit status and its output (stdout and stderr). */
+inline Run run_shell(const std::string &cmd) {
+    FILE *p = popen((cmd + " 2>&1").c_str(), "r");
     REQUIRE(p != nullptr);
     Run r;
     char buf[4096];
@@ -44,6 +44,22 @@ inline Run run(const std::string &args, const std::string &cwd = "") {
     int st = pclose(p);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return r;
+}
+
+inline std::string in_dir(const std::string &cwd) {
+    return cwd.empty() ? "" : "cd '" + cwd + "' && ";
+}
+
+/** neuron-halide-cc with `args`, from `cwd`. */
+inline Run run(const std::string &args, const std::string &cwd = "") {
+    return run_shell(in_dir(cwd) + cli() + " " + args);
+}
+
+/** neuron-halide-run ($NHC_RUN) with `args`, from `cwd`. */
+inline Run run_neff(const std::string &args, const std::string &cwd) {
+    const char *runner = std::getenv("NHC_RUN");
+    REQUIRE_MESSAGE(runner != nullptr, "set NHC_RUN to the neuron-halide-run binary");
+    return run_shell(in_dir(cwd) + runner + " " + args);
 }
 
 inline void expect_user_error(const Run &r, const std::string &code) {
@@ -64,21 +80,12 @@ inline std::string example_model() {
 /** Runs `neff` (of the example model, in `dir`) with neuron-halide-run ($NHC_RUN) race-checked
  *  on the example's input; returns the relative L2 error of its output against the reference. */
 inline double example_rel_l2(const TempDir &dir, const std::string &neff) {
-    const char *runner = std::getenv("NHC_RUN");
-    REQUIRE(runner != nullptr);
     std::string input = std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/input_0.pb";
-    std::string cmd = "cd '" + dir.path.string() + "' && " + runner + " " + neff +
-                      " --check-races --input input=" + input + " --output-dir out/new 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string text;
-    char buf[1024];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        text.append(buf, n);
-    INFO(text);
-    CHECK(pclose(p) == 0);
-    CHECK(text.find("latency") != std::string::npos);
+    Run r = run_neff(neff + " --check-races --input input=" + input + " --output-dir out/new",
+                     dir.path.string());
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(r.has("latency"));
     std::ifstream f(dir.file("out/new/logits.npy"), std::ios::binary);
     REQUIRE(f.good());
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),

@@ -60,6 +60,13 @@ std::vector<fs::path> dev_models() {
     return models;
 }
 
+/** Compiles `model` with the schedule `text` (written to dir/`name`). */
+Run with_schedule(const std::string &model, const TempDir &dir, const std::string &name,
+                  const std::string &text) {
+    write_file(dir.file(name), text);
+    return run(model + " --schedule " + name, dir.path.string());
+}
+
 std::string replace_once(std::string s, const std::string &from, const std::string &to) {
     size_t at = s.find(from);
     REQUIRE_MESSAGE(at != std::string::npos, "'" << from << "' not in:\n" << s);
@@ -119,17 +126,17 @@ TEST_CASE("the dumped script names fused groups and its edits take effect") {
 TEST_CASE("a block of several nodes must be a group the code generator fuses: NHC_ESCH119") {
     TempDir dir;
     // A Gemm cannot join another Gemm's group.
-    write_file(dir.file("two_gemms.sched"), "node \"fc1\", \"relu1\", \"fc2\":\n");
-    Run gemms = run(example_model() + " --schedule two_gemms.sched", dir.path.string());
+    Run gemms = with_schedule(example_model(), dir, "two_gemms.sched",
+                              "node \"fc1\", \"relu1\", \"fc2\":\n");
     expect_user_error(gemms, "NHC_ESCH119");
     CHECK(gemms.has("node \"fc2\" cannot join the group of \"fc1\""));
     // The nodes must be written in graph order.
-    write_file(dir.file("reversed.sched"), "node \"relu1\", \"fc1\":\n");
-    expect_user_error(run(example_model() + " --schedule reversed.sched", dir.path.string()),
-                      "NHC_ESCH119");
+    expect_user_error(
+        with_schedule(example_model(), dir, "reversed.sched", "node \"relu1\", \"fc1\":\n"),
+        "NHC_ESCH119");
     // A node in two blocks.
-    write_file(dir.file("twice.sched"), "node \"fc1\", \"relu1\":\n\nnode \"relu1\":\n");
-    Run twice = run(example_model() + " --schedule twice.sched", dir.path.string());
+    Run twice = with_schedule(example_model(), dir, "twice.sched",
+                              "node \"fc1\", \"relu1\":\n\nnode \"relu1\":\n");
     expect_user_error(twice, "NHC_ESCH103");
     CHECK(twice.has("twice.sched:3"));
     // An intermediate value read outside the block cannot stay inside it.
@@ -137,8 +144,8 @@ TEST_CASE("a block of several nodes must be a group the code generator fuses: NH
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[4, 8] x) => (float[4, 8] y, float[4, 8] z) { y = Relu(x)  z = Sigmoid(y) }
 )");
-    write_file(dir.file("escaping.sched"), "node \"Relu_0\", \"Sigmoid_1\":\n");
-    Run escaping = run(shared + " --schedule escaping.sched", dir.path.string());
+    Run escaping =
+        with_schedule(shared, dir, "escaping.sched", "node \"Relu_0\", \"Sigmoid_1\":\n");
     expect_user_error(escaping, "NHC_ESCH119");
     CHECK(escaping.has("node \"Sigmoid_1\" cannot join"));
 }
@@ -150,8 +157,7 @@ TEST_CASE("blocks the compiler would ignore are refused: folded Transpose, rewri
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 3, 4] x) => (float[3, 2, 4] y) { r = Relu(x)  y = Transpose <perm = [1, 0, 2]> (r) }
 )");
-    write_file(dir.file("transpose.sched"), "node \"Transpose_1\":\n");
-    Run t = run(transposed + " --schedule transpose.sched", dir.path.string());
+    Run t = with_schedule(transposed, dir, "transpose.sched", "node \"Transpose_1\":\n");
     expect_user_error(t, "NHC_ESCH118");
     CHECK(t.has("its producer \"Relu_0\" writes its output in the transposed layout"));
     // A Conv is compiled as the nodes the passes make of it; the message names them, and a block
@@ -160,8 +166,8 @@ g (float[2, 3, 4] x) => (float[3, 2, 4] y) { r = Relu(x)  y = Transpose <perm = 
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 2, 6, 6] x, float[4, 2, 3, 3] w) => (float[1, 4, 4, 4] y) { y = Conv(x, w) }
 )");
-    write_file(dir.file("conv.sched"), "node \"Conv_0\":\n  out.compute_root()\n");
-    Run rewritten = run(conv + " --schedule conv.sched", dir.path.string());
+    Run rewritten =
+        with_schedule(conv, dir, "conv.sched", "node \"Conv_0\":\n  out.compute_root()\n");
     expect_user_error(rewritten, "NHC_ESCH110");
     CHECK(rewritten.has("schedule the nodes it becomes: \"Conv_0__"));
     check_round_trip(conv, dir);
@@ -169,8 +175,8 @@ g (float[1, 2, 6, 6] x, float[4, 2, 3, 3] w) => (float[1, 4, 4, 4] y) { y = Conv
 
 TEST_CASE("hint fold_broadcast refuses a stage that is not a broadcast: NHC_ESCH115") {
     TempDir dir;
-    write_file(dir.file("fold.sched"), "node \"fc2\":\n  hint fold_broadcast acc 128\n");
-    Run r = run(example_model() + " --schedule fold.sched", dir.path.string());
+    Run r = with_schedule(example_model(), dir, "fold.sched",
+                          "node \"fc2\":\n  hint fold_broadcast acc 128\n");
     expect_user_error(r, "NHC_ESCH115");
     CHECK(r.has("fold.sched:2"));
     CHECK(r.has("is not a broadcast stage"));

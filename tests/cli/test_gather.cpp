@@ -6,7 +6,6 @@
 
 #include "support/Npy.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <doctest/doctest.h>
 #include <fstream>
@@ -38,10 +37,11 @@ std::string model_text(int batch = kBatch, int seq = kSeq) {
     return os.str();
 }
 
-void write_ids(const TempDir &dir, const std::vector<int64_t> &ids) {
+void write_ids(const TempDir &dir, const std::vector<int64_t> &ids,
+               std::vector<int64_t> shape = {kBatch, kSeq}) {
     nhc::NpyTensor t;
     t.dtype = "int64";
-    t.shape = {ids.size() == 1 ? 1 : kBatch, ids.size() == 1 ? 1 : kSeq};
+    t.shape = std::move(shape);
     const auto *b = reinterpret_cast<const uint8_t *>(ids.data());
     t.data.assign(b, b + ids.size() * sizeof(int64_t));
     std::vector<uint8_t> bytes = nhc::make_npy(t);
@@ -49,20 +49,10 @@ void write_ids(const TempDir &dir, const std::vector<int64_t> &ids) {
         .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
 }
 
-/** Runs file.neff in `dir` on ids.npy; returns the exit status and fills `text`. */
-int run_neff(const TempDir &dir, std::string &text) {
-    const char *runner = std::getenv("NHC_RUN");
-    REQUIRE(runner != nullptr);
-    std::string cmd = "cd '" + dir.path.string() + "' && " + runner +
-                      " file.neff --check-races --input ids=ids.npy --output-dir out 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[1024];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        text.append(buf, n);
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+/** Runs file.neff in `dir` on ids.npy, race-checked, outputs in out/. */
+Run run_gather(const TempDir &dir) {
+    return run_neff("file.neff --check-races --input ids=ids.npy --output-dir out",
+                    dir.path.string());
 }
 
 std::vector<int64_t> some_ids() {
@@ -85,9 +75,9 @@ TEST_CASE("an embedding lookup gathers only the rows it uses, exactly") {
     REQUIRE(compiled.status == 0);
     std::vector<int64_t> ids = some_ids();
     write_ids(dir, ids);
-    std::string text;
-    REQUIRE(run_neff(dir, text) == 0);
-    INFO(text);
+    Run ran = run_gather(dir);
+    INFO(ran.out);
+    REQUIRE(ran.status == 0);
     std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
     REQUIRE(f.good());
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
@@ -105,9 +95,9 @@ TEST_CASE("an embedding lookup gathers only the rows it uses, exactly") {
     // The table (32,000 bytes) is not read whole: the run moves the ids (as int32), the rows
     // gathered and the output. Each row of 150 ids is two tiles of 128 (the second overlaps the
     // first: Halide's ShiftInwards tail), so 4 tiles x 128 x (4 + 16 + 16) bytes.
-    size_t at = text.find("dma: ");
+    size_t at = ran.out.find("dma: ");
     REQUIRE(at != std::string::npos);
-    long moved = std::strtol(text.c_str() + at + 5, nullptr, 10);
+    long moved = std::strtol(ran.out.c_str() + at + 5, nullptr, 10);
     CHECK(moved == 4 * 128 * (4 + 2 * kWidth * 4));
     CHECK(moved < kRows * kWidth * 4);
 }
@@ -120,11 +110,11 @@ TEST_CASE("an index outside the table stops the run with NHC_ERT020 (NRT_OOB)") 
         std::vector<int64_t> ids = some_ids();
         ids[200] = bad;
         write_ids(dir, ids);
-        std::string text;
-        CHECK(run_neff(dir, text) == 1);
-        INFO(text);
-        CHECK(text.find("NHC_ERT020") != std::string::npos);
-        CHECK(text.find("NRT_OOB") != std::string::npos);
+        Run ran = run_gather(dir);
+        INFO(ran.out);
+        CHECK(ran.status == 1);
+        CHECK(ran.has("NHC_ERT020"));
+        CHECK(ran.has("NRT_OOB"));
     }
 }
 
@@ -134,9 +124,8 @@ TEST_CASE("a one-token lookup gathers one row; a schedule that gathers into HBM 
     Run compiled = run(m, dir.path.string());
     INFO(compiled.out);
     REQUIRE(compiled.status == 0); // no partition loop left: used to crash the code generator
-    write_ids(dir, {-7});
-    std::string text;
-    REQUIRE(run_neff(dir, text) == 0);
+    write_ids(dir, {-7}, {1, 1});
+    REQUIRE(run_gather(dir).status == 0);
     std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
                                std::istreambuf_iterator<char>());
