@@ -52,8 +52,8 @@ OpResult build_conv(const OpContext &ctx) {
 }
 
 // graph/ConvIm2Col's ConvTaps (domain "nhc"): x [N, Ci, H, W], w [Ci, KH, KW, Co] (the contraction
-// axis outermost), bias [Co]. The input is staged zero-padded (`x_pad`: a zero fill, then the
-// image copied into its interior), the weights as stored (`w_t`), and the accumulator sums over
+// axis outermost), bias [Co]. The input is staged zero-padded (`x_pad`: the image inside, zeros
+// outside), the weights as stored (`w_t`), and the accumulator sums over
 // the channels (innermost: one PE matmul contracts them on partitions) and the kernel taps (outer:
 // one matmul per tap, accumulated in PSUM), each tap reading a shifted, strided window of x_pad:
 //   acc(ow, oh, co, n) += w_t(co, kw, kh, ci) * x_pad(ow * sw + kw * dw, oh * sh + kh * dh, ci, n)
@@ -72,14 +72,29 @@ OpResult build_conv_taps(const OpContext &ctx) {
     std::vector<Halide::Var> v = Builder::vars(4); // (w, h, c, n), innermost first
     Halide::Func x_pad = b.func("x_pad"), w_t = b.func("w_t"), acc = b.func("acc"),
                  y = b.func("out");
-    x_pad(v) = from_compute(Halide::Expr(0.0f), operand);
-    Halide::RDom image(0, static_cast<int>(x.shape[3]), 0, static_cast<int>(x.shape[2]), "image");
     // ConvTranspose (graph/ConvTranspose) spreads the image by its stride, zeros between.
     std::vector<int64_t> spread =
         n.has_attr("input_strides") ? n.attr_ints("input_strides") : std::vector<int64_t>{1, 1};
-    x_pad(image.x * static_cast<int>(spread[1]) + static_cast<int>(pad[1]),
-          image.y * static_cast<int>(spread[0]) + static_cast<int>(pad[0]), v[2], v[3]) =
-        stage(x.at({v[3], v[2], image.y, image.x}), x.dtype);
+    int width = static_cast<int>(x.shape[3]), height = static_cast<int>(x.shape[2]);
+    if (spread == std::vector<int64_t>{1, 1}) {
+        // A pure definition, so that a schedule may compute it for any band of rows (the rows a
+        // band of outputs reads, halo included): the code generator fills the region with zeros
+        // and copies the part inside the image (neff/SelectBoundedCopy).
+        Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
+        x_pad(v) = Halide::select(col >= 0 && col < width && row >= 0 && row < height,
+                                  stage(x.at({v[3], v[2], Halide::clamp(row, 0, height - 1),
+                                              Halide::clamp(col, 0, width - 1)}),
+                                        x.dtype),
+                                  from_compute(Halide::Expr(0.0f), operand));
+    } else {
+        // Spread: a zero fill, then the image copied into every stride-th element (one strided
+        // DMA); staged whole (graph/ConvTranspose checks that it fits).
+        x_pad(v) = from_compute(Halide::Expr(0.0f), operand);
+        Halide::RDom image(0, width, 0, height, "image");
+        x_pad(image.x * static_cast<int>(spread[1]) + static_cast<int>(pad[1]),
+              image.y * static_cast<int>(spread[0]) + static_cast<int>(pad[0]), v[2], v[3]) =
+            stage(x.at({v[3], v[2], image.y, image.x}), x.dtype);
+    }
     w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype); // (co, kw, kh, ci)
     Halide::RDom r(0, static_cast<int>(w.shape[0]), 0, static_cast<int>(w.shape[1]), 0,
                    static_cast<int>(w.shape[2]), "r"); // (ci, kh, kw)

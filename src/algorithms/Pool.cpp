@@ -70,10 +70,11 @@ OpResult build_pool(const OpContext &ctx) {
 }
 
 // graph/PoolTaps's PoolTaps (domain "nhc"): x [N, C, H, W], for "avg" the reciprocal counts
-// [Ho, Wo]. The image is staged padded with the reduction's identity (`x_pad`: a fill, then the
-// image copied into its interior) and the accumulator combines one shifted, strided window per
-// kernel tap:
+// [Ho, Wo], for "conv" (a depthwise convolution) the weights [C, KH, KW] and the bias [C]. The
+// image is staged padded with the reduction's identity (`x_pad`: the image inside, the identity
+// outside) and the accumulator combines one shifted, strided window per kernel tap:
 //   acc(ow, oh, c, n) = max|+ over (kh, kw) of x_pad(ow * sw + kw * dw, oh * sh + kh * dh, c, n)
+// (for "conv", each window times w(c, kh, kw)).
 OpResult build_pool_taps(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0);
@@ -83,28 +84,50 @@ OpResult build_pool_taps(const OpContext &ctx) {
                          out = n.attr_ints("output_spatial");
     if (x.rank() != 4 || kernel.size() != 2 || stride.size() != 2 || out.size() != 2)
         unsupported_form(n, "PoolTaps expects a 2-D pooling");
-    bool avg = n.attr_string("mode", "max") == "avg";
-    Halide::Expr identity = avg ? Halide::Expr(0.0f) : Halide::Expr(kMinusInf);
+    std::string mode = n.attr_string("mode", "max");
+    bool avg = mode == "avg", conv = mode == "conv";
+    Halide::Expr identity = avg || conv ? Halide::Expr(0.0f) : Halide::Expr(kMinusInf);
     std::vector<Halide::Var> v = Builder::vars(4); // (w, h, c, n), innermost first
     Halide::Func x_pad = b.func("x_pad"), acc = b.func("acc"), y = b.func("out");
     // Padded with the identity in x's own type: -inf, or the lowest integer.
+    // A pure definition, so that a schedule may compute it for any band of rows (the rows a band
+    // of outputs reads, halo included): the code generator fills the region and copies the part
+    // inside the image (neff/SelectBoundedCopy).
     Halide::Type stored = halide_type(x.dtype);
-    x_pad(v) = avg || stored.is_float() ? from_compute(identity, x.dtype) : stored.min();
-    Halide::RDom image(0, static_cast<int>(x.shape[3]), 0, static_cast<int>(x.shape[2]), "image");
-    x_pad(image.x + static_cast<int>(pad[1]), image.y + static_cast<int>(pad[0]), v[2], v[3]) =
-        x.at({v[3], v[2], image.y, image.x});
+    Halide::Expr border =
+        avg || conv || stored.is_float() ? from_compute(identity, x.dtype) : stored.min();
+    int width = static_cast<int>(x.shape[3]), height = static_cast<int>(x.shape[2]);
+    Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
+    x_pad(v) = Halide::select(
+        col >= 0 && col < width && row >= 0 && row < height,
+        x.at({v[3], v[2], Halide::clamp(row, 0, height - 1), Halide::clamp(col, 0, width - 1)}),
+        border);
     Halide::RDom r(0, static_cast<int>(kernel[1]), 0, static_cast<int>(kernel[0]), "r");
     Halide::Expr window = to_compute(
         x_pad(v[0] * static_cast<int>(stride[1]) + r.x * static_cast<int>(dil[1]),
               v[1] * static_cast<int>(stride[0]) + r.y * static_cast<int>(dil[0]), v[2], v[3]),
         x.dtype);
-    acc(v) = identity;
-    acc(v) = avg ? acc(v) + window : Halide::max(acc(v), window);
     Shape out_shape = {x.shape[0], x.shape[1], out[0], out[1]};
+    acc(v) = identity;
     Halide::Expr result = acc(v);
-    if (avg) {
+    if (conv) {
+        // A weight per channel and tap: one column per tap, constant along the free axes of the
+        // window it scales. The bias per channel likewise.
+        const Tensor &w = input(ctx, 1);
+        Halide::Func w_t = b.func("w_t");
+        w_t(v[0], v[1], v[2]) = to_compute(w.at({v[2], v[1], v[0]}), w.dtype); // (kw, kh, c)
+        acc(v) = acc(v) + window * w_t(r.x, r.y, v[2]);
+        if (ctx.inputs.size() > 2 && ctx.inputs[2].func.defined()) {
+            Halide::Func bias = b.func("bias");
+            bias(v[0]) = to_compute(ctx.inputs[2].at({v[0]}), ctx.inputs[2].dtype);
+            result = result + bias(v[2]);
+        }
+    } else if (avg) {
+        acc(v) = acc(v) + window;
         Tensor scale = broadcast_to(b, input(ctx, 1), out_shape, "bcast_count");
         result = result * to_compute(scale.at(onnx_index(v)), scale.dtype);
+    } else {
+        acc(v) = Halide::max(acc(v), window);
     }
     y(v) = from_compute(result, x.dtype);
     return b.result({Tensor{y, out_shape, x.dtype}});

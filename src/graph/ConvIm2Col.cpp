@@ -1,4 +1,5 @@
 #include "graph/ConvIm2Col.h"
+#include "graph/PoolTaps.h"
 
 #include "graph/GraphRewriter.h"
 
@@ -62,6 +63,21 @@ int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
     return bytes;
 }
 
+int64_t channel_chunk(int64_t channels, int64_t partitions) {
+    for (int64_t d = std::min(channels, partitions); d > 1; d--)
+        if (channels % d == 0)
+            return d;
+    return 1;
+}
+
+bool chunked_image_fits(int64_t channels, int64_t image_bytes, const ConvLimits &limits) {
+    int64_t chunk = channel_chunk(channels, limits.channels);
+    // A chunk of fewer than half the partitions leaves the PE's rows mostly idle (a prime
+    // channel count): im2col contracts the channels and taps together instead.
+    return 2 * chunk >= std::min(channels, limits.channels) &&
+           channels / chunk * image_bytes <= limits.image_bytes;
+}
+
 std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill) {
     if (v.size() == 1)
         v.insert(v.begin(), fill);
@@ -81,6 +97,9 @@ void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char
     Node &node = b.add(op, inputs, {y4});
     node.domain = "nhc";
     node.attrs = attrs;
+    // The image's own extent, for schedules that stage it whole (ConvSchedule's cover_image).
+    node.attrs["input_spatial"] =
+        one_d ? std::vector<int64_t>{1, x[2]} : std::vector<int64_t>{x[2], x[3]};
     if (one_d)
         b.reshape(y4, y, n.outputs[0]);
 }
@@ -114,14 +133,21 @@ std::string taps_weights(Graph &g, GraphRewriter &b, const std::string &w_name, 
     return b.constant(t);
 }
 
-/** A 1-D or 2-D convolution whose channels fit the partitions and whose padded image fits the
- *  budget, as ConvTaps (graph/ConvIm2Col.h); the 1-D form as a 2-D one of height 1. */
+/** A 1-D or 2-D convolution whose padded rows of one output row fit the budget in channel
+ *  chunks, as ConvTaps (graph/ConvIm2Col.h); the 1-D form as a 2-D one of height 1. */
 bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
                      std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]);
     size_t sp = geo.out.size();
-    if (sp > 2 || x.shape[1] > lim.channels ||
-        padded_image_bytes(x.shape, geo, geo.out) > lim.image_bytes)
+    if (sp > 2)
+        return false;
+    // The schedule stages the image in bands of output rows when it does not fit whole
+    // (schedules/ConvSchedule): the rows one output row reads must fit.
+    Shape band = x.shape;
+    std::vector<int64_t> one_row = geo.out;
+    if (sp == 2)
+        band[2] = one_row[0] = 1;
+    if (!chunked_image_fits(x.shape[1], padded_image_bytes(band, geo, one_row), lim))
         return false;
     GraphRewriter b(g, n, "__conv_taps", out);
     std::vector<int64_t> kernel = as_2d(geo.kernel, 1);
@@ -140,7 +166,8 @@ void lower_conv(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     ConvGeometry geo = conv_geometry(n, x.shape, w.shape);
     if (n.attr_int("group", 1) > 1) {
-        lower_group_conv(g, n, geo, lim, out);
+        if (!lower_depthwise_conv(g, n, geo, lim, out))
+            lower_group_conv(g, n, geo, lim, out);
         return;
     }
     if (lower_conv_taps(g, n, geo, lim, out))

@@ -4,15 +4,16 @@
 /** \file
  * Convolutions as matmuls on the PE, in one of two forms.
  *
- * ConvTaps (domain "nhc"), for 1-D and 2-D convolutions whose input channels fit the partitions
- * and whose zero-padded image of one channel fits the SBUF budget: x [N, Ci, H, W] (1-D: H = 1),
- * the weights as [Ci, KH, KW, Co] (permuted at compile time when constant, by a Transpose
- * otherwise), the bias; attributes strides, dilations, pads_begin, output_spatial (2 each). Its
- * algorithm (algorithms/Conv.cpp) stages the padded image on chip with the channels on
+ * ConvTaps (domain "nhc"), for 1-D and 2-D convolutions whose zero-padded rows that one output
+ * row reads fit the SBUF budget with the input channels in chunks of up to a partition count
+ * (channel_chunk; the schedule stages the image whole or in bands of output rows): x [N, Ci, H, W]
+ * (1-D: H = 1), the weights as [Ci, KH, KW, Co] (permuted at compile time when constant, by a
+ * Transpose otherwise), the bias; attributes strides, dilations, pads_begin, output_spatial (2
+ * each). Its algorithm (algorithms/Conv.cpp) stages the padded image on chip with the channels on
  * partitions and accumulates, per output tile, one channel-contraction matmul per kernel tap in
  * PSUM, each reading a shifted window of the image: the input crosses HBM once.
  *
- * Otherwise (3-D, more channels than partitions, images too large), im2col:
+ * Otherwise (3-D, rows too wide, channel counts with no near-full chunk), im2col:
  * Conv(x [N, Ci, S...], w [Co, Ci, K...], b) becomes
  *   cols = Im2Col(x)              [Ci * prod(K), N * prod(O)]  (domain "nhc": one copy per tap)
  *   y    = MatMul(w viewed [Co, Ci * prod(K)], cols)   [Co, N * prod(O)]
@@ -20,8 +21,9 @@
  * and the result viewed as [Co, N, O...], then transposed to [N, Co, O...] (a view when N = 1).
  * The contraction runs over channels and kernel taps with K on partitions; im2col's rows are the
  * output positions of one tap, so the copy moves rows of the input (the code generator fills the
- * padding with zeros). A grouped (or depthwise) convolution is one convolution per group on
- * Slices of its input, weights and bias, concatenated; auto_pad SAME/VALID resolve to pads.
+ * padding with zeros). A depthwise convolution is graph/PoolTaps's PoolTaps of mode "conv"; any
+ * other grouped convolution is one convolution per group on Slices of its input, weights and
+ * bias, concatenated; auto_pad SAME/VALID resolve to pads.
  */
 
 #include "graph/Graph.h"
@@ -47,8 +49,8 @@ int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
 std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill);
 
 /** Adds `op` (domain "nhc": ConvTaps, PoolTaps) of node `n`'s input 0 viewed as [N, C, H, W] (a
- *  1-D input as H = 1) followed by `operands`, with `attrs`, writing `n`'s output 0 (through a
- *  view back from [N, C, 1, W] for 1-D). */
+ *  1-D input as H = 1) followed by `operands`, with `attrs` and input_spatial ([H, W]), writing
+ *  `n`'s output 0 (through a view back from [N, C, 1, W] for 1-D). */
 void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char *op,
                      const std::vector<std::string> &operands,
                      const std::map<std::string, AttrValue> &attrs);
@@ -58,6 +60,16 @@ void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char
 struct ConvLimits {
     int64_t channels = 0, image_bytes = 0;
 };
+
+/** The input channels ConvTaps contracts per matmul (its schedule splits the channels on
+ *  partitions into chunks of this many): the largest divisor of `channels` within `partitions`,
+ *  so that every chunk is full. */
+int64_t channel_chunk(int64_t channels, int64_t partitions);
+
+/** Whether ConvTaps can stage `channels` channels of a padded image of `image_bytes` per channel:
+ *  in chunks of channel_chunk that use at least half the partitions (or all the channels), all
+ *  chunks within the budget of one partition. */
+bool chunked_image_fits(int64_t channels, int64_t image_bytes, const ConvLimits &limits);
 
 /** Rewrites every Conv; returns how many. */
 int lower_convs_to_matmuls(Graph &g, const ConvLimits &limits);

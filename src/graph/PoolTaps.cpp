@@ -32,19 +32,23 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
                std::to_string(x.shape.size()));
     if (n.outputs.size() > 1 && !n.outputs[1].empty())
         refuse("the Indices output is not supported yet");
-    if (x.shape[1] > lim.channels)
-        refuse("more than " + std::to_string(lim.channels) + " channels are not supported yet");
     std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
     Shape w_shape = {1, x.shape[1]};
     w_shape.insert(w_shape.end(), kernel.begin(), kernel.end());
     ConvGeometry geo = conv_geometry(n, x.shape, w_shape); // pads, strides, dilations, auto_pad
     const Shape &y = g.value(n.outputs[0]).shape;
     std::vector<int64_t> out_spatial(y.begin() + 2, y.end());
-    int64_t padded = padded_image_bytes(x.shape, geo, out_spatial);
-    if (padded > lim.image_bytes)
-        refuse("a padded image of " + std::to_string(padded) +
-               " bytes per channel does not fit the on-chip budget of " +
-               std::to_string(lim.image_bytes));
+    // The schedule stages the padded image in bands of output rows (schedules/ConvSchedule):
+    // the rows one output row's windows read must fit.
+    std::vector<int64_t> one_row = out_spatial;
+    Shape band = x.shape;
+    if (sp == 2) // the band's height is the window's, not the image's
+        band[2] = one_row[0] = 1;
+    int64_t row_band = padded_image_bytes(band, geo, one_row);
+    if (row_band > lim.image_bytes)
+        refuse("the padded rows one output row reads, " + std::to_string(row_band) +
+               " bytes per channel, do not fit the on-chip budget of " +
+               std::to_string(lim.image_bytes) + " (bands of columns are not implemented)");
     GraphRewriter b(g, n, "__pool_taps", out);
     std::vector<std::string> operands;
     bool avg = n.op_type == "AveragePool";
@@ -78,6 +82,35 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
 }
 
 } // namespace
+
+bool lower_depthwise_conv(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
+                          std::vector<Node> &out) {
+    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    size_t sp = geo.out.size();
+    int64_t channels = x.shape[1];
+    if (sp > 2 || n.attr_int("group", 1) != channels || w.shape[0] != channels)
+        return false;
+    std::vector<int64_t> one_row = geo.out;
+    Shape band = x.shape;
+    if (sp == 2)
+        band[2] = one_row[0] = 1;
+    if (padded_image_bytes(band, geo, one_row) > lim.image_bytes)
+        return false;
+    GraphRewriter b(g, n, "__depthwise_taps", out);
+    std::vector<int64_t> kernel = as_2d(geo.kernel, 1);
+    std::vector<std::string> operands = {
+        b.flattened(n.inputs[1], {channels, kernel[0], kernel[1]})};
+    if (n.inputs.size() > 2 && !n.inputs[2].empty())
+        operands.push_back(n.inputs[2]);
+    add_window_node(g, b, n, "PoolTaps", operands,
+                    {{"mode", std::string("conv")},
+                     {"kernel", kernel},
+                     {"strides", as_2d(geo.stride, 1)},
+                     {"dilations", as_2d(geo.dilation, 1)},
+                     {"pads_begin", as_2d(geo.pad_begin, 0)},
+                     {"output_spatial", as_2d(geo.out, 1)}});
+    return true;
+}
 
 int lower_pools(Graph &g, const ConvLimits &limits) {
     auto lower = [&](Graph &graph, const Node &n, std::vector<Node> &out) {

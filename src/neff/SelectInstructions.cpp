@@ -354,6 +354,8 @@ void Selector::check_partition_starts(const Nest &n, size_t first) const {
 }
 
 void Selector::select_nest_instructions(const Nest &n) {
+    if (select_bounded_copy(n))
+        return;
     const Buffer &dst = buffer(n.dst);
     const Load *src = as_load(n.value);
     if (src && (dst.space == MemSpace::HBM || buffer(src->name).space == MemSpace::HBM)) {

@@ -101,6 +101,9 @@ private:
      *  partition tile of rows. */
     void select_indirect_dma(const Nest &n, const std::string &table,
                              const Halide::Expr &src_index);
+    /** A copy with a constant border (SelectBoundedCopy.cpp): a memset and a copy of the box
+     *  inside the border; false, having selected nothing, if `n` is not of that form. */
+    bool select_bounded_copy(const Nest &n);
     void select_matmul(const Nest &n);
     void select_transpose(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     Halide::Expr subst(const Halide::Expr &e) const;

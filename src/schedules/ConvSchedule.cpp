@@ -1,11 +1,14 @@
 // The default schedule of graph/ConvIm2Col's ConvTaps (DESIGN.md §4): output tiles of up to 128
 // output channels (M, on partitions) x output rows of one PSUM bank (N = rows x columns <= 512
-// fp32); the zero-padded image staged once per image with its channels on partitions (one DMA
-// of the image into the interior of a zeroed tile), the weights once with their input channels
-// on partitions; per tile, one matmul per kernel tap, each contracting the channels over the
-// partitions and reading a shifted, strided window of the staged image, accumulated in PSUM.
+// fp32); the zero-padded image staged once per image (or, when it does not fit, once per band of
+// output rows: the rows the band's windows read) with its channels on partitions in chunks
+// of up to 128 (one DMA per chunk into the interior of a zeroed tile), the weights once with
+// their input channels on partitions, chunked alike; per tile, one matmul per kernel tap and
+// channel chunk, each contracting the chunk over the partitions and reading a shifted, strided
+// window of the staged image, accumulated in PSUM.
 // The input crosses HBM once instead of once per tap (im2col).
 
+#include "graph/ConvIm2Col.h"
 #include "schedules/MemoryTypes.h"
 #include "schedules/ScheduleParts.h"
 #include "support/Error.h"
@@ -17,33 +20,99 @@ namespace nhc::sched::detail {
 using Halide::Func;
 using Halide::Var;
 
+/** Stages x_pad of a window node (kernel (h, w)) over the whole padded image along the axes
+ *  given (0: columns, 1: rows), not only the part its windows read: a stride can leave the image's
+ * last columns unread, and a copy of whole rows is one contiguous run per partition where a copy of
+ * the rows cut short is one run per row (DMA cost, DmaCost.cpp). */
+void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
+                 const std::vector<int> &axes) {
+    std::vector<int64_t> image = g.node->attr_ints("input_spatial"),
+                         pad = g.node->attr_ints("pads_begin"),
+                         out = g.node->attr_ints("output_spatial"),
+                         stride = g.node->attr_ints("strides"),
+                         dil = g.node->attr_ints("dilations");
+    if (g.node->has_attr("input_strides")) // a spread image is staged whole by its definition
+        return;
+    for (int axis : axes) {
+        size_t a = static_cast<size_t>(1 - axis); // attributes are (h, w)
+        int64_t read = (out[a] - 1) * stride[a] + (kernel[a] - 1) * dil[a] + 1;
+        x_pad.bound(var(axis), 0, static_cast<int>(std::max(image[a] + pad[a], read)));
+    }
+}
+
 void schedule_conv(Group &g, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape; // [N, Co, Ho, Wo]
     nhc_assert(s.size() == 4, "ConvTaps output of rank " << s.size());
     Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad"),
          w_t = g.stage("w_t");
+    const auto &rvars = acc.function().update(0).schedule().rvars(); // (ci, kh, kw)
+    auto extent = [&](int i) {
+        return rvars[size_t(i)].extent.as<Halide::Internal::IntImm>()->value;
+    };
+    int64_t channels = extent(0);
+    int chunk = static_cast<int>(channel_chunk(channels, L.partitions));
     int co_tile = balanced_tile(s[1], L.partitions);
     int wo_tile = balanced_tile(s[3], L.moving_free);
     // Whole output rows per tile when a row fits a PSUM bank, as many as fit (dividing Ho).
     int ho_tile =
         wo_tile < s[3] ? 1 : divisor_at_most(s[2], static_cast<int>(L.moving_free / s[3]));
-    Var coo("coo"), coi("coi"), oho("oho"), ohi("ohi"), owo("owo"), owi("owi");
+    // The padded image the output rows of a band read, all channel chunks: staged whole when it
+    // fits the budget of a staged image (ConvLimits::image_bytes), else per band of output rows
+    // (a multiple of the tile's rows dividing Ho), the halo rows read by two bands.
+    std::vector<int64_t> stride = g.node->attr_ints("strides"),
+                         dil = g.node->attr_ints("dilations");
+    int64_t row_bytes = ((s[3] - 1) * stride[1] + (extent(2) - 1) * dil[1] + 1) *
+                        x_pad.output_types()[0].bytes() * (channels / chunk);
+    auto image_bytes = [&](int64_t out_rows) {
+        return ((out_rows - 1) * stride[0] + (extent(1) - 1) * dil[0] + 1) * row_bytes;
+    };
+    int64_t band = s[2], image_budget = L.layout_budget / 2;
+    bool spread = g.node->has_attr("input_strides"); // a strided copy: staged whole
+    if (!spread && image_bytes(band) > image_budget) {
+        if (image_bytes(ho_tile) > image_budget)
+            ho_tile = 1; // the graph lowering checked that one row's band fits
+        band = ho_tile;
+        for (int64_t r = ho_tile; r <= s[2]; r += ho_tile)
+            if (s[2] % r == 0 && image_bytes(r) <= image_budget)
+                band = r;
+    }
+    Var coo("coo"), coi("coi"), ohb("ohb"), ohr("ohr"), oho("oho"), ohi("ohi"), owo("owo"),
+        owi("owi");
     f.split(var(2), coo, coi, co_tile)
-        .split(var(1), oho, ohi, ho_tile)
+        .split(var(1), ohb, ohr, static_cast<int>(band))
+        .split(ohr, oho, ohi, ho_tile)
         .split(var(0), owo, owi, wo_tile)
-        .reorder(owi, ohi, coi, owo, oho, coo, var(3));
+        .reorder(owi, ohi, coi, owo, oho, coo, ohb, var(3));
     TileLoop tile{false, Halide::LoopLevel(f, owo)};
-    x_pad.compute_at(f, var(3)).store_in(SBUF);
+    // The input channels on partitions in chunks of up to 128 (ConvIm2Col's channel_chunk, the
+    // test the graph lowering passed): the image and the weights staged chunk by chunk, one DMA
+    // each, and one matmul per chunk and tap accumulating in PSUM.
+    x_pad.compute_at(f, band < s[2] ? ohb : var(3)).store_in(SBUF);
+    cover_image(g, x_pad, {extent(1), extent(2)},
+                band < s[2] ? std::vector<int>{0} : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
     w_t.compute_root().store_in(SBUF);
     g.partition_dim[w_t.name()] = 3; // (co, kw, kh, ci): the input channels
+    if (chunk < channels) {
+        Var cko("cko"), cki("cki");
+        x_pad.split(var(2), cko, cki, chunk).unroll(cko);
+        if (x_pad.function().has_update_definition())
+            x_pad.update().split(var(2), cko, cki, chunk).unroll(cko);
+        w_t.split(var(3), cko, cki, chunk).unroll(cko);
+        g.partition_split[x_pad.name()] = chunk;
+        g.partition_split[w_t.name()] = chunk;
+    }
     acc.compute_at(tile.level).store_in(PSUM);
     g.partition_dim[acc.name()] = 2; // (ow, oh, co, n): the output channels
-    // The channels innermost (one matmul contracts them), the taps outermost and unrolled: one
-    // matmul instruction per tap, accumulating into the tile.
-    const auto &rvars = acc.function().update(0).schedule().rvars();
-    Halide::RVar ci(rvars[0].var), kh(rvars[1].var), kw(rvars[2].var);
-    acc.update().reorder(ci, var(0), var(1), var(2), kh, kw).unroll(kh).unroll(kw);
+    // A chunk of channels innermost (one matmul contracts it), the taps and chunks outermost and
+    // unrolled: one matmul instruction per tap and chunk, accumulating into the tile.
+    Halide::RVar ci(rvars[0].var), kh(rvars[1].var), kw(rvars[2].var), cio("cio"), cii("cii");
+    acc.update().split(ci, cio, cii, chunk);
+    acc.update()
+        .reorder(cii, var(0), var(1), var(2), kh, kw, cio)
+        .unroll(kh)
+        .unroll(kw)
+        .unroll(cio);
     for (const alg::Stage &st : g.op.stages)
         if (st.role != "acc" && st.role != "x_pad" && st.role != "w_t") {
             place(st.func, tile, SBUF); // the bias column, the result out of PSUM
@@ -57,34 +126,55 @@ void schedule_conv(Group &g, const Limits &L) {
 namespace nhc::sched::detail {
 
 // graph/PoolTaps's PoolTaps: output tiles of up to 128 channels (on partitions) x whole output
-// rows within the on-chip budget; the padded image staged once per channel tile; per tile, one
-// vector instruction per kernel tap (a max or an add of a shifted, strided window of the image
-// into the accumulator).
+// rows within the on-chip budget; the padded image staged once per channel tile when it fits the
+// budget of a staged image (graph/ConvIm2Col's ConvLimits), else per band of output rows, each
+// band staging the rows its windows read (the halo rows read twice); per tile, one vector
+// instruction per kernel tap (a max or an add of a shifted, strided window of the image into
+// the accumulator).
 void schedule_pool(Group &g, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape; // [N, C, Ho, Wo]
     nhc_assert(s.size() == 4, "PoolTaps output of rank " << s.size());
     Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad");
     // The accumulator, the result and the reciprocal counts: a quarter of the budget each.
     int64_t row_bytes = s[3] * acc.output_types()[0].bytes();
-    int64_t rows = std::max<int64_t>(1, L.layout_budget / 4 / row_bytes);
+    int64_t rows = std::min<int64_t>(s[2], std::max<int64_t>(1, L.layout_budget / 4 / row_bytes));
+    // The padded image rows (and their bytes) that `out_rows` output rows read.
+    std::vector<int64_t> kernel = g.node->attr_ints("kernel"),
+                         stride = g.node->attr_ints("strides"),
+                         dil = g.node->attr_ints("dilations");
+    int64_t pad_row_bytes =
+        ((s[3] - 1) * stride[1] + (kernel[1] - 1) * dil[1] + 1) * x_pad.output_types()[0].bytes();
+    auto image_bytes = [&](int64_t out_rows) {
+        return ((out_rows - 1) * stride[0] + (kernel[0] - 1) * dil[0] + 1) * pad_row_bytes;
+    };
+    int64_t image_budget = L.layout_budget / 2; // ConvLimits::image_bytes (conv_limits)
+    bool banded = image_bytes(s[2]) > image_budget;
+    while (banded && rows > 1 && image_bytes(rows) > image_budget)
+        rows--;
     Var co("co"), ci("ci"), oho("oho"), ohi("ohi");
     f.split(var(2), co, ci, balanced_tile(s[1], L.partitions))
-        .split(var(1), oho, ohi,
-               divisor_at_most(s[2], static_cast<int>(std::min<int64_t>(rows, s[2]))))
+        .split(var(1), oho, ohi, divisor_at_most(s[2], static_cast<int>(rows)))
         .reorder(var(0), ohi, ci, oho, co, var(3));
     TileLoop tile{false, Halide::LoopLevel(f, oho)};
-    x_pad.compute_at(f, co).store_in(SBUF);
+    x_pad.compute_at(f, banded ? oho : co).store_in(SBUF);
+    cover_image(g, x_pad, kernel, banded ? std::vector<int>{0} : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
     acc.compute_at(tile.level).store_in(SBUF);
     g.partition_dim[acc.name()] = 2;
     const auto &rvars = acc.function().update(0).schedule().rvars();
     Halide::RVar kw(rvars[0].var), kh(rvars[1].var);
     acc.update().reorder(var(0), var(1), var(2), kw, kh).unroll(kw).unroll(kh);
-    for (const alg::Stage &st : g.op.stages)
-        if (st.role != "acc" && st.role != "x_pad") {
+    for (const alg::Stage &st : g.op.stages) {
+        if (st.role == "w_t" || st.role == "bias") {
+            // A depthwise convolution's weights and bias: per channel tile, channels on partitions.
+            Func stage = st.func;
+            stage.compute_at(f, co).store_in(SBUF);
+            g.partition_dim[st.func.name()] = st.func.dimensions() - 1;
+        } else if (st.role != "acc" && st.role != "x_pad") {
             place(st.func, tile, SBUF); // the reciprocal counts, the result
             g.partition_dim[st.func.name()] = 2;
         }
+    }
     stage_inputs(g, tile);
 }
 

@@ -231,6 +231,11 @@ void apply_directive(Context &cx, const ScriptLine &l, std::vector<LevelCall> &l
         } else if (c.method == "store_in") {
             Halide::MemoryType m = c.args[0].text == "PSUM" ? PSUM : SBUF;
             halide_call(cx, "store_in", [&] { f.store_in(m); });
+        } else if (c.method == "bound") {
+            Halide::Var v(c.args[0].text);
+            halide_call(cx, "bound", [&] {
+                f.bound(v, static_cast<int>(c.args[1].value), static_cast<int>(c.args[2].value));
+            });
         } else if (c.method.rfind("compute_", 0) == 0 || c.method.rfind("store_", 0) == 0) {
             levels.push_back({l.line, l.stage, f, &c});
         } else {

@@ -302,6 +302,8 @@ const std::map<std::string, Signature> &signatures() {
         {"store_root", {{{}}, false, false, true, "store_root()"}},
         {"compute_inline", {{{}}, false, false, true, "compute_inline()"}},
         {"store_in", {{{P::Memory}}, false, false, true, "store_in(SBUF) or store_in(PSUM)"}},
+        {"bound",
+         {{{P::Loop, P::Index, P::Factor}}, false, false, true, "bound(var, min, extent)"}},
     };
     return s;
 }

@@ -201,6 +201,10 @@ private:
         // Halide sets an inlined store level to the compute level when lowering.
         if (!store.is_inlined() && !(store == fs.compute_level()))
             line.calls.push_back(level_call(store, "store"));
+        for (const Halide::Internal::Bound &bd : fs.bounds())
+            line.calls.push_back({"bound",
+                                  {name_arg(bd.var), int_arg(bd.min, "bound min"),
+                                   int_arg(bd.extent, "bound extent")}});
         if (fs.memory_type() == SBUF || fs.memory_type() == PSUM)
             line.calls.push_back(
                 {"store_in", {name_arg(fs.memory_type() == SBUF ? "SBUF" : "PSUM")}});

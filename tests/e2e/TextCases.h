@@ -65,6 +65,18 @@ inline int dmas_reading(const neff::Program &p, const std::string &name) {
     return count;
 }
 
+/** The bytes that DMAs read from HBM variable `name`. */
+inline int64_t bytes_read_from(const neff::Program &p, const std::string &name) {
+    int64_t bytes = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            if (i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
+                p.vars.at(static_cast<size_t>(i.src.var)).name == name)
+                bytes += int64_t(i.src.num_partitions) * i.src.free_count() *
+                         neff::dtype_size(i.src.dtype);
+    return bytes;
+}
+
 /** Compiles and simulates `g`; the largest relative L2 error of `outputs` against the host
  *  reference (test::compare with rtol and atol). */
 inline double worst_rel_l2(const Graph &g, const std::map<std::string, HostTensor> &inputs,

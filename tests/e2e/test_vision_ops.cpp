@@ -160,6 +160,74 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
     CHECK(x_loads == 1);
 }
 
+TEST_CASE("ConvTaps past the chip: 256 input channels in two chunks accumulated in PSUM; an "
+          "image over the budget staged in bands of output rows with their halo; both match") {
+    Graph wide = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 256, 8, 8] x, float[64, 256, 3, 3] w, float[64] b) => (float[1, 64, 8, 8] y) {
+  y = Conv <pads = [1, 1, 1, 1]> (x, w, b)
+}
+)");
+    CHECK(test::worst_rel_l2(wide, test::random_inputs(wide, 11), {"y"}, 1e-4, 1e-5) <= 1e-6);
+    neff::Program p = test::compile_graph(wide);
+    int full_matmuls = 0;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        full_matmuls += i.op == neff::Opcode::Matmul && i.src.num_partitions == 128;
+    CHECK(full_matmuls == 9 * 2); // taps x channel chunks, one output tile
+    CHECK(test::dmas_reading(p, "x") == 2);
+    CHECK(test::bytes_read_from(p, "x") == 256 * 8 * 8 * 4); // once, not once per tap
+
+    // A ResNet-style stem: 118 x 118 padded rows of 4 bytes (55.7 KB per channel) do not fit
+    // the budget of a staged image (graph/ConvIm2Col's ConvLimits), so bands of output rows
+    // stage the rows they read; adjacent bands share the kernel's halo rows.
+    Graph stem = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 112, 112] x, float[8, 3, 7, 7] w) => (float[1, 8, 56, 56] y) {
+  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w)
+}
+)");
+    CHECK(test::worst_rel_l2(stem, test::random_inputs(stem, 12), {"y"}, 1e-4, 1e-5) <= 1e-6);
+    neff::Program banded = test::compile_graph(stem);
+    int64_t image = 3 * 112 * 112 * 4, read = test::bytes_read_from(banded, "x");
+    CHECK(test::dmas_reading(banded, "x") > 1);
+    CHECK(read > image);         // the halo rows, twice
+    CHECK(read < image * 3 / 2); // not im2col's 49 copies
+}
+
+TEST_CASE("PoolTaps past the budget: ResNet's 112 x 112 max pool in bands of output rows with "
+          "their halo, over 128 channels; matches exactly") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 160, 112, 112] x) => (float[1, 160, 56, 56] y) {
+  y = MaxPool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)
+}
+)");
+    HostTensor x(DType::Float32, {1, 160, 112, 112});
+    for (int64_t i = 0; i < x.numel(); i++)
+        x.set_f64(i, std::sin(0.1 * double(i)) - 0.5);
+    auto want = alg::run_reference(g, {{"x", x}});
+    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+    CHECK(test::compare(got.outputs.at("y"), want.at("y"), 0, 0).rel_l2 == 0);
+    neff::Program p = test::compile_graph(g);
+    int64_t image = 160 * 112 * 112 * 4, read = test::bytes_read_from(p, "x");
+    CHECK(read > image);
+    CHECK(read < image * 5 / 4);
+}
+
+TEST_CASE("Depthwise convolution as PoolTaps: a weight per channel and tap on the vector engines, "
+          "the input read once, over 128 channels; matches") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 144, 28, 28] x, float[144, 1, 3, 3] w, float[144] b) => (float[1, 144, 14, 14] y) {
+  y = Conv <pads = [1, 1, 1, 1], strides = [2, 2], group = 144> (x, w, b)
+}
+)");
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 13), {"y"}, 1e-5, 1e-6) <= 1e-6);
+    neff::Program p = test::compile_graph(g);
+    CHECK(p.stream(neff::Engine::PE).empty()); // no per-group matmuls
+    CHECK(test::bytes_read_from(p, "x") == 144 * 28 * 28 * 4);
+}
+
 TEST_CASE("PoolTaps: one vector instruction per kernel tap, the input read once; 3-D refused") {
     Graph g = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
