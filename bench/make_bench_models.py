@@ -10,8 +10,14 @@ fixed seeds, so a rebuild is byte-identical):
                              PyTorch's export (MatMul + Add bias, Reshape/Transpose heads, Div by
                              sqrt(64), Softmax, decomposed erf-GELU)
 
-usage: /usr/bin/python3 bench/make_bench_models.py [OUT_DIR]
+and the real-size models of issue 15 from bench/torch_models.py (PyTorch export, float32
+references in test_data_set_0/): resnet50, mobilenet_v2, efficientnet_b0, vit_b_16 (224²),
+bert_base_b1/_b8 (12 layers, sequence 128), gpt2_small_s128/_s1024 (12 layers, vocabulary 50,257),
+sd_unet_64 (a Stable-Diffusion-style UNet on a 64² latent).
+
+usage: /usr/bin/python3 bench/make_bench_models.py [--only NAME,NAME] [OUT_DIR]
 """
+import argparse
 import os
 import sys
 
@@ -109,10 +115,27 @@ def bert_embedding(out, batch, seq=128, vocab=30522, hidden=768):
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, name)
 
 
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", nargs="?", default=os.path.join(here, "out"))
+    parser.add_argument("--only", help="comma-separated model names (default: all)")
+    args = parser.parse_args()
+    onnx_models = {"matmul_2048": matmul_2048, "bert_base_layer": bert_base_layer,
+                   "bert_embedding_b1": lambda out: bert_embedding(out, 1),
+                   "bert_embedding_b8": lambda out: bert_embedding(out, 8)}
+    sys.path.insert(0, here)
+    import torch_models  # needs python3-torch and python3-torchvision
+    names = args.only.split(",") if args.only else list(onnx_models) + list(torch_models.MODELS)
+    for name in names:
+        if name in onnx_models:
+            onnx_models[name](args.out)
+        elif name in torch_models.MODELS:
+            torch_models.export(name, args.out)
+        else:
+            sys.exit("unknown model %s; known: %s" % (name, ", ".join(list(onnx_models) + list(torch_models.MODELS))))
+    print("wrote", args.out)
+
+
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "out")
-    matmul_2048(out)
-    bert_base_layer(out)
-    bert_embedding(out, 1)
-    bert_embedding(out, 8)
-    print("wrote", out)
+    main()

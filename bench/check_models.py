@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Issue 15's acceptance run, through the user's tools: for each model folder (model.onnx plus
+test_data_set_0/ with a float32 reference), compile with neuron-halide-cc -O2 under each auto-cast
+setting, run the NEFF with neuron-halide-run, and report the relative L2 error of every output
+against the reference, the compile's wall time and peak memory, the simulated latency, and the
+peak memory of a timing-only run. A refusal is reported with its error code. A benchmark, not a
+test: nothing here is asserted; the table is the report.
+
+usage: /usr/bin/python3 bench/check_models.py [--build build] [--cast none,bf16] [--timeout S] DIR...
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+CASTS = {"none": ["--auto-cast", "none"],
+         "bf16": ["--auto-cast", "matmult", "--auto-cast-type", "bf16"]}
+BOUND = {"none": 1e-4, "bf16": 2e-2}
+
+
+def timed(cmd, timeout):
+    """Runs cmd under /usr/bin/time -v; returns (exit code, wall s, peak RSS GB, stderr text)."""
+    t0 = time.time()
+    try:
+        p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, time.time() - t0, 0.0, "timeout after %d s" % timeout
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    return p.returncode, time.time() - t0, (int(rss.group(1)) / 1e6 if rss else 0.0), p.stderr
+
+
+def first_error(text):
+    m = re.search(r"(NHC_E[A-Z]+\d+)[^\n]*", text)
+    return m.group(0)[:160] if m else text.strip().splitlines()[-1][:160] if text.strip() else "?"
+
+
+def rel_l2(got, want):
+    got, want = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
+
+
+def check(folder, cast, tools, timeout, work):
+    name = os.path.basename(folder.rstrip("/"))
+    row = {"model": name, "cast": cast}
+    neff = os.path.join(work, "%s_%s.neff" % (name, cast))
+    code, secs, gb, err = timed([tools["cc"], "compile", os.path.join(folder, "model.onnx"), "-O2",
+                                 "--output", neff] + CASTS[cast], timeout)
+    row.update(compile_s=round(secs, 1), compile_gb=round(gb, 2))
+    if code != 0:
+        row["error"] = first_error(err)
+        return row
+    data = os.path.join(folder, "test_data_set_0")
+    model = onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False)
+    inputs = ["--input=%s=%s" % (i.name, os.path.join(data, "input_%d.pb" % k))
+              for k, i in enumerate(model.graph.input)]
+    out_dir = os.path.join(work, "%s_%s_out" % (name, cast))
+    summary = os.path.join(work, "%s_%s.json" % (name, cast))
+    code, secs, gb, err = timed([tools["run"], neff, "--output-dir", out_dir, "--summary-json", summary]
+                                + inputs, timeout)
+    row.update(run_s=round(secs, 1), run_gb=round(gb, 2))
+    if code != 0:
+        row["error"] = first_error(err)
+        return row
+    with open(summary) as f:
+        row["latency_us"] = round(json.load(f)["total_time_us"], 1)
+    errors = []
+    for k, o in enumerate(model.graph.output):
+        want = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_%d.pb" % k)))
+        errors.append(rel_l2(np.load(os.path.join(out_dir, o.name + ".npy")), want))
+    row["rel_l2"] = max(errors)
+    row["ok"] = row["rel_l2"] <= BOUND[cast]
+    code, secs, gb, err = timed([tools["run"], neff, "--timing-only"], timeout)
+    row["timing_only_gb"] = round(gb, 2) if code == 0 else None
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("folders", nargs="+")
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--cast", default="none,bf16")
+    parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--json", help="also write the rows here")
+    args = parser.parse_args()
+    tools = {"cc": os.path.join(args.build, "tools", "neuron-halide-cc"),
+             "run": os.path.join(args.build, "tools", "neuron-halide-run")}
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for folder in args.folders:
+            for cast in args.cast.split(","):
+                row = check(folder, cast, tools, args.timeout, work)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
