@@ -124,10 +124,12 @@ def main():
     onnx_models = {"matmul_2048": matmul_2048, "bert_base_layer": bert_base_layer,
                    "bert_embedding_b1": lambda out: bert_embedding(out, 1),
                    "bert_embedding_b8": lambda out: bert_embedding(out, 8)}
-    sys.path.insert(0, here)
-    import torch_models  # needs python3-torch and python3-torchvision
-    names = args.only.split(",") if args.only else list(onnx_models) + list(torch_models.MODELS)
-    for name in names:
+    names = args.only.split(",") if args.only else None
+    torch_models = None
+    if names is None or any(n not in onnx_models for n in names):
+        sys.path.insert(0, here)
+        import torch_models  # needs python3-torch and python3-torchvision
+    for name in names or list(onnx_models) + list(torch_models.MODELS):
         if name in onnx_models:
             onnx_models[name](args.out)
         elif name in torch_models.MODELS:

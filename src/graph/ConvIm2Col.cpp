@@ -54,13 +54,25 @@ ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w) {
     return g;
 }
 
+int64_t window_extent(int64_t out, int64_t kernel, int64_t stride, int64_t dilation) {
+    return (out - 1) * stride + (kernel - 1) * dilation + 1;
+}
+
 int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
                            const std::vector<int64_t> &out) {
     int64_t bytes = dtype_size(DType::Float32);
     for (size_t i = 0; i < out.size(); i++)
         bytes *= std::max(x[i + 2] + geo.pad_begin[i],
-                          (out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dilation[i] + 1);
+                          window_extent(out[i], geo.kernel[i], geo.stride[i], geo.dilation[i]));
     return bytes;
+}
+
+int64_t row_band_bytes(const Shape &x, const ConvGeometry &geo, const std::vector<int64_t> &out) {
+    Shape band = x;
+    std::vector<int64_t> one_row = out;
+    if (out.size() == 2) // the band's height is the window's, not the image's
+        band[2] = one_row[0] = 1;
+    return padded_image_bytes(band, geo, one_row);
 }
 
 int64_t channel_chunk(int64_t channels, int64_t partitions) {
@@ -143,11 +155,7 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
         return false;
     // The schedule stages the image in bands of output rows when it does not fit whole
     // (schedules/ConvSchedule): the rows one output row reads must fit.
-    Shape band = x.shape;
-    std::vector<int64_t> one_row = geo.out;
-    if (sp == 2)
-        band[2] = one_row[0] = 1;
-    if (!chunked_image_fits(x.shape[1], padded_image_bytes(band, geo, one_row), lim))
+    if (!chunked_image_fits(x.shape[1], row_band_bytes(x.shape, geo, geo.out), lim))
         return false;
     GraphRewriter b(g, n, "__conv_taps", out);
     std::vector<int64_t> kernel = as_2d(geo.kernel, 1);

@@ -41,10 +41,15 @@ struct ConvGeometry {
 /** The geometry of Conv `node`; NHC_EALG001 naming the node for forms not supported yet. */
 ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w);
 
+/** Along one axis, the extent of the padded input that `out` outputs of a window read. */
+int64_t window_extent(int64_t out, int64_t kernel, int64_t stride, int64_t dilation);
 /** The bytes per partition (one channel, fp32) of x's image padded so that every kernel tap of
  *  the `out` positions lands inside it: what ConvTaps and PoolTaps stage. */
 int64_t padded_image_bytes(const Shape &x, const ConvGeometry &geo,
                            const std::vector<int64_t> &out);
+/** padded_image_bytes of the rows that one row of the `out` positions reads (for 1-D, the whole
+ *  row): the smallest band of output rows ConvTaps and PoolTaps stage (schedules/ConvSchedule). */
+int64_t row_band_bytes(const Shape &x, const ConvGeometry &geo, const std::vector<int64_t> &out);
 /** A 1-D form's per-axis values as 2-D ones (`fill` for the added first axis). */
 std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill);
 

@@ -40,11 +40,7 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
     std::vector<int64_t> out_spatial(y.begin() + 2, y.end());
     // The schedule stages the padded image in bands of output rows (schedules/ConvSchedule):
     // the rows one output row's windows read must fit.
-    std::vector<int64_t> one_row = out_spatial;
-    Shape band = x.shape;
-    if (sp == 2) // the band's height is the window's, not the image's
-        band[2] = one_row[0] = 1;
-    int64_t row_band = padded_image_bytes(band, geo, one_row);
+    int64_t row_band = row_band_bytes(x.shape, geo, out_spatial);
     if (row_band > lim.image_bytes)
         refuse("the padded rows one output row reads, " + std::to_string(row_band) +
                " bytes per channel, do not fit the on-chip budget of " +
@@ -90,11 +86,7 @@ bool lower_depthwise_conv(Graph &g, const Node &n, const ConvGeometry &geo, cons
     int64_t channels = x.shape[1];
     if (sp > 2 || n.attr_int("group", 1) != channels || w.shape[0] != channels)
         return false;
-    std::vector<int64_t> one_row = geo.out;
-    Shape band = x.shape;
-    if (sp == 2)
-        band[2] = one_row[0] = 1;
-    if (padded_image_bytes(band, geo, one_row) > lim.image_bytes)
+    if (row_band_bytes(x.shape, geo, geo.out) > lim.image_bytes)
         return false;
     GraphRewriter b(g, n, "__depthwise_taps", out);
     std::vector<int64_t> kernel = as_2d(geo.kernel, 1);

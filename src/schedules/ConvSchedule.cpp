@@ -35,7 +35,7 @@ void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
         return;
     for (int axis : axes) {
         size_t a = static_cast<size_t>(1 - axis); // attributes are (h, w)
-        int64_t read = (out[a] - 1) * stride[a] + (kernel[a] - 1) * dil[a] + 1;
+        int64_t read = window_extent(out[a], kernel[a], stride[a], dil[a]);
         x_pad.bound(var(axis), 0, static_cast<int>(std::max(image[a] + pad[a], read)));
     }
 }
@@ -57,16 +57,16 @@ void schedule_conv(Group &g, const Limits &L) {
     int ho_tile =
         wo_tile < s[3] ? 1 : divisor_at_most(s[2], static_cast<int>(L.moving_free / s[3]));
     // The padded image the output rows of a band read, all channel chunks: staged whole when it
-    // fits the budget of a staged image (ConvLimits::image_bytes), else per band of output rows
+    // fits the budget of a staged image (staged_image_budget), else per band of output rows
     // (a multiple of the tile's rows dividing Ho), the halo rows read by two bands.
     std::vector<int64_t> stride = g.node->attr_ints("strides"),
                          dil = g.node->attr_ints("dilations");
-    int64_t row_bytes = ((s[3] - 1) * stride[1] + (extent(2) - 1) * dil[1] + 1) *
+    int64_t row_bytes = window_extent(s[3], extent(2), stride[1], dil[1]) *
                         x_pad.output_types()[0].bytes() * (channels / chunk);
     auto image_bytes = [&](int64_t out_rows) {
-        return ((out_rows - 1) * stride[0] + (extent(1) - 1) * dil[0] + 1) * row_bytes;
+        return window_extent(out_rows, extent(1), stride[0], dil[0]) * row_bytes;
     };
-    int64_t band = s[2], image_budget = L.layout_budget / 2;
+    int64_t band = s[2], image_budget = staged_image_budget(L);
     bool spread = g.node->has_attr("input_strides"); // a strided copy: staged whole
     if (!spread && image_bytes(band) > image_budget) {
         if (image_bytes(ho_tile) > image_budget)
@@ -84,15 +84,15 @@ void schedule_conv(Group &g, const Limits &L) {
         .split(var(0), owo, owi, wo_tile)
         .reorder(owi, ohi, coi, owo, oho, coo, ohb, var(3));
     TileLoop tile{false, Halide::LoopLevel(f, owo)};
-    // The input channels on partitions in chunks of up to 128 (ConvIm2Col's channel_chunk, the
-    // test the graph lowering passed): the image and the weights staged chunk by chunk, one DMA
-    // each, and one matmul per chunk and tap accumulating in PSUM.
     x_pad.compute_at(f, band < s[2] ? ohb : var(3)).store_in(SBUF);
     cover_image(g, x_pad, {extent(1), extent(2)},
                 band < s[2] ? std::vector<int>{0} : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
     w_t.compute_root().store_in(SBUF);
     g.partition_dim[w_t.name()] = 3; // (co, kw, kh, ci): the input channels
+    // The input channels on partitions in chunks of up to 128 (ConvIm2Col's channel_chunk, the
+    // test the graph lowering passed): the image and the weights staged chunk by chunk, one DMA
+    // each, and one matmul per chunk and tap accumulating in PSUM.
     if (chunk < channels) {
         Var cko("cko"), cki("cki");
         x_pad.split(var(2), cko, cki, chunk).unroll(cko);
@@ -127,7 +127,7 @@ namespace nhc::sched::detail {
 
 // graph/PoolTaps's PoolTaps: output tiles of up to 128 channels (on partitions) x whole output
 // rows within the on-chip budget; the padded image staged once per channel tile when it fits the
-// budget of a staged image (graph/ConvIm2Col's ConvLimits), else per band of output rows, each
+// budget of a staged image (staged_image_budget), else per band of output rows, each
 // band staging the rows its windows read (the halo rows read twice); per tile, one vector
 // instruction per kernel tap (a max or an add of a shifted, strided window of the image into
 // the accumulator).
@@ -143,11 +143,11 @@ void schedule_pool(Group &g, const Limits &L) {
                          stride = g.node->attr_ints("strides"),
                          dil = g.node->attr_ints("dilations");
     int64_t pad_row_bytes =
-        ((s[3] - 1) * stride[1] + (kernel[1] - 1) * dil[1] + 1) * x_pad.output_types()[0].bytes();
+        window_extent(s[3], kernel[1], stride[1], dil[1]) * x_pad.output_types()[0].bytes();
     auto image_bytes = [&](int64_t out_rows) {
-        return ((out_rows - 1) * stride[0] + (kernel[0] - 1) * dil[0] + 1) * pad_row_bytes;
+        return window_extent(out_rows, kernel[0], stride[0], dil[0]) * pad_row_bytes;
     };
-    int64_t image_budget = L.layout_budget / 2; // ConvLimits::image_bytes (conv_limits)
+    int64_t image_budget = staged_image_budget(L);
     bool banded = image_bytes(s[2]) > image_budget;
     while (banded && rows > 1 && image_bytes(rows) > image_budget)
         rows--;

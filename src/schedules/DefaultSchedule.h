@@ -35,8 +35,8 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target);
  *  2-D matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows
  *  fit the SBUF budget of such an epilogue. */
 bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::TargetInfo &target);
-/** When graph/ConvIm2Col may use ConvTaps: the channels that fit the partitions, and the SBUF
- *  bytes per partition the conv schedule gives one padded image. */
+/** When graph/ConvIm2Col may use ConvTaps: the partitions (a channel chunk's limit), and the SBUF
+ *  bytes per partition the window schedules give a staged padded image (staged_image_budget). */
 ConvLimits conv_limits(const target::TargetInfo &target);
 
 } // namespace nhc::sched

@@ -20,6 +20,10 @@ Limits limits_of(const target::TargetInfo &t) {
             t.dma.small_row_bytes};
 }
 
+int64_t staged_image_budget(const Limits &L) {
+    return L.layout_budget / 2;
+}
+
 Var var(int i) {
     return Var("v" + std::to_string(i));
 }

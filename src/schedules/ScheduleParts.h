@@ -26,6 +26,9 @@ struct Limits {
     int64_t short_dma_row;    ///< DMA rows up to this many bytes move at the lowest rate
 };
 Limits limits_of(const target::TargetInfo &t);
+/** SBUF bytes per partition the padded image a window node (ConvTaps, PoolTaps) stages may take,
+ *  whole or per band of output rows (also the graph lowering's ConvLimits::image_bytes). */
+int64_t staged_image_budget(const Limits &L);
 
 /** The Var of Halide dim i of a stage (v0 innermost). */
 Halide::Var var(int i);

@@ -77,6 +77,15 @@ inline std::string example_model() {
     return std::string(NHC_SOURCE_DIR) + "/examples/mlp/model.onnx";
 }
 
+/** The .npy tensor neuron-halide-run wrote at `path` (relative to `dir`). */
+inline nhc::NpyTensor read_npy(const TempDir &dir, const std::string &path) {
+    std::ifstream f(dir.file(path), std::ios::binary);
+    REQUIRE_MESSAGE(f.good(), "no output " << path);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
+    return nhc::parse_npy(bytes, path);
+}
+
 /** Runs `neff` (of the example model, in `dir`) with neuron-halide-run ($NHC_RUN) race-checked
  *  on the example's input; returns the relative L2 error of its output against the reference. */
 inline double example_rel_l2(const TempDir &dir, const std::string &neff) {
@@ -86,11 +95,7 @@ inline double example_rel_l2(const TempDir &dir, const std::string &neff) {
     INFO(r.out);
     CHECK(r.status == 0);
     CHECK(r.has("latency"));
-    std::ifstream f(dir.file("out/new/logits.npy"), std::ios::binary);
-    REQUIRE(f.good());
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                               std::istreambuf_iterator<char>());
-    nhc::NpyTensor got = nhc::parse_npy(bytes, "logits.npy");
+    nhc::NpyTensor got = read_npy(dir, "out/new/logits.npy");
     onnx::TensorProto want;
     std::ifstream w(std::string(NHC_SOURCE_DIR) + "/examples/mlp/test_data_set_0/output_0.pb",
                     std::ios::binary);

@@ -265,11 +265,7 @@ g (float[1, 1, 2, 2] x, float[4] s) => (float[1, 1, 4, 4] y) {
         run_neff("file.neff --check-races --input x=x.npy --output-dir out", dir.path.string());
     INFO(ran.out);
     REQUIRE(ran.status == 0);
-    std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
-    REQUIRE(f.good());
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                               std::istreambuf_iterator<char>());
-    nhc::NpyTensor y = nhc::parse_npy(bytes, "y.npy");
+    nhc::NpyTensor y = read_npy(dir, "out/y.npy");
     REQUIRE(y.data.size() == 16 * 4);
     const float *yv = reinterpret_cast<const float *>(y.data.data());
     for (int h = 0; h < 4; h++)

@@ -78,11 +78,7 @@ TEST_CASE("an embedding lookup gathers only the rows it uses, exactly") {
     Run ran = run_gather(dir);
     INFO(ran.out);
     REQUIRE(ran.status == 0);
-    std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
-    REQUIRE(f.good());
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                               std::istreambuf_iterator<char>());
-    nhc::NpyTensor y = nhc::parse_npy(bytes, "y.npy");
+    nhc::NpyTensor y = read_npy(dir, "out/y.npy");
     REQUIRE(y.data.size() == ids.size() * kWidth * 4);
     const float *yv = reinterpret_cast<const float *>(y.data.data());
     int bad = 0;
@@ -126,10 +122,7 @@ TEST_CASE("a one-token lookup gathers one row; a schedule that gathers into HBM 
     REQUIRE(compiled.status == 0); // no partition loop left: used to crash the code generator
     write_ids(dir, {-7}, {1, 1});
     REQUIRE(run_gather(dir).status == 0);
-    std::ifstream f(dir.file("out/y.npy"), std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                               std::istreambuf_iterator<char>());
-    nhc::NpyTensor y = nhc::parse_npy(bytes, "y.npy");
+    nhc::NpyTensor y = read_npy(dir, "out/y.npy");
     REQUIRE(y.data.size() == kWidth * 4);
     const float *yv = reinterpret_cast<const float *>(y.data.data());
     for (int c = 0; c < kWidth; c++)
