@@ -135,7 +135,13 @@ def gpt2_small(seq):
 def torchvision_model(ctor, seed):
     def build():
         import torchvision.models as tvm
-        return getattr(tvm, ctor)(weights=None), image(seed), ["input"], ["output"]
+        model = getattr(tvm, ctor)(weights=None)
+        # torchvision starts ViT's classification head at zero: every output would be 0 and any
+        # compiled model would match it. Such layers get the usual small random weights.
+        for layer in model.modules():
+            if isinstance(layer, torch.nn.Linear) and not layer.weight.any():
+                torch.nn.init.normal_(layer.weight, std=0.02)
+        return model, image(seed), ["input"], ["output"]
     return build
 
 

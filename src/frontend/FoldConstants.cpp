@@ -43,6 +43,7 @@ public:
         }
         g_.mutable_node()->Swap(&kept);
         add_initializers(new_constants);
+        drop_stale_value_info();
         drop_unused_initializers();
         return folded;
     }
@@ -116,6 +117,18 @@ private:
         initializers_.clear();
         for (const auto &t : g_.initializer())
             initializers_[t.name()] = &t;
+    }
+
+    // Inference recorded a type for each folded output while its producer was a node, possibly
+    // with a symbolic dimension (an Expand whose shape operand was not yet constant). ONNX
+    // inference keeps such a recorded type over what it would infer from the new initializer,
+    // so the stale entry must go, or the symbol spreads to every consumer (ViT's class token).
+    void drop_stale_value_info() {
+        google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+        for (auto &vi : *g_.mutable_value_info())
+            if (!folded_.count(vi.name()))
+                kept.Add()->Swap(&vi);
+        g_.mutable_value_info()->Swap(&kept);
     }
 
     void drop_unused_initializers() {

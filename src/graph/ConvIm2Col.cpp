@@ -90,6 +90,13 @@ bool chunked_image_fits(int64_t channels, int64_t image_bytes, const ConvLimits 
            channels / chunk * image_bytes <= limits.image_bytes;
 }
 
+bool tap_weights_fit(int64_t channels, int64_t taps, int64_t out_channels,
+                     const ConvLimits &limits) {
+    int64_t chunks = channels / channel_chunk(channels, limits.channels);
+    int64_t tile = std::min(out_channels, limits.channels);
+    return chunks * taps * tile * dtype_size(DType::Float32) <= limits.weight_bytes;
+}
+
 std::vector<int64_t> as_2d(std::vector<int64_t> v, int64_t fill) {
     if (v.size() == 1)
         v.insert(v.begin(), fill);
@@ -155,7 +162,8 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
         return false;
     // The schedule stages the image in bands of output rows when it does not fit whole
     // (schedules/ConvSchedule): the rows one output row reads must fit.
-    if (!chunked_image_fits(x.shape[1], row_band_bytes(x.shape, geo, geo.out), lim))
+    if (!chunked_image_fits(x.shape[1], row_band_bytes(x.shape, geo, geo.out), lim) ||
+        !tap_weights_fit(x.shape[1], shape_numel(geo.kernel), g.value(n.inputs[1]).shape[0], lim))
         return false;
     GraphRewriter b(g, n, "__conv_taps", out);
     std::vector<int64_t> kernel = as_2d(geo.kernel, 1);

@@ -60,10 +60,11 @@ void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char
                      const std::vector<std::string> &operands,
                      const std::map<std::string, AttrValue> &attrs);
 
-/** What decides between the two forms: input channels on partitions, and the padded image of
- *  one channel per partition (bytes), from the target. */
+/** What decides between the two forms, from the target: input channels on partitions, the
+ *  padded image of one channel per partition (bytes), and the weights of one tile of output
+ *  channels per partition (bytes). */
 struct ConvLimits {
-    int64_t channels = 0, image_bytes = 0;
+    int64_t channels = 0, image_bytes = 0, weight_bytes = 0;
 };
 
 /** The input channels ConvTaps contracts per matmul (its schedule splits the channels on
@@ -75,6 +76,13 @@ int64_t channel_chunk(int64_t channels, int64_t partitions);
  *  in chunks of channel_chunk that use at least half the partitions (or all the channels), all
  *  chunks within the budget of one partition. */
 bool chunked_image_fits(int64_t channels, int64_t image_bytes, const ConvLimits &limits);
+
+/** Whether the weights ConvTaps stages for one tile of output channels (up to a partition count)
+ *  fit their budget: `channels` / channel_chunk rows of `taps` x the tile's fp32 weights per
+ *  partition. A patchify convolution (ViT's 16 x 16 taps over 3 channels) does not: im2col
+ *  contracts its channels and taps together in K instead of 256 matmuls of K = 3. */
+bool tap_weights_fit(int64_t channels, int64_t taps, int64_t out_channels,
+                     const ConvLimits &limits);
 
 /** Rewrites every Conv; returns how many. */
 int lower_convs_to_matmuls(Graph &g, const ConvLimits &limits);

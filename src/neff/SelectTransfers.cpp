@@ -218,6 +218,8 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     // HBM -> HBM: the rows are the longest loop that fits the partition limit, since a transfer
     // is spread over one DMA engine per 8 rows (target DmaParams::partitions_per_engine).
     if (chip.space == MemSpace::HBM && !it.loops.empty()) {
+        if (split_hbm_copy(n, src_name, src_index))
+            return;
         it.p = 0;
         for (int j = 0; j < static_cast<int>(it.loops.size()); j++)
             if (it.loops[j].extent <= opt_.target->partitions &&
@@ -256,6 +258,42 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     ins.queue = (store ? opt_.dma_queues : 0) + next;
     next = (next + 1) % opt_.dma_queues;
     emit(store ? Engine::POOL : Engine::SP, ins);
+}
+
+bool Selector::split_hbm_copy(const Nest &n, const std::string &src_name,
+                              const Halide::Expr &src_index) {
+    int64_t rows = opt_.target->partitions;
+    for (const Loop &l : n.loops)
+        if (l.extent <= rows)
+            return false;
+    if (n.loops.size() == 1) {
+        // One long run: rows x columns, the most rows within the limit that divide it (a
+        // prime length stays one row), instead of one row per element.
+        const Loop &l = n.loops[0];
+        int64_t r = rows;
+        while (l.extent % r != 0)
+            r--;
+        Nest split = n;
+        std::string outer = l.name + ".row", inner = l.name + ".col";
+        Halide::Expr at = Variable::make(Halide::Int(32), outer) * static_cast<int>(l.extent / r) +
+                          Variable::make(Halide::Int(32), inner) + static_cast<int>(l.min);
+        split.loops = {{outer, 0, r}, {inner, 0, l.extent / r}};
+        split.index = simplify(substitute(l.name, at, n.index));
+        split.value = simplify(substitute(l.name, at, n.value));
+        select_dma(split, src_name, simplify(substitute(l.name, at, src_index)));
+        return true;
+    }
+    // The outermost loop as the rows, in balanced chunks within the limit (rather than one DMA
+    // per row, and per element of a row longer than the limit).
+    const Loop &l = n.loops.front();
+    int64_t chunks = (l.extent + rows - 1) / rows, size = (l.extent + chunks - 1) / chunks;
+    for (int64_t start = 0; start < l.extent; start += size) {
+        Nest chunk = n;
+        chunk.loops.front().min = l.min + start;
+        chunk.loops.front().extent = std::min(size, l.extent - start);
+        select_dma(chunk, src_name, src_index);
+    }
+    return true;
 }
 
 /** The nest with its outermost loop fixed at `value`. */

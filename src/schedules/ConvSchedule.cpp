@@ -88,7 +88,14 @@ void schedule_conv(Group &g, const Limits &L) {
     cover_image(g, x_pad, {extent(1), extent(2)},
                 band < s[2] ? std::vector<int>{0} : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
-    w_t.compute_root().store_in(SBUF);
+    // The weights whole when they fit the budget of a resident operand, else per tile of output
+    // channels (the graph lowering checked that one tile's fit: conv_limits), reloaded per band.
+    int64_t weight_bytes =
+        (channels / chunk) * extent(1) * extent(2) * s[1] * w_t.output_types()[0].bytes();
+    if (weight_bytes <= L.resident_budget)
+        w_t.compute_root().store_in(SBUF);
+    else
+        w_t.compute_at(f, coo).store_in(SBUF);
     g.partition_dim[w_t.name()] = 3; // (co, kw, kh, ci): the input channels
     // The input channels on partitions in chunks of up to 128 (ConvIm2Col's channel_chunk, the
     // test the graph lowering passed): the image and the weights staged chunk by chunk, one DMA

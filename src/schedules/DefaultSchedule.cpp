@@ -86,7 +86,7 @@ bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::Tar
 
 ConvLimits conv_limits(const target::TargetInfo &target) {
     Limits L = limits_of(target);
-    return {L.partitions, staged_image_budget(L)};
+    return {L.partitions, staged_image_budget(L), L.resident_budget};
 }
 
 Family schedule_family(const std::string &op_type) {

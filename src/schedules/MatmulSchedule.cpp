@@ -16,6 +16,12 @@ namespace {
 
 int64_t contraction_extent(const Func &acc);
 
+/** Whether chunks of `k_chunk` (a divisor of k) fill at least half the partitions a chunk could:
+ *  a prime K (197 positions of ViT attention) has only chunks of 1, one matmul per element. */
+bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L) {
+    return 2 * k_chunk >= std::min<int64_t>(k, L.partitions);
+}
+
 /** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
  *  outer, K over one chunk, B whole and A's row tile within the SBUF budgets. */
 bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L) {
@@ -27,7 +33,8 @@ bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L) {
     int64_t k = *Halide::Internal::as_const_int(rv.extent);
     int64_t op_bytes = rhs.output_types()[0].bytes();
     int64_t tm = balanced_tile(s[0], L.partitions);
-    return k > k_chunk && (k / k_chunk) * s[1] * op_bytes <= L.resident_budget &&
+    return k > k_chunk && full_k_chunks(k, k_chunk, L) &&
+           (k / k_chunk) * s[1] * op_bytes <= L.resident_budget &&
            2 * k * op_bytes + (k / k_chunk) * tm * op_bytes <= L.resident_budget / 2;
 }
 
@@ -101,7 +108,7 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L) {
     int64_t k = contraction_extent(g.stage("acc")), op_bytes = rhs.output_types()[0].bytes();
     int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], L.moving_free);
     int kc = static_cast<int>(k_chunk);
-    if (k <= k_chunk || k % k_chunk || s[0] % tm || s[1] % tn ||
+    if (k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L) || s[0] % tm || s[1] % tn ||
         (k / k_chunk) * s[0] * op_bytes > L.resident_budget ||
         2 * (k / k_chunk) * tn * op_bytes > L.layout_budget)
         return false;
@@ -191,9 +198,15 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
         acc.compute_root();
     else
         acc.compute_at(tile.level);
-    // The reduction: K in chunks that divide it (a tail would break the instruction nest).
+    // The reduction: K in chunks that divide it, or, when its divisors are small (a prime K),
+    // in balanced chunks whose last one Halide guards and shrinks (the nest of that chunk
+    // has a shorter constant K).
     Halide::RVar rk(acc.function().update(0).schedule().rvars()[0].var), ko("ko"), ki("ki");
-    acc.update().split(rk, ko, ki, divisor_at_most(contraction_extent(acc), L.partitions));
+    int64_t k = contraction_extent(acc);
+    int k_chunk = divisor_at_most(k, L.partitions);
+    if (!full_k_chunks(k, k_chunk, L))
+        k_chunk = balanced_tile(k, L.partitions);
+    acc.update().split(rk, ko, ki, k_chunk);
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
@@ -206,9 +219,22 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
     const char *nat[] = {"a_nat", "b_nat"}, *tp[] = {"a_tp", "b_tp"};
     for (int i = 0; i < 2; i++)
         if (k_innermost(node, i)) {
+            Func transposed = g.stage(tp[i], node_index);
             loaded[i] = g.stage(nat[i], node_index);
+            transposed.compute_at(acc, ko).store_in(PSUM);
             loaded[i].compute_at(acc, ko).store_in(SBUF);
-            g.stage(tp[i], node_index).compute_at(acc, ko).store_in(PSUM);
+            // B's natural rows are the tile's columns, up to a PSUM bank: wider than the
+            // partitions (attention over 197 positions), they are loaded and transposed in
+            // balanced chunks of rows (the last shifted inwards).
+            auto out = g.values.find(node.outputs[0]);
+            int64_t columns =
+                out == g.values.end() ? 0 : balanced_tile(out->second.shape.back(), L.moving_free);
+            if (i == 1 && columns > L.partitions) {
+                Var no("no"), ni("ni");
+                transposed.split(var(0), no, ni, balanced_tile(columns, L.partitions))
+                    .reorder(ni, var(1), no);
+                loaded[i].compute_at(transposed, no);
+            }
         }
     return loaded;
 }

@@ -352,6 +352,49 @@ g (float[6, 10, 8] x) => (float[3, 4, 8] y, float[6, 4, 4] z)
     CHECK(want.at("z").get_f64(0) == 9 * 8 + 7); // z[0, 0, 0] = x[0, 9, 7]
 }
 
+TEST_CASE("attention over 197 positions (ViT): K^T's 197 rows are loaded and transposed in "
+          "chunks within the partitions, P·V contracts them in two chunks; matches") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 197, 64] q, float[2, 197, 64] k, float[2, 197, 64] v) => (float[2, 197, 64] o) {
+  kt = Transpose <perm = [0, 2, 1]> (k)
+  s = MatMul(q, kt)
+  p = Softmax <axis = -1> (s)
+  o = MatMul(p, v)
+}
+)");
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 21), {"o"}, 1e-4, 1e-5) <= 1e-5);
+    neff::Program p = test::compile_graph(g);
+    int transposes = 0;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        if (i.op == neff::Opcode::Transpose && i.src.num_partitions > 64) {
+            transposes++;
+            CHECK(i.src.num_partitions <= 128);
+        }
+    CHECK(transposes > 0);
+    // P·V contracts the 197 positions (prime) in chunks of 99 and 98, not 197 chunks of one.
+    int matmuls = 0;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        matmuls += i.op == neff::Opcode::Matmul;
+    CHECK(matmuls <= 2 * (2 + 2 * 2)); // heads x (scores' row tiles + row tiles x K chunks)
+}
+
+TEST_CASE("a copy from HBM to HBM whose loops all exceed the partitions moves rows in chunks, "
+          "not one element per DMA") {
+    // torch's in_proj split: q = qkv[:, :, 0:768] of [197, 1, 2304]; 197 rows of 768.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[197, 1, 2304] x) => (float[197, 1, 768] y)
+    <int64[1] s = {768}, int64[1] e = {1536}, int64[1] a = {2}> {
+  y = Slice(x, s, e, a)
+}
+)");
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 22), {"y"}, 0, 0) == 0);
+    neff::Program p = test::compile_graph(g);
+    CHECK(test::dmas_reading(p, "x") == 2); // rows 0-98 and 99-196
+    CHECK(test::bytes_read_from(p, "x") == 197 * 768 * 4);
+}
+
 TEST_CASE("a graph output that copies a view, whose viewed value other nodes read, is copied") {
     // log_prob = Identity(view of a computed value) and z reads the same view: the output is a
     // copy of the value, not where the value is written (as in ONNX's expanded

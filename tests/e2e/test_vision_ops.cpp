@@ -194,6 +194,45 @@ g (float[1, 3, 112, 112] x, float[8, 3, 7, 7] w) => (float[1, 8, 56, 56] y) {
     CHECK(read < image * 3 / 2); // not im2col's 49 copies
 }
 
+TEST_CASE("ConvTaps whose weights exceed the resident budget stages them per tile of output "
+          "channels; a patchify convolution (16 x 16 taps, 3 channels) is im2col") {
+    // 128 channels x 49 taps x 1024 output channels x 4 bytes: 200 KB per partition, more than
+    // SBUF holds; one tile of 128 output channels is 25 KB.
+    Graph heavy = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 128, 4, 4] x, float[1024, 128, 7, 7] w) => (float[1, 1024, 4, 4] y) {
+  y = Conv <pads = [3, 3, 3, 3]> (x, w)
+}
+)");
+    CHECK(test::worst_rel_l2(heavy, test::random_inputs(heavy, 13), {"y"}, 1e-4, 1e-5) <= 1e-6);
+    neff::Program p = test::compile_graph(heavy);
+    int tap_matmuls = 0;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        tap_matmuls += i.op == neff::Opcode::Matmul && i.src.num_partitions == 128;
+    CHECK(tap_matmuls == 49 * 8); // taps x output tiles: still ConvTaps
+    CHECK(test::bytes_read_from(p, "x") == 128 * 16 * 4);
+
+    // ViT's patch embedding: ConvTaps would stage 256 taps x 128 output channels per partition
+    // (131 KB) and contract 3 channels per matmul; im2col contracts 768 = 3 x 256 at once.
+    Graph patchify = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 32, 32] x, float[192, 3, 16, 16] w) => (float[1, 192, 2, 2] y) {
+  y = Conv <strides = [16, 16]> (x, w)
+}
+)");
+    CHECK(test::worst_rel_l2(patchify, test::random_inputs(patchify, 14), {"y"}, 1e-4, 1e-5) <=
+          1e-6);
+    Graph lowered = patchify;
+    apply_graph_passes(lowered, {});
+    int im2col = 0, taps = 0;
+    for (const Node &n : lowered.nodes) {
+        im2col += n.op_type == "Im2Col";
+        taps += n.op_type == "ConvTaps";
+    }
+    CHECK(im2col == 1);
+    CHECK(taps == 0);
+}
+
 TEST_CASE("PoolTaps past the budget: ResNet's 112 x 112 max pool in bands of output rows with "
           "their halo, over 128 channels; matches exactly") {
     Graph g = load_text(R"(

@@ -69,6 +69,32 @@ TEST_CASE("--input-shape makes shape chains static, folds them, and binds the sy
     g.verify();
 }
 
+TEST_CASE("a value folded after inference recorded it symbolic is re-inferred static") {
+    // ViT's class token as torch exports it: Expand's shape comes from Where(Equal(...)) over
+    // constants, so the first inference round records Expand's output with a symbolic dimension;
+    // once folded, the Concat that reads it must see the constant's static shape.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 8] x) => (float[1, 5, 8] y) <float[1, 1, 8] token = {0, 1, 2, 3, 4, 5, 6, 7}> {
+  dims = Constant <value = int64[1] {3}> ()
+  ones = ConstantOfShape <value = int64[1] {1}> (dims)
+  minus = Constant <value = int64[1] {-1}> ()
+  neg = Mul(ones, minus)
+  want = Constant <value = int64[3] {1, -1, -1}> ()
+  same = Equal(want, neg)
+  shape = Where(same, ones, want)
+  cls = Expand(token, shape)
+  joined = Concat <axis = 1> (cls, x)
+  y = Relu(joined)
+}
+)");
+    CHECK(g.value("joined").shape == Shape{1, 5, 8});
+    REQUIRE(g.nodes.size() == 2);
+    CHECK(g.nodes[0].op_type == "Concat");
+    CHECK(g.value(g.nodes[0].inputs[0]).is_constant());
+    g.verify();
+}
+
 TEST_CASE("a repeated --input-shape for one input takes the right-most value") {
     Graph g = load_text(kSymbolicReshape, {{"X", {3, 4, 6}}, {"X", {5, 4, 6}}});
     CHECK(g.value("X").shape == Shape{5, 4, 6});
