@@ -349,7 +349,7 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("transposed convolutions: ", transposed, " lowered to per-tap PE matmuls");
     int pools = lower_pools(g, window_limits);
     log_info("pooling: ", pools, " MaxPool/AveragePool nodes lowered to per-tap windows");
-    int norms_spread = lower_group_norms(g, target.partitions);
+    int norms_spread = lower_group_norms(g, target.partitions, sched::norm_row_elems(target));
     log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");
     int resizes = lower_resizes_to_matmuls(g);
     log_info("resize: ", resizes, " Resize nodes lowered to interpolation matmuls");

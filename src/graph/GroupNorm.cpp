@@ -135,8 +135,16 @@ private:
     std::map<std::string, std::vector<int>> readers_;
 };
 
-/** The rows of x: each in one channel, as many as fit the partitions. */
-int64_t chunks_per_channel(int64_t channel_rows, int64_t spatial, int64_t partitions) {
+/** The rows of x: each in one channel, as many as fit the partitions; when the channels alone
+ *  exceed the partitions, as few as keep a row within `max_width` elements. */
+int64_t chunks_per_channel(int64_t channel_rows, int64_t spatial, int64_t partitions,
+                           int64_t max_width) {
+    if (channel_rows > partitions) {
+        int64_t k = 1;
+        while (spatial / k > max_width || spatial % k != 0)
+            k++;
+        return k;
+    }
     int64_t best = 1;
     for (int64_t k = 1; k <= spatial && channel_rows * k <= partitions; k++)
         if (spatial % k == 0)
@@ -144,40 +152,83 @@ int64_t chunks_per_channel(int64_t channel_rows, int64_t spatial, int64_t partit
     return best;
 }
 
-void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, std::vector<Node> &out) {
-    const Node &last = g.nodes[static_cast<size_t>(r.last)];
-    const Shape x = g.value(r.x).shape;
-    int64_t n = x[0], c = x[1], spatial = shape_numel(x) / (n * c);
-    int64_t k = chunks_per_channel(n * c, spatial, partitions);
-    int64_t rows = n * c * k, width = spatial / k, per_group = c / r.groups;
-    double group_elems = static_cast<double>(per_group * spatial);
-    std::vector<double> mix(static_cast<size_t>(rows * rows), 0.0), scale_row, bias_row;
-    auto group_of = [&](int64_t row) { return (row / k) / per_group; }; // n * G + g
-    for (int64_t i = 0; i < rows; i++) {
-        for (int64_t j = 0; j < rows; j++)
-            if (group_of(i) == group_of(j))
-                mix[static_cast<size_t>(i * rows + j)] = 1.0 / group_elems;
-        size_t ch = static_cast<size_t>((i / k) % c), grp = ch / static_cast<size_t>(per_group);
+/** The rewrite's shapes: x as rows of one channel each, in groups of consecutive rows. */
+struct RowLayout {
+    int64_t k = 1, rows = 0, width = 0, groups = 0, rows_per_group = 0;
+    double group_elems = 0;
+};
+
+/** Per row, the InstanceNormalization's scale and bias folded with gamma and beta. */
+void row_affine(const GroupNormMatch &r, const RowLayout &l, int64_t channels,
+                std::vector<double> &scale_row, std::vector<double> &bias_row) {
+    int64_t per_group = channels / r.groups;
+    for (int64_t i = 0; i < l.rows; i++) {
+        size_t ch = static_cast<size_t>((i / l.k) % channels),
+               grp = ch / static_cast<size_t>(per_group);
         scale_row.push_back(r.scale[grp] * r.gamma[ch]);
         bias_row.push_back(r.bias[grp] * r.gamma[ch] + r.beta[ch]);
     }
+}
+
+/** The block-diagonal matrix of 1 / (elements per group) that, multiplied with the row sums,
+ *  gives each row its group's mean. */
+std::string mixing_matrix(GraphRewriter &b, const RowLayout &l) {
+    int64_t rows = l.rows;
+    std::vector<double> m(static_cast<size_t>(rows * rows), 0.0);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < rows; j++)
+            if (i / l.rows_per_group == j / l.rows_per_group)
+                m[static_cast<size_t>(i * rows + j)] = 1.0 / l.group_elems;
+    return b.constant_f32({rows, rows}, m);
+}
+
+/** The per-row mean over each row's group of `sums` [rows, 1] (row sums): by a matmul with
+ *  `mix` (mixing_matrix) when given; otherwise (rows beyond the partitions, where that matrix
+ *  would grow with their square) the sums viewed [groups, rows per group], summed per group and
+ *  broadcast back over the group's rows. */
+std::string group_mean(GraphRewriter &b, const RowLayout &l, const std::string &sums,
+                       const std::string &mix) {
+    if (!mix.empty()) {
+        std::string v = b.value(DType::Float32, {l.rows, 1});
+        b.add("MatMul", {mix, sums}, {v}).keep_precision = true;
+        return v;
+    }
+    Shape grouped = {l.groups, l.rows_per_group}, per_group = {l.groups, 1};
+    std::string total = b.reduce("ReduceSum", b.reshape(sums, grouped), {1}, true, per_group);
+    std::string mean = b.compute("Mul", {total, b.constant_f32({1}, {1.0 / l.group_elems})},
+                                 DType::Float32, per_group);
+    std::string spread = b.value(DType::Float32, grouped);
+    b.add("Expand", {mean, b.constant_i64(grouped)}, {spread});
+    return b.reshape(spread, {l.rows, 1});
+}
+
+void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, int64_t max_width,
+           std::vector<Node> &out) {
+    const Node &last = g.nodes[static_cast<size_t>(r.last)];
+    const Shape x = g.value(r.x).shape;
+    int64_t n = x[0], c = x[1], spatial = shape_numel(x) / (n * c);
+    RowLayout l;
+    l.k = chunks_per_channel(n * c, spatial, partitions, max_width);
+    l.rows = n * c * l.k;
+    l.width = spatial / l.k;
+    l.groups = n * r.groups;
+    l.rows_per_group = l.rows / l.groups;
+    l.group_elems = static_cast<double>(c / r.groups * spatial);
+    std::vector<double> scale_row, bias_row;
+    row_affine(r, l, c, scale_row, bias_row);
     GraphRewriter b(g, last, "__group_norm", out);
+    int64_t rows = l.rows, width = l.width;
     auto op = [&](const char *type, std::vector<std::string> in, const Shape &shape) {
         return b.compute(type, std::move(in), DType::Float32, shape);
     };
     auto row_sums = [&](const char *type, const std::string &v) {
         return b.reduce(type, v, {1}, true, {rows, 1});
     };
-    std::string mix_c = b.constant_f32({rows, rows}, mix);
-    auto group_mean = [&](const std::string &sums) {
-        std::string v = b.value(DType::Float32, {rows, 1});
-        b.add("MatMul", {mix_c, sums}, {v}).keep_precision = true;
-        return v;
-    };
+    std::string mix = rows <= partitions ? mixing_matrix(b, l) : "";
     std::string xr = b.reshape(r.x, {rows, width});
-    std::string mean = group_mean(row_sums("ReduceSum", xr));
+    std::string mean = group_mean(b, l, row_sums("ReduceSum", xr), mix);
     std::string d = op("Sub", {xr, mean}, {rows, width});
-    std::string var = group_mean(row_sums("ReduceSumSquare", d));
+    std::string var = group_mean(b, l, row_sums("ReduceSumSquare", d), mix);
     std::string eps = b.constant_f32({1}, {r.epsilon});
     std::string rstd =
         op("Reciprocal", {op("Sqrt", {op("Add", {var, eps}, {rows, 1})}, {rows, 1})}, {rows, 1});
@@ -190,14 +241,13 @@ void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, std::vector<No
 
 } // namespace
 
-int lower_group_norms(Graph &g, int64_t partitions) {
+int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width) {
     std::vector<GroupNormMatch> matches;
     {
         GroupNormMatcher matcher(g);
         for (const Node &n : g.nodes)
             if (std::optional<GroupNormMatch> m = matcher.match(n))
-                if (g.value(m->x).shape[0] * g.value(m->x).shape[1] <= partitions)
-                    matches.push_back(*m);
+                matches.push_back(*m);
     }
     if (matches.empty())
         return 0;
@@ -210,7 +260,7 @@ int lower_group_norms(Graph &g, int64_t partitions) {
     std::vector<Node> out;
     for (int i = 0; i < static_cast<int>(g.nodes.size()); i++) {
         if (at_last.count(i))
-            lower(g, *at_last[i], partitions, out);
+            lower(g, *at_last[i], partitions, max_width, out);
         else if (!removed.count(i))
             out.push_back(g.nodes[static_cast<size_t>(i)]);
     }

@@ -14,8 +14,12 @@
  *   var  = B . ReduceSumSquare(d)       y = d * (rsqrt(var + eps) * scale_row) + bias_row
  * with scale_row and bias_row folding the InstanceNormalization's scale and bias with gamma and
  * beta per row. The statistics matmuls keep fp32 operands (Node::keep_precision).
- * Assumes constant scale, bias, gamma and beta, float32 and N * C <= partitions; other forms are
- * left to graph/ReduceLastAxis (InstanceNormalization as a LayerNorm of [N * C, S]).
+ * When N * C exceeds the partitions, each channel is cut into as few rows as keep a row within
+ * `max_width` elements (rows beyond the partitions are tiled like any other), and B, which would
+ * grow with the square of the rows, gives way to the row sums viewed [N * G, rows per group]
+ * and summed again per group, broadcast back over the group's rows.
+ * Assumes constant scale, bias, gamma and beta and float32; other forms are left to
+ * graph/ReduceLastAxis (InstanceNormalization as a LayerNorm of [N * C, S]).
  */
 
 #include "graph/Graph.h"
@@ -23,7 +27,7 @@
 namespace nhc {
 
 /** Rewrites the group and instance normalisations it covers; returns how many. */
-int lower_group_norms(Graph &g, int64_t partitions);
+int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width);
 
 } // namespace nhc
 

@@ -89,6 +89,14 @@ ConvLimits conv_limits(const target::TargetInfo &target) {
     return {L.partitions, staged_image_budget(L), L.resident_budget};
 }
 
+int64_t norm_row_elems(const target::TargetInfo &target) {
+    Limits L = limits_of(target);
+    int64_t elems = 1;
+    while (whole_row_epilogue_fits(2 * elems, L))
+        elems *= 2;
+    return elems;
+}
+
 Family schedule_family(const std::string &op_type) {
     if (op_type == "ConvTaps" || op_type == "PoolTaps")
         return Family::Conv;

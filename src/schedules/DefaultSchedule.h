@@ -38,6 +38,9 @@ bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::Tar
 /** When graph/ConvIm2Col may use ConvTaps: the partitions (a channel chunk's limit), and the SBUF
  *  bytes per partition the window schedules give a staged padded image (staged_image_budget). */
 ConvLimits conv_limits(const target::TargetInfo &target);
+/** The longest row (fp32 elements) graph/GroupNorm gives a partition when a normalisation's
+ *  channels exceed the partitions: the rows of a whole-row epilogue (whole_row_epilogue_fits). */
+int64_t norm_row_elems(const target::TargetInfo &target);
 
 } // namespace nhc::sched
 
