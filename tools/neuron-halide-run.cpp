@@ -126,7 +126,8 @@ int run() {
     std::unique_ptr<rt::Model> model;
     rt::LoadOptions lo;
     lo.target = device;
-    rt::Result r = rt::nrt_load(neff::read_file_bytes(neff_path), lo, model);
+    lo.timing_only = timing_only; // the weights are not even read
+    rt::Result r = rt::nrt_load_file(neff_path, lo, model);
     if (!r.ok()) {
         throw UserError(r.code, r.message + " (" + rt::nrt_status_name(r.status) + ")");
     }

@@ -135,13 +135,14 @@ void compile_model(const CompileOptions &options) {
         TimedStep step("code generation");
         program = generate_program(graph, codegen_options);
     }
+    graph = Graph(); // its constants are the program's weights now: one copy, not two
     if (!options.dump_schedules.empty())
         write_used_schedules(used, options);
     program.options = recorded_options(options);
     TimedStep step("write NEFF");
     neff::WriteOptions wo;
     wo.compress = !options.enable_fast_loading_neuron_binaries;
-    neff::write_file_bytes(options.output, neff::write_neff(program, wo));
+    neff::write_neff_file(options.output, program, wo);
     log_info("wrote ", options.output);
 }
 

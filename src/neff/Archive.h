@@ -8,6 +8,7 @@
  */
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,9 +18,28 @@ namespace nhc::neff {
 /** Member name -> bytes; std::map keeps them sorted. */
 using ArchiveMembers = std::map<std::string, std::vector<uint8_t>>;
 
+/** Member name -> bytes owned elsewhere (a weight's data): written without a copy. */
+using ArchiveView = std::map<std::string, std::pair<const uint8_t *, size_t>>;
+
 std::vector<uint8_t> write_tar(const ArchiveMembers &members, bool gzip);
+/** Where write_tar puts the archive's bytes, in order (a vector, or a file as it is written). */
+using ArchiveSink = std::function<void(const uint8_t *data, size_t size)>;
+void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink);
+
 /** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz. */
 ArchiveMembers read_tar(const uint8_t *data, size_t size);
+
+/** The next bytes of an archive into `buf` (at most `capacity`); 0 at its end. */
+using ArchiveSource = std::function<size_t(uint8_t *buf, size_t capacity)>;
+/** What read_tar_stream read: the members kept, and the sizes of those skipped. */
+struct ArchiveRead {
+    ArchiveMembers members;
+    std::map<std::string, int64_t> skipped_sizes;
+};
+/** Reads an archive from `source` chunk by chunk, never holding it whole; the bytes of members
+ *  for which `skip` is true are read past, only their sizes kept. NHC_ENEFF005 as read_tar. */
+ArchiveRead read_tar_stream(const ArchiveSource &source,
+                            const std::function<bool(const std::string &)> &skip);
 
 } // namespace nhc::neff
 

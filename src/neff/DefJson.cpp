@@ -88,6 +88,9 @@ std::string stream_member(Engine e) {
 std::string weight_member(int var_id) {
     return "sg00/weights/" + std::to_string(var_id) + ".bin";
 }
+bool is_weight_member(const std::string &name) {
+    return name.rfind("sg00/weights/", 0) == 0;
+}
 
 std::string make_info_json(const Program &p) {
     json::Object opts;

@@ -23,6 +23,8 @@ std::string make_def_json(const Program &p);
 /** Name of the archive member holding engine e's stream / weight variable v's bytes. */
 std::string stream_member(Engine e);
 std::string weight_member(int var_id);
+/** Whether an archive member is a weight's file (weight_member). */
+bool is_weight_member(const std::string &name);
 
 /** Fills target, name and options. */
 void parse_info_json(const std::string &text, Program &p);

@@ -267,6 +267,8 @@ struct Program {
     std::vector<Variable> vars;
     std::array<std::vector<Instr>, kNumEngines> streams;
     std::map<std::string, std::string> options; ///< compiler options recorded in info.json
+    /** False when read without the weights' bytes (ReadOptions::weights): timing only. */
+    bool weights_loaded = true;
 
     /** Index of the variable with this name, or -1. */
     int var_index(const std::string &name) const;

@@ -67,22 +67,73 @@ void load_streams(const ArchiveMembers &m, const std::vector<std::string> &files
     }
 }
 
-void load_weights(const ArchiveMembers &m, Program &p) {
+void load_weights(ArchiveRead &r, Program &p, const ReadOptions &opt) {
+    p.weights_loaded = opt.weights;
     for (size_t i = 0; i < p.vars.size(); i++) {
         Variable &v = p.vars[i];
         if (v.kind != VarKind::Weight) {
             continue;
         }
-        auto it = m.find(weight_member(int(i)));
-        if (it == m.end()) {
-            user_error("NHC_ENEFF011", "weight '", v.name, "' has no file ", weight_member(int(i)));
+        std::string file = weight_member(int(i));
+        auto kept = r.members.find(file);
+        auto skipped = r.skipped_sizes.find(file);
+        int64_t size = kept != r.members.end()            ? int64_t(kept->second.size())
+                       : skipped != r.skipped_sizes.end() ? skipped->second
+                                                          : -1;
+        if (size < 0) {
+            user_error("NHC_ENEFF011", "weight '", v.name, "' has no file ", file);
         }
-        if (int64_t(it->second.size()) != v.size_bytes()) {
-            user_error("NHC_ENEFF011", "weight '", v.name, "' file has ", it->second.size(),
-                       " bytes, expected ", v.size_bytes());
+        if (size != v.size_bytes()) {
+            user_error("NHC_ENEFF011", "weight '", v.name, "' file has ", size, " bytes, expected ",
+                       v.size_bytes());
         }
-        v.data = it->second;
+        if (kept != r.members.end()) {
+            v.data = std::move(kept->second);
+        }
     }
+}
+
+NeffHeader check_header(const uint8_t *bytes, uint64_t payload_size) {
+    NeffHeader h = decode_header(bytes);
+    if (h.header_size != kHeaderSize || h.pkg_version != kPkgVersion) {
+        user_error("NHC_ENEFF001", "not a NEFF: header_size ", h.header_size, " (expected ",
+                   kHeaderSize, "), pkg_version ", h.pkg_version, " (expected ", kPkgVersion, ")");
+    }
+    if (h.neff_version_major != kNeffVersionMajor || h.neff_version_minor > kNeffVersionMinor) {
+        user_error("NHC_ENEFF002", "NEFF version mismatch supported: ", kNeffVersionMajor, ".",
+                   kNeffVersionMinor, " received: ", h.neff_version_major, ".",
+                   h.neff_version_minor);
+    }
+    if (h.data_size != payload_size) {
+        user_error("NHC_ENEFF004", "NEFF is ",
+                   h.data_size > payload_size ? "truncated" : "too long", ": header data_size is ",
+                   h.data_size, " bytes, file holds ", payload_size);
+    }
+    return h;
+}
+
+void check_hash(const NeffHeader &h, const std::array<uint8_t, 32> &digest) {
+    if (digest != h.hash) {
+        user_error("NHC_ENEFF003", "NEFF hash mismatch: header sha256 ", hex(h.hash.data(), 32),
+                   ", payload sha256 ", hex(digest.data(), 32));
+    }
+}
+
+/** The program of an unpacked payload. */
+void read_members(ArchiveRead &r, const ReadOptions &opt, NeffContents &c) {
+    ArchiveMembers &m = r.members;
+    for (const char *need : {"info.json", "sg00/def.json"}) {
+        if (!m.count(need)) {
+            user_error("NHC_ENEFF005", "NEFF archive has no ", need);
+        }
+    }
+    c.info_json.assign(m["info.json"].begin(), m["info.json"].end());
+    parse_info_json(c.info_json, c.program);
+    const auto &def = m["sg00/def.json"];
+    auto files = parse_def_json(std::string(def.begin(), def.end()), c.program);
+    load_streams(m, files, c.program);
+    load_weights(r, c.program, opt);
+    validate_program(c.program);
 }
 
 } // namespace
@@ -135,86 +186,148 @@ NeffHeader decode_header(const uint8_t *b) {
     return h;
 }
 
-std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt) {
-    ArchiveMembers m;
-    m["info.json"] = {};
+namespace {
+
+/** Writes the payload of `p` to `sink` and returns the header that describes it. */
+NeffHeader write_payload(const Program &p, const WriteOptions &opt, const ArchiveSink &sink) {
+    ArchiveMembers m; // the small members; the weights are written from the program's bytes
     std::string info = make_info_json(p), def = make_def_json(p);
     m["info.json"].assign(info.begin(), info.end());
     m["sg00/def.json"].assign(def.begin(), def.end());
     for (int e = 0; e < kNumEngines; e++) {
         m[stream_member(Engine(e))] = encode_stream(Engine(e), p.streams[e]);
     }
+    ArchiveView view;
+    for (const auto &[name, bytes] : m)
+        view[name] = {bytes.data(), bytes.size()};
     for (size_t i = 0; i < p.vars.size(); i++) {
         const Variable &v = p.vars[i];
         if (v.kind == VarKind::Weight) {
             nhc_assert(int64_t(v.data.size()) == v.size_bytes(),
                        "weight '" << v.name << "' has " << v.data.size() << " bytes, expected "
                                   << v.size_bytes());
-            m[weight_member(int(i))] = v.data;
+            view[weight_member(int(i))] = {v.data.data(), v.data.size()};
         }
     }
-    std::vector<uint8_t> payload = write_tar(m, opt.compress);
-
+    llvm::SHA256 hasher;
     NeffHeader h;
-    h.data_size = payload.size();
+    h.data_size = 0;
+    write_tar(view, opt.compress, [&](const uint8_t *b, size_t n) {
+        hasher.update(llvm::ArrayRef<uint8_t>(b, n));
+        h.data_size += n;
+        sink(b, n);
+    });
     h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
-    h.hash = sha256(payload.data(), payload.size());
+    auto digest = hasher.final();
+    std::memcpy(h.hash.data(), digest.data(), 32);
     // uuid from the content hash (RFC 9562 version 8 = custom), never random.
     std::memcpy(h.uuid.data(), h.hash.data(), 16);
     h.uuid[6] = uint8_t((h.uuid[6] & 0x0f) | 0x80);
     h.uuid[8] = uint8_t((h.uuid[8] & 0x3f) | 0x80);
     h.name = p.name;
     h.tpb_per_node[0] = 1;
+    return h;
+}
+
+} // namespace
+
+std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt) {
+    std::vector<uint8_t> out(kHeaderSize); // the payload follows the header, not copied after
+    NeffHeader h =
+        write_payload(p, opt, [&](const uint8_t *b, size_t n) { out.insert(out.end(), b, b + n); });
     auto hb = encode_header(h);
-    std::vector<uint8_t> out(kHeaderSize + payload.size());
     std::memcpy(out.data(), hb.data(), kHeaderSize);
-    std::memcpy(out.data() + kHeaderSize, payload.data(), payload.size());
     return out;
 }
 
-NeffContents read_neff(const std::vector<uint8_t> &bytes) {
+void write_neff_file(const std::string &path, const Program &p, const WriteOptions &opt) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    std::array<uint8_t, kHeaderSize> hb{}; // rewritten once the payload's size and hash are known
+    f.write(reinterpret_cast<const char *>(hb.data()), kHeaderSize);
+    NeffHeader h = write_payload(p, opt, [&](const uint8_t *b, size_t n) {
+        f.write(reinterpret_cast<const char *>(b), std::streamsize(n));
+    });
+    hb = encode_header(h);
+    f.seekp(0);
+    f.write(reinterpret_cast<const char *>(hb.data()), kHeaderSize);
+    f.close();
+    if (!f) {
+        user_error("NHC_ENEFF010", "cannot write '", path, "'");
+    }
+}
+
+NeffContents read_neff(const std::vector<uint8_t> &bytes, const ReadOptions &opt) {
     if (bytes.size() < kHeaderSize) {
         user_error("NHC_ENEFF004", "NEFF is truncated: ", bytes.size(), " bytes, shorter than the ",
                    kHeaderSize, "-byte header");
     }
     NeffContents c;
-    c.header = decode_header(bytes.data());
-    const NeffHeader &h = c.header;
-    if (h.header_size != kHeaderSize || h.pkg_version != kPkgVersion) {
-        user_error("NHC_ENEFF001", "not a NEFF: header_size ", h.header_size, " (expected ",
-                   kHeaderSize, "), pkg_version ", h.pkg_version, " (expected ", kPkgVersion, ")");
-    }
-    if (h.neff_version_major != kNeffVersionMajor || h.neff_version_minor > kNeffVersionMinor) {
-        user_error("NHC_ENEFF002", "NEFF version mismatch supported: ", kNeffVersionMajor, ".",
-                   kNeffVersionMinor, " received: ", h.neff_version_major, ".",
-                   h.neff_version_minor);
-    }
     uint64_t payload_size = bytes.size() - kHeaderSize;
-    if (h.data_size != payload_size) {
-        user_error("NHC_ENEFF004", "NEFF is ",
-                   h.data_size > payload_size ? "truncated" : "too long", ": header data_size is ",
-                   h.data_size, " bytes, file holds ", payload_size);
-    }
+    c.header = check_header(bytes.data(), payload_size);
     const uint8_t *payload = bytes.data() + kHeaderSize;
-    auto digest = sha256(payload, payload_size);
-    if (digest != h.hash) {
-        user_error("NHC_ENEFF003", "NEFF hash mismatch: header sha256 ", hex(h.hash.data(), 32),
-                   ", payload sha256 ", hex(digest.data(), 32));
-    }
+    check_hash(c.header, sha256(payload, payload_size));
     c.compressed = payload_size >= 2 && payload[0] == 0x1f && payload[1] == 0x8b;
-    ArchiveMembers m = read_tar(payload, payload_size);
-    for (const char *need : {"info.json", "sg00/def.json"}) {
-        if (!m.count(need)) {
-            user_error("NHC_ENEFF005", "NEFF archive has no ", need);
-        }
+    size_t at = 0;
+    ArchiveSource source = [&](uint8_t *buf, size_t capacity) {
+        size_t n = std::min(capacity, size_t(payload_size) - at);
+        std::memcpy(buf, payload + at, n);
+        at += n;
+        return n;
+    };
+    ArchiveRead r = read_tar_stream(
+        source, [&](const std::string &name) { return !opt.weights && is_weight_member(name); });
+    read_members(r, opt, c);
+    return c;
+}
+
+NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    if (!f) {
+        user_error("NHC_ENEFF010", "cannot open '", path, "' for reading");
     }
-    c.info_json.assign(m["info.json"].begin(), m["info.json"].end());
-    parse_info_json(c.info_json, c.program);
-    const auto &def = m["sg00/def.json"];
-    auto files = parse_def_json(std::string(def.begin(), def.end()), c.program);
-    load_streams(m, files, c.program);
-    load_weights(m, c.program);
-    validate_program(c.program);
+    uint64_t file_size = uint64_t(f.tellg());
+    f.seekg(0);
+    if (file_size < kHeaderSize) {
+        user_error("NHC_ENEFF004", "NEFF is truncated: ", file_size, " bytes, shorter than the ",
+                   kHeaderSize, "-byte header");
+    }
+    std::array<uint8_t, kHeaderSize> head{};
+    f.read(reinterpret_cast<char *>(head.data()), kHeaderSize);
+    NeffContents c;
+    c.header = check_header(head.data(), file_size - kHeaderSize);
+    llvm::SHA256 hasher;
+    bool first = true;
+    ArchiveSource source = [&](uint8_t *buf, size_t capacity) {
+        f.read(reinterpret_cast<char *>(buf), std::streamsize(capacity));
+        size_t n = size_t(f.gcount());
+        hasher.update(llvm::ArrayRef<uint8_t>(buf, n));
+        if (first && n >= 2) {
+            c.compressed = buf[0] == 0x1f && buf[1] == 0x8b;
+        }
+        first = false;
+        return n;
+    };
+    // The hash covers the whole payload: what unpacking left unread is hashed after it.
+    auto digest = [&] {
+        std::vector<uint8_t> rest(size_t(1) << 20);
+        while (source(rest.data(), rest.size()) > 0) {
+        }
+        auto r = hasher.final();
+        std::array<uint8_t, 32> out{};
+        std::memcpy(out.data(), r.data(), 32);
+        return out;
+    };
+    ArchiveRead r;
+    try {
+        r = read_tar_stream(source, [&](const std::string &name) {
+            return !opt.weights && is_weight_member(name);
+        });
+    } catch (const UserError &) {
+        check_hash(c.header, digest()); // a corrupt payload is reported as such first
+        throw;
+    }
+    check_hash(c.header, digest());
+    read_members(r, opt, c);
     return c;
 }
 

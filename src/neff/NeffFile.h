@@ -57,6 +57,9 @@ struct WriteOptions {
 };
 
 std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt = {});
+/** write_neff into a file as the payload is made, never held whole (the header is written
+ *  last, once the payload's size and hash are known); NHC_ENEFF010 if it cannot be written. */
+void write_neff_file(const std::string &path, const Program &p, const WriteOptions &opt = {});
 
 struct NeffContents {
     NeffHeader header;
@@ -65,11 +68,23 @@ struct NeffContents {
     std::string info_json; ///< verbatim, for neff-dump
 };
 
-NeffContents read_neff(const std::vector<uint8_t> &bytes);
+struct ReadOptions {
+    /** False: the weights' files are checked for their sizes and read past, not kept
+     *  (Program::weights_loaded is false): a timing-only run needs no values, and a model's
+     *  weights are most of its NEFF. */
+    bool weights = true;
+};
+
+NeffContents read_neff(const std::vector<uint8_t> &bytes, const ReadOptions &opt = {});
+/** read_neff of a file, read in chunks: the payload is hashed and unpacked as it is read, never
+ *  held whole (with ReadOptions::weights false, a model needs little more memory than its
+ *  instructions). NHC_ENEFF010 if it cannot be read; the hash is checked at the end, and a
+ *  payload that does not match its hash is NHC_ENEFF003 even where unpacking failed first. */
+NeffContents read_neff_file(const std::string &path, const ReadOptions &opt = {});
 
 /** Load-time checks of a program: every instruction on an engine that can run it
  *  (NHC_ENEFF012), every HBM operand inside its variable (NHC_ENEFF008), weights with their
- *  bytes (NHC_ENEFF011). */
+ *  bytes (NHC_ENEFF011) when they were loaded. */
 void validate_program(const Program &p);
 
 /** Whole-file helpers; NHC_ENEFF010 if the file cannot be read or written. */

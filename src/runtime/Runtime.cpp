@@ -17,7 +17,14 @@ std::string shape_str(const std::vector<int64_t> &shape) {
 }
 
 std::unique_ptr<Model> Model::load(const std::vector<uint8_t> &bytes, const LoadOptions &opt) {
-    neff::NeffContents c = neff::read_neff(bytes);
+    neff::NeffContents c = neff::read_neff(bytes, {!opt.timing_only});
+    auto m = load_program(std::move(c.program), opt);
+    m->header_ = c.header;
+    return m;
+}
+
+std::unique_ptr<Model> Model::load_file(const std::string &path, const LoadOptions &opt) {
+    neff::NeffContents c = neff::read_neff_file(path, {!opt.timing_only});
     auto m = load_program(std::move(c.program), opt);
     m->header_ = c.header;
     return m;
@@ -68,6 +75,11 @@ ExecResult Model::execute(const std::map<std::string, Tensor> &inputs,
                        "' has no input of that name");
         }
     }
+    if (!opt.timing_only && !program_.weights_loaded) {
+        user_error("NHC_ERT021", "model '", program_.name,
+                   "' was loaded for timing only (its weights were not read): run it timing only, "
+                   "or load it without LoadOptions::timing_only");
+    }
     Machine machine(*target_, program_, !opt.timing_only);
     for (size_t v = 0; v < program_.vars.size(); v++) {
         const neff::Variable &var = program_.vars[v];
@@ -117,6 +129,16 @@ Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,
                 std::unique_ptr<Model> &out) {
     try {
         out = Model::load(neff, opt);
+        return Result{};
+    } catch (const UserError &e) {
+        out.reset();
+        return result_from(e);
+    }
+}
+
+Result nrt_load_file(const std::string &path, const LoadOptions &opt, std::unique_ptr<Model> &out) {
+    try {
+        out = Model::load_file(path, opt);
         return Result{};
     } catch (const UserError &e) {
         out.reset();

@@ -39,6 +39,9 @@ struct Tensor {
 
 struct LoadOptions {
     std::string target; ///< the device's target; empty = accept the NEFF's own
+    /** The weights' bytes are not read (neff::ReadOptions::weights): the model then runs only
+     *  with ExecOptions::timing_only (NHC_ERT021 otherwise), in a fraction of the memory. */
+    bool timing_only = false;
 };
 
 struct ExecOptions {
@@ -64,6 +67,8 @@ public:
     /** Loads NEFF bytes (read_neff plus the target check, NHC_ENEFF009). */
     static std::unique_ptr<Model> load(const std::vector<uint8_t> &neff,
                                        const LoadOptions &opt = {});
+    /** Loads a NEFF file, read in chunks (neff::read_neff_file): never held whole. */
+    static std::unique_ptr<Model> load_file(const std::string &path, const LoadOptions &opt = {});
     /** Loads a program directly (tests and neff-as), with the same checks as a NEFF. */
     static std::unique_ptr<Model> load_program(neff::Program p, const LoadOptions &opt = {});
 
@@ -71,7 +76,8 @@ public:
     /** NHC_ERT014 if no input or output has this name. */
     const TensorInfo &tensor_info(const std::string &name) const;
     /** Runs once; inputs by name (NHC_ERT001/002/003 when missing, unknown or misshapen; a
-     *  missing input is allowed in timing-only mode). */
+     *  missing input is allowed in timing-only mode). NHC_ERT021 for a functional run of a
+     *  model loaded for timing only. */
     ExecResult execute(const std::map<std::string, Tensor> &inputs,
                        const ExecOptions &opt = {}) const;
 
@@ -88,6 +94,7 @@ private:
 
 Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,
                 std::unique_ptr<Model> &out);
+Result nrt_load_file(const std::string &path, const LoadOptions &opt, std::unique_ptr<Model> &out);
 Result nrt_get_tensor_info(const Model &m, const std::string &name, TensorInfo &out);
 Result nrt_execute(const Model &m, const std::map<std::string, Tensor> &inputs,
                    const ExecOptions &opt, ExecResult &out);

@@ -172,6 +172,55 @@ TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {
 
     CHECK(status(with_member(good, "sg00/weights/1.bin", "short"), "NHC_ENEFF011") ==
           rt::NRT_INVALID);
+
+    // The file loader, which reads in chunks and skips the weights for timing only, reports
+    // the same codes (a flipped payload bit is a hash mismatch although unpacking may fail
+    // first), and a weight of the wrong size even when its bytes are skipped.
+    std::string path = "test_neff_damaged.neff";
+    for (bool timing_only : {false, true}) {
+        INFO("timing only: " << timing_only);
+        auto file_code = [&](const std::vector<uint8_t> &b) {
+            neff::write_file_bytes(path, b);
+            rt::LoadOptions lo;
+            lo.timing_only = timing_only;
+            return rt::nrt_load_file(path, lo, m).code;
+        };
+        CHECK(file_code(good).empty());
+        CHECK(file_code(magic) == "NHC_ENEFF001");
+        CHECK(file_code(version) == "NHC_ENEFF002");
+        CHECK(file_code(hash) == "NHC_ENEFF003");
+        CHECK(file_code(truncated) == "NHC_ENEFF004");
+        CHECK(file_code(tiny) == "NHC_ENEFF004");
+        CHECK(file_code(reseal(junk, good)) == "NHC_ENEFF005");
+        CHECK(file_code(with_member(good, "sg00/weights/1.bin", "short")) == "NHC_ENEFF011");
+    }
+    std::remove(path.c_str());
+    CHECK(rt::nrt_load_file("/nonexistent/dir/model.neff", {}, m).code == "NHC_ENEFF010");
+}
+
+TEST_CASE("a model loaded for timing only holds no weights, times like a full load, and refuses "
+          "a functional run (NHC_ERT021)") {
+    std::string path = "test_neff_timing_only.neff";
+    neff::write_file_bytes(path, neff::write_neff(sample_program()));
+    std::unique_ptr<rt::Model> full, timing;
+    rt::LoadOptions lo;
+    REQUIRE(rt::nrt_load_file(path, lo, full).ok());
+    lo.timing_only = true;
+    REQUIRE(rt::nrt_load_file(path, lo, timing).ok());
+    std::remove(path.c_str());
+    CHECK(full->program().vars[1].data.size() == 128 * 64 * 2);
+    CHECK(full->program().vars[1].data == sample_program().vars[1].data);
+    CHECK(timing->program().vars[1].data.empty());
+    CHECK(!timing->program().weights_loaded);
+    rt::ExecOptions eo;
+    eo.timing_only = true;
+    rt::ExecResult a, b;
+    REQUIRE(rt::nrt_execute(*full, {}, eo, a).ok());
+    REQUIRE(rt::nrt_execute(*timing, {}, eo, b).ok());
+    CHECK(a.summary.total_ns == b.summary.total_ns);
+    rt::Tensor x{neff::DType::F32, {128, 64}, std::vector<uint8_t>(128 * 64 * 4)};
+    CHECK(rt::nrt_execute(*timing, {{"x", x}}, {}, b).code == "NHC_ERT021");
+    CHECK(rt::nrt_execute(*full, {{"x", x}}, {}, a).ok());
 }
 
 TEST_CASE("the loader rejects a stream that reads out of bounds, the wrong engine or target") {
