@@ -97,7 +97,8 @@ private:
     bool collect_nest(const Halide::Internal::Stmt &s, Nest &n) const;
     void select_nest(const Nest &n);
     void select_dma(const Nest &n, const std::string &src, const Halide::Expr &src_index);
-    /** HBM -> HBM with no loop within the partition count: rows in chunks (split_copy_rows). */
+    /** HBM -> HBM with no loop within the partition count: the outermost loop as rows in chunks
+     *  within it (one long loop as rows x columns); false, having emitted nothing, otherwise. */
     bool split_hbm_copy(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     /** A copy from HBM whose row is read from an on-chip buffer: one gathering DMA (Pool) per
      *  partition tile of rows. */
