@@ -47,13 +47,18 @@ std::string get_str(const uint8_t *b, size_t off, size_t len) {
     return std::string(c, strnlen(c, len));
 }
 
-std::array<uint8_t, 32> sha256(const uint8_t *data, size_t n) {
-    llvm::SHA256 h;
-    h.update(llvm::ArrayRef<uint8_t>(data, n));
+/** The digest of everything `h` was given. */
+std::array<uint8_t, 32> digest_of(llvm::SHA256 &h) {
     auto r = h.final();
     std::array<uint8_t, 32> out{};
     std::memcpy(out.data(), r.data(), 32);
     return out;
+}
+
+std::array<uint8_t, 32> sha256(const uint8_t *data, size_t n) {
+    llvm::SHA256 h;
+    h.update(llvm::ArrayRef<uint8_t>(data, n));
+    return digest_of(h);
 }
 
 void load_streams(const ArchiveMembers &m, const std::vector<std::string> &files, Program &p) {
@@ -218,8 +223,7 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
         sink(b, n);
     });
     h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
-    auto digest = hasher.final();
-    std::memcpy(h.hash.data(), digest.data(), 32);
+    h.hash = digest_of(hasher);
     // uuid from the content hash (RFC 9562 version 8 = custom), never random.
     std::memcpy(h.uuid.data(), h.hash.data(), 16);
     h.uuid[6] = uint8_t((h.uuid[6] & 0x0f) | 0x80);
@@ -312,10 +316,7 @@ NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
         std::vector<uint8_t> rest(size_t(1) << 20);
         while (source(rest.data(), rest.size()) > 0) {
         }
-        auto r = hasher.final();
-        std::array<uint8_t, 32> out{};
-        std::memcpy(out.data(), r.data(), 32);
-        return out;
+        return digest_of(hasher);
     };
     ArchiveRead r;
     try {

@@ -17,14 +17,14 @@ std::string shape_str(const std::vector<int64_t> &shape) {
 }
 
 std::unique_ptr<Model> Model::load(const std::vector<uint8_t> &bytes, const LoadOptions &opt) {
-    neff::NeffContents c = neff::read_neff(bytes, {!opt.timing_only});
-    auto m = load_program(std::move(c.program), opt);
-    m->header_ = c.header;
-    return m;
+    return from_contents(neff::read_neff(bytes, {!opt.timing_only}), opt);
 }
 
 std::unique_ptr<Model> Model::load_file(const std::string &path, const LoadOptions &opt) {
-    neff::NeffContents c = neff::read_neff_file(path, {!opt.timing_only});
+    return from_contents(neff::read_neff_file(path, {!opt.timing_only}), opt);
+}
+
+std::unique_ptr<Model> Model::from_contents(neff::NeffContents c, const LoadOptions &opt) {
     auto m = load_program(std::move(c.program), opt);
     m->header_ = c.header;
     return m;
@@ -125,10 +125,13 @@ ExecResult Model::execute(const std::map<std::string, Tensor> &inputs,
     return out;
 }
 
-Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,
-                std::unique_ptr<Model> &out) {
+namespace {
+
+/** `load()` into `out` with its error as a Result (`out` empty then). */
+template <typename Load>
+Result load_result(Load load, std::unique_ptr<Model> &out) {
     try {
-        out = Model::load(neff, opt);
+        out = load();
         return Result{};
     } catch (const UserError &e) {
         out.reset();
@@ -136,14 +139,15 @@ Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,
     }
 }
 
+} // namespace
+
+Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,
+                std::unique_ptr<Model> &out) {
+    return load_result([&] { return Model::load(neff, opt); }, out);
+}
+
 Result nrt_load_file(const std::string &path, const LoadOptions &opt, std::unique_ptr<Model> &out) {
-    try {
-        out = Model::load_file(path, opt);
-        return Result{};
-    } catch (const UserError &e) {
-        out.reset();
-        return result_from(e);
-    }
+    return load_result([&] { return Model::load_file(path, opt); }, out);
 }
 
 Result nrt_get_tensor_info(const Model &m, const std::string &name, TensorInfo &out) {

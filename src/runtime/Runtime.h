@@ -86,6 +86,9 @@ public:
     const target::TargetInfo &target() const { return *target_; }
 
 private:
+    /** load_program of a read NEFF, keeping its header. */
+    static std::unique_ptr<Model> from_contents(neff::NeffContents c, const LoadOptions &opt);
+
     neff::Program program_;
     neff::NeffHeader header_;
     const target::TargetInfo *target_ = nullptr;

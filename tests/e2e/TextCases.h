@@ -54,27 +54,38 @@ inline std::map<std::string, HostTensor> random_inputs(const Graph &g, uint32_t 
     return inputs;
 }
 
-/** DMAs in the program that read the HBM variable `name`. */
-inline int dmas_reading(const neff::Program &p, const std::string &name) {
-    int count = 0;
+/** Calls `f` on each DMA of the program that reads the HBM variable `name`. */
+template <typename F>
+void for_each_dma_reading(const neff::Program &p, const std::string &name, F f) {
     for (const auto &stream : p.streams)
         for (const neff::Instr &i : stream)
             if (i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
                 p.vars.at(static_cast<size_t>(i.src.var)).name == name)
-                count++;
+                f(i);
+}
+
+/** DMAs in the program that read the HBM variable `name`. */
+inline int dmas_reading(const neff::Program &p, const std::string &name) {
+    int count = 0;
+    for_each_dma_reading(p, name, [&](const neff::Instr &) { count++; });
     return count;
 }
 
 /** The bytes that DMAs read from HBM variable `name`. */
 inline int64_t bytes_read_from(const neff::Program &p, const std::string &name) {
     int64_t bytes = 0;
-    for (const auto &stream : p.streams)
-        for (const neff::Instr &i : stream)
-            if (i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
-                p.vars.at(static_cast<size_t>(i.src.var)).name == name)
-                bytes += int64_t(i.src.num_partitions) * i.src.free_count() *
-                         neff::dtype_size(i.src.dtype);
+    for_each_dma_reading(p, name, [&](const neff::Instr &i) {
+        bytes += int64_t(i.src.num_partitions) * i.src.free_count() * neff::dtype_size(i.src.dtype);
+    });
     return bytes;
+}
+
+/** PE matmuls that contract `partitions` rows (a full channel chunk, one tap). */
+inline int matmuls_contracting(const neff::Program &p, int partitions) {
+    int count = 0;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        count += i.op == neff::Opcode::Matmul && i.src.num_partitions == partitions;
+    return count;
 }
 
 /** Compiles and simulates `g`; the largest relative L2 error of `outputs` against the host

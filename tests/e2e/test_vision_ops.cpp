@@ -196,12 +196,8 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
 }
 )");
     neff::Program p = test::compile_graph(one);
-    int matmuls = 0;
-    for (const neff::Instr &i : p.stream(neff::Engine::PE))
-        matmuls += i.op == neff::Opcode::Matmul && i.src.num_partitions == 6;
-    int x_loads = test::dmas_reading(p, "x");
-    CHECK(matmuls == 9);
-    CHECK(x_loads == 1);
+    CHECK(test::matmuls_contracting(p, 6) == 9);
+    CHECK(test::dmas_reading(p, "x") == 1);
 }
 
 TEST_CASE("ConvTaps past the chip: 256 input channels in two chunks accumulated in PSUM; an "
@@ -214,10 +210,7 @@ g (float[1, 256, 8, 8] x, float[64, 256, 3, 3] w, float[64] b) => (float[1, 64, 
 )");
     CHECK(test::worst_rel_l2(wide, test::random_inputs(wide, 11), {"y"}, 1e-4, 1e-5) <= 1e-6);
     neff::Program p = test::compile_graph(wide);
-    int full_matmuls = 0;
-    for (const neff::Instr &i : p.stream(neff::Engine::PE))
-        full_matmuls += i.op == neff::Opcode::Matmul && i.src.num_partitions == 128;
-    CHECK(full_matmuls == 9 * 2); // taps x channel chunks, one output tile
+    CHECK(test::matmuls_contracting(p, 128) == 9 * 2); // taps x channel chunks, one output tile
     CHECK(test::dmas_reading(p, "x") == 2);
     CHECK(test::bytes_read_from(p, "x") == 256 * 8 * 8 * 4); // once, not once per tap
 
@@ -250,10 +243,7 @@ g (float[1, 128, 4, 4] x, float[1024, 128, 7, 7] w) => (float[1, 1024, 4, 4] y) 
 )");
     CHECK(test::worst_rel_l2(heavy, test::random_inputs(heavy, 13), {"y"}, 1e-4, 1e-5) <= 1e-6);
     neff::Program p = test::compile_graph(heavy);
-    int tap_matmuls = 0;
-    for (const neff::Instr &i : p.stream(neff::Engine::PE))
-        tap_matmuls += i.op == neff::Opcode::Matmul && i.src.num_partitions == 128;
-    CHECK(tap_matmuls == 49 * 8); // taps x output tiles: still ConvTaps
+    CHECK(test::matmuls_contracting(p, 128) == 49 * 8); // taps x output tiles: still ConvTaps
     CHECK(test::bytes_read_from(p, "x") == 128 * 16 * 4);
 
     // ViT's patch embedding: ConvTaps would stage 256 taps x 128 output channels per partition
