@@ -80,8 +80,12 @@ public:
 
     neff::Program build() {
         plan_memory();
-        for (const std::vector<const Node *> &group : form_groups())
+        std::vector<std::vector<const Node *>> groups = form_groups();
+        ProgressMeter progress("code generation", static_cast<int64_t>(groups.size()), "groups");
+        for (const std::vector<const Node *> &group : groups) {
             compile_group(group);
+            progress.advance();
+        }
         copy_outputs_without_producer();
         if (o_.used_schedules)
             o_.used_schedules->trailing_comments = std::move(unscheduled_);

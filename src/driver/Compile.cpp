@@ -142,6 +142,12 @@ void compile_model(const CompileOptions &options) {
     TimedStep step("write NEFF");
     neff::WriteOptions wo;
     wo.compress = !options.enable_fast_loading_neuron_binaries;
+    std::optional<ProgressMeter> written; // gzip of the weights is most of a large model's compile
+    wo.progress = [&](uint64_t done, uint64_t total) {
+        if (!written)
+            written.emplace("write NEFF", int64_t(total), "MB", 1e6);
+        written->reach(int64_t(done));
+    };
     neff::write_neff_file(options.output, program, wo);
     log_info("wrote ", options.output);
 }

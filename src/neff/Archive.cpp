@@ -5,6 +5,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace nhc::neff {
@@ -31,7 +32,11 @@ std::vector<uint8_t> write_tar(const ArchiveMembers &members, bool gzip) {
     return out;
 }
 
-void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink) {
+void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
+               const ArchiveProgress &progress) {
+    uint64_t total = 0, done = 0;
+    for (const auto &[name, bytes] : members)
+        total += bytes.second;
     std::unique_ptr<struct archive, int (*)(struct archive *)> a(archive_write_new(),
                                                                  archive_write_free);
     check_write(a.get(), archive_write_set_format_ustar(a.get()), "set_format_ustar");
@@ -64,9 +69,15 @@ void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink) {
         archive_entry_set_uid(e.get(), 0);
         archive_entry_set_gid(e.get(), 0);
         check_write(a.get(), archive_write_header(a.get(), e.get()), "write_header");
-        if (bytes.second) {
-            la_ssize_t n = archive_write_data(a.get(), bytes.first, bytes.second);
-            nhc_assert(n == la_ssize_t(bytes.second), "libarchive short write of " << name);
+        // In chunks, so that progress moves within a large weight (GPT-2's 154 MB embedding).
+        constexpr size_t kChunk = size_t(16) << 20;
+        for (size_t at = 0; at < bytes.second; at += kChunk) {
+            size_t size = std::min(kChunk, bytes.second - at);
+            la_ssize_t n = archive_write_data(a.get(), bytes.first + at, size);
+            nhc_assert(n == la_ssize_t(size), "libarchive short write of " << name);
+            done += size;
+            if (progress)
+                progress(done, total);
         }
     }
     check_write(a.get(), archive_write_close(a.get()), "close");

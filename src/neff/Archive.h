@@ -24,7 +24,10 @@ using ArchiveView = std::map<std::string, std::pair<const uint8_t *, size_t>>;
 std::vector<uint8_t> write_tar(const ArchiveMembers &members, bool gzip);
 /** Where write_tar puts the archive's bytes, in order (a vector, or a file as it is written). */
 using ArchiveSink = std::function<void(const uint8_t *data, size_t size)>;
-void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink);
+/** Told the members' bytes written so far and in all, as a long write goes (progress). */
+using ArchiveProgress = std::function<void(uint64_t done, uint64_t total)>;
+void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
+               const ArchiveProgress &progress = nullptr);
 
 /** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz. */
 ArchiveMembers read_tar(const uint8_t *data, size_t size);

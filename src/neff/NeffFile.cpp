@@ -217,11 +217,14 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
     llvm::SHA256 hasher;
     NeffHeader h;
     h.data_size = 0;
-    write_tar(view, opt.compress, [&](const uint8_t *b, size_t n) {
-        hasher.update(llvm::ArrayRef<uint8_t>(b, n));
-        h.data_size += n;
-        sink(b, n);
-    });
+    write_tar(
+        view, opt.compress,
+        [&](const uint8_t *b, size_t n) {
+            hasher.update(llvm::ArrayRef<uint8_t>(b, n));
+            h.data_size += n;
+            sink(b, n);
+        },
+        opt.progress);
     h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
     h.hash = digest_of(hasher);
     // uuid from the content hash (RFC 9562 version 8 = custom), never random.

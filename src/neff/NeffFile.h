@@ -17,6 +17,7 @@
  * (NHC_ENEFF011) and operand bounds in HBM (NHC_ENEFF008).
  */
 
+#include "neff/Archive.h"
 #include "neff/Isa.h"
 
 #include <array>
@@ -53,7 +54,8 @@ std::array<uint8_t, kHeaderSize> encode_header(const NeffHeader &h);
 NeffHeader decode_header(const uint8_t *bytes);
 
 struct WriteOptions {
-    bool compress = true; ///< false = --enable-fast-loading-neuron-binaries (plain tar)
+    bool compress = true;     ///< false = --enable-fast-loading-neuron-binaries (plain tar)
+    ArchiveProgress progress; ///< told the bytes written as the payload is made (may be empty)
 };
 
 std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt = {});

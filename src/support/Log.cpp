@@ -96,4 +96,26 @@ TimedStep::~TimedStep() {
     }
 }
 
+ProgressMeter::ProgressMeter(std::string what, int64_t total, std::string unit, double unit_size)
+    : what_(std::move(what)), unit_(std::move(unit)), total_(total), unit_size_(unit_size),
+      start_(std::chrono::steady_clock::now()) {}
+
+void ProgressMeter::reach(int64_t done) {
+    done_ = done;
+    int tenths = total_ > 0 ? static_cast<int>(done_ * 10 / total_) : 10;
+    if (tenths <= reported_tenths_ || done_ <= 0)
+        return;
+    reported_tenths_ = tenths;
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    double left = elapsed * static_cast<double>(total_ - done_) / static_cast<double>(done_);
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(unit_size_ == 1 ? 0 : 1) << what_ << ": " << tenths * 10
+       << "% (" << done_ / unit_size_ << " of " << total_ / unit_size_ << " " << unit_ << ")"
+       << std::setprecision(1) << ", " << elapsed << " s elapsed";
+    if (done_ < total_)
+        os << ", about " << left << " s left";
+    log_info(os.str());
+}
+
 } // namespace nhc

@@ -10,6 +10,7 @@
  */
 
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -76,6 +77,26 @@ public:
 
 private:
     std::string name_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+/** Progress of a long step made of `total` like items (code generation's groups, a NEFF's bytes):
+ *  at info level, a line at each tenth done with the elapsed time and an estimate of the time
+ *  left, extrapolated from the share done so far. Silent below info. Counts are shown divided by
+ *  `unit_size` (1e6 for "MB"). */
+class ProgressMeter {
+public:
+    ProgressMeter(std::string what, int64_t total, std::string unit, double unit_size = 1);
+    /** Marks one more item done. */
+    void advance() { reach(done_ + 1); }
+    /** Marks `done` items done in all. */
+    void reach(int64_t done);
+
+private:
+    std::string what_, unit_;
+    int64_t total_, done_ = 0;
+    double unit_size_;
+    int reported_tenths_ = 0;
     std::chrono::steady_clock::time_point start_;
 };
 

@@ -123,6 +123,12 @@ TEST_CASE("progress, log file and the final status line") {
     CHECK(r.has("frontend: load model"));
     CHECK(r.has("codegen: fc1"));
     CHECK(r.has(" ms"));
+    // The long steps say how far they are, with the time left until the last tenth.
+    CHECK(r.has("code generation: 100% ("));
+    CHECK(r.has(" groups), "));
+    CHECK(r.has("write NEFF: 100% ("));
+    CHECK(r.has(" MB), "));
+    CHECK(r.has(" s left"));
     CHECK(r.has("Compiler status PASS"));
     std::ifstream log(dir.file("compile.log"));
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
@@ -130,8 +136,9 @@ TEST_CASE("progress, log file and the final status line") {
     CHECK(text.find("[neuron-halide-cc]: ") != std::string::npos);
     CHECK(text.find("frontend: import graph") != std::string::npos);
     // The default log file goes to the working directory.
-    run(example_model(), dir.path.string());
+    Run quiet = run(example_model(), dir.path.string());
     CHECK(std::filesystem::exists(dir.path / "log-neuron-cc.txt"));
+    CHECK_FALSE(quiet.has("code generation: ")); // progress lines are info, not warnings
 }
 
 TEST_CASE("unwritable log file and missing schedule file are coded errors") {
