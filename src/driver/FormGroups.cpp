@@ -97,12 +97,12 @@ public:
         bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm";
         // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
         // holds whole rows (N within one PSUM bank: attention scores never leave the chip), or
-        // a 2-D output's whole rows fit on chip (a residual + LayerNorm after a linear layer).
+        // a row tile's whole rows fit on chip (a residual + LayerNorm after a linear layer,
+        // attention over 1,024 positions).
         const Shape &shape = cx_.graph.value(n.outputs[0]).shape;
-        bool row_op =
-            (n.op_type == "Softmax" || n.op_type == "LayerNormalization") && !shape.empty() &&
-            n.attr_int("axis", -1) == -1 &&
-            sched::row_reduction_joins_matmul(shape.back(), shape.size() == 2, cx_.target);
+        bool row_op = (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
+                      !shape.empty() && n.attr_int("axis", -1) == -1 &&
+                      sched::row_reduction_joins_matmul(shape.back(), cx_.target);
         if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&
                              front.outputs.size() == 1)
                          : !fusable(*group.back()))
@@ -118,8 +118,9 @@ public:
     /** Whether MatMul `n` is attention's context product P·V after a group that computes the
      *  probabilities P (scores MatMul, its epilogue, Softmax over whole rows): it then joins the
      *  group, so P never leaves the chip (DefaultSchedule, "fused attention"). P must be its
-     *  first operand as stored, with the scores' batch and row shape, and V's rows (P's row
-     *  length) one K chunk. */
+     *  first operand as stored, with the scores' batch and row shape; P's rows longer than
+     *  the partitions (ViT's 197 positions) are contracted in K chunks, each transposed on the
+     *  PE. */
     template <typename Scripted>
     bool closes_attention(const std::vector<const Node *> &group, const Node &n,
                           Scripted scripted) const {
@@ -134,7 +135,7 @@ public:
                     &out = cx_.graph.value(n.outputs[0]).shape;
         return p.size() >= 3 && out.size() == p.size() &&
                std::equal(p.begin(), p.end() - 1, out.begin()) &&
-               p.back() <= cx_.target.partitions && out.back() <= cx_.target.matmul_max_moving;
+               out.back() <= cx_.target.matmul_max_moving;
     }
 
     /** A value computed inside a group must stay inside it (only the last node's output leaves

@@ -79,9 +79,9 @@ void schedule_layout(Group &g, const Limits &L) {
 
 } // namespace
 
-bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::TargetInfo &target) {
+bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &target) {
     Limits L = limits_of(target);
-    return row_elems <= L.moving_free || (two_d && whole_row_epilogue_fits(row_elems, L));
+    return row_elems <= L.moving_free || whole_row_epilogue_fits(row_elems, L);
 }
 
 ConvLimits conv_limits(const target::TargetInfo &target) {

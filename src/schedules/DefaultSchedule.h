@@ -32,9 +32,9 @@ Family schedule_family(const std::string &op_type);
  *  NHC_ESCH001 if the group's shape cannot be scheduled yet. */
 void apply_default_schedule(Group &g, const target::TargetInfo &target);
 /** Whether a row reduction (LayerNorm, Softmax) over rows of `row_elems` elements can join a
- *  2-D matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows
- *  fit the SBUF budget of such an epilogue. */
-bool row_reduction_joins_matmul(int64_t row_elems, bool two_d, const target::TargetInfo &target);
+ *  matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows fit
+ *  the SBUF budget of such an epilogue (built per row tile, bank by bank). */
+bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &target);
 /** When graph/ConvIm2Col may use ConvTaps: the partitions (a channel chunk's limit), and the SBUF
  *  bytes per partition the window schedules give a staged padded image (staged_image_budget). */
 ConvLimits conv_limits(const target::TargetInfo &target);

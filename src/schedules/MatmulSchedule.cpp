@@ -108,7 +108,7 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L) {
     int64_t k = contraction_extent(g.stage("acc")), op_bytes = rhs.output_types()[0].bytes();
     int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], L.moving_free);
     int kc = static_cast<int>(k_chunk);
-    if (k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L) || s[0] % tm || s[1] % tn ||
+    if (k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L) ||
         (k / k_chunk) * s[0] * op_bytes > L.resident_budget ||
         2 * (k / k_chunk) * tn * op_bytes > L.layout_budget)
         return false;
@@ -272,53 +272,75 @@ int first_row_node(const Group &g) {
     return -1;
 }
 
-/** A 2-D matmul whose rows are wider than one PSUM bank, tiled by whole rows: the value that
+/** The Func a group's row reduction (LayerNorm, Softmax) reads, or the group's result without
+ *  one: the value whose whole rows a row tile builds. */
+Func whole_rows_value(const Group &g) {
+    int row_node = first_row_node(g);
+    if (row_node <= 0)
+        return g.outputs[0].result.func;
+    auto row_input = g.values.find(g.nodes[static_cast<size_t>(row_node)]->inputs[0]);
+    nhc_assert(row_input != g.values.end(), "the row node's input is not in the group");
+    return row_input->second.func;
+}
+
+/** Builds `rows` (rows of `row_elems`) per row tile of the group's output (at `row_tile`), in
+ *  SBUF, column tile by column tile (one PSUM bank each); places the first matmul's accumulator
+ *  and operands per column tile, the stages before the row reduction per column tile and those
+ *  after it per row tile. Returns the column tile's loop. */
+TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop &row_tile,
+                          int64_t k_chunk, const Limits &L) {
+    int rank = static_cast<int>(g.outputs[0].result.shape.size());
+    place(rows, row_tile, SBUF);
+    declare_layout(g, rows, rank);
+    Var no("no"), ni("ni");
+    rows.split(var(0), no, ni, balanced_tile(row_elems, L.moving_free)).reorder(ni, var(1), no);
+    TileLoop column_tile{false, Halide::LoopLevel(rows, no)};
+    if (rank == 2 && resident_fits(g, k_chunk, L))
+        place_resident(g, k_chunk, row_tile.level, column_tile.level);
+    else
+        place_matmul(g, 0, *g.node, column_tile, L);
+    int row_node = first_row_node(g);
+    for (size_t i = 0; i < g.op.stages.size(); i++) {
+        const alg::Stage &st = g.op.stages[i];
+        if (is_operand_role(st.role) || st.role == "acc" || st.func.name() == rows.name())
+            continue;
+        bool before_rows = row_node < 0 || g.stage_node[i] < row_node;
+        place(st.func, before_rows ? column_tile : row_tile, SBUF);
+        declare_layout(g, st.func, rank);
+    }
+    return column_tile;
+}
+
+/** A matmul whose rows are wider than one PSUM bank, tiled by whole rows: the value that
  *  needs whole rows is built per row tile in SBUF, column tile by column tile, each from its
  *  own accumulator (one PSUM bank). That value is what a row reduction in the epilogue reads
  *  (attention output + residual + LayerNorm, N = 768: the LayerNorm and what follows run on the
  *  whole rows) or, without one, the group's result, which is then stored once per row tile in
  *  rows of N elements rather than once per column tile (the FFN's [128, 3072] bf16 tiles move
- *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259).
- *  Returns false, having changed nothing, when the rows do not fit or need no splitting. */
+ *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259). A
+ *  batched matmul's leading axes are outer loops. Returns false, having changed nothing, when
+ *  the rows do not fit or need no splitting. */
 bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
-    if (s.size() != 2 || g.outputs.size() != 1 || balanced_tile(s[1], L.moving_free) >= s[1])
+    int rank = static_cast<int>(s.size());
+    if (rank < 2 || g.outputs.size() != 1 || balanced_tile(s.back(), L.moving_free) >= s.back())
         return false;
     int row_node = first_row_node(g);
-    Func rows_in = g.outputs[0].result.func;
-    if (row_node > 0) {
-        auto row_input = g.values.find(g.nodes[static_cast<size_t>(row_node)]->inputs[0]);
-        nhc_assert(row_input != g.values.end(), "the row node's input is not in the group");
-        rows_in = row_input->second.func;
-    } else {
-        // Without a row reduction, only for column tiles whose stored rows are short enough to
-        // move at the lowest DMA rate (longer ones gain less than the later store costs).
+    Func rows_in = whole_rows_value(g);
+    if (row_node <= 0) {
+        // Without a row reduction, only for 2-D column tiles whose stored rows are short enough
+        // to move at the lowest DMA rate (longer ones gain less than the later store costs).
         int64_t out_bytes = g.outputs[0].func.output_types()[0].bytes();
-        if (row_node == 0 || rows_in.name() == g.stage("acc").name() ||
+        if (rank != 2 || row_node == 0 || rows_in.name() == g.stage("acc").name() ||
             2 * s[1] * rows_in.output_types()[0].bytes() > L.layout_budget ||
             balanced_tile(s[1], L.moving_free) * out_bytes > L.short_dma_row)
             return false;
     }
     Func f = g.outputs[0].func;
-    Var mo("mo"), mi("mi"), no("no"), ni("ni");
-    f.split(var(1), mo, mi, balanced_tile(s[0], L.partitions));
+    Var mo("mo"), mi("mi");
+    f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
-    place(rows_in, row_tile, SBUF);
-    declare_layout(g, rows_in, 2);
-    rows_in.split(var(0), no, ni, balanced_tile(s[1], L.moving_free)).reorder(ni, var(1), no);
-    TileLoop column_tile{false, Halide::LoopLevel(rows_in, no)};
-    if (resident_fits(g, k_chunk, L))
-        place_resident(g, k_chunk, row_tile.level, column_tile.level);
-    else
-        place_matmul(g, 0, *g.node, column_tile, L);
-    for (size_t i = 0; i < g.op.stages.size(); i++) {
-        const alg::Stage &st = g.op.stages[i];
-        if (is_operand_role(st.role) || st.role == "acc" || st.func.name() == rows_in.name())
-            continue;
-        bool before_rows = row_node < 0 || g.stage_node[i] < row_node;
-        place(st.func, before_rows ? column_tile : row_tile, SBUF);
-        declare_layout(g, st.func, 2);
-    }
+    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L);
     for (const alg::Stage &st : g.op.stages)
         if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
             g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
@@ -355,13 +377,30 @@ void schedule_matmul(Group &g, const Limits &L) {
 void schedule_attention(Group &g, int context_node, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
-    TileLoop tile = tile_matmul_output(f, s, L);
-    std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
-    std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
-    stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
-    // P (the context product's A) is computed on chip; only V comes from HBM.
-    stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", context_node)), {pv[1]}, L);
-    place_epilogue(g, tile, static_cast<int>(s.size()));
+    int64_t positions = contraction_extent(g.stage("acc", context_node)); // P's row length
+    if (positions <= L.moving_free) {
+        TileLoop tile = tile_matmul_output(f, s, L);
+        std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
+        std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
+        stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
+        // P (the context product's A) is computed on chip; only V comes from HBM.
+        stage_operands_per_batch(g, f, positions, {pv[1]}, L);
+        place_epilogue(g, tile, static_cast<int>(s.size()));
+    } else {
+        // Score rows wider than a PSUM bank (GPT-2 over 1,024 positions): per row tile of
+        // queries, the scores are built in SBUF bank by bank, the softmax runs on the whole
+        // rows, and P·V contracts them in K chunks. Only a row tile of scores is ever on chip.
+        Var mo("mo"), mi("mi");
+        f.split(var(1), mo, mi, balanced_tile(s[s.size() - 2], L.partitions));
+        TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
+        place_whole_rows(g, whole_rows_value(g), positions, row_tile,
+                         divisor_at_most(contraction_extent(g.stage("acc", 0)), L.partitions), L);
+        place_matmul(g, context_node, *g.nodes[context_node], row_tile, L);
+        for (const alg::Stage &st : g.op.stages)
+            if (is_operand_role(st.role) || st.role == "acc")
+                g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0;
+        stage_inputs(g, row_tile);
+    }
     // P itself is inlined into its bf16 copy for the PE: the softmax's last operation writes the
     // matmul operand directly, one instruction per head fewer.
     auto p = g.values.find(g.nodes[static_cast<size_t>(context_node)]->inputs[0]);

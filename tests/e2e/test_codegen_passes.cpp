@@ -353,7 +353,7 @@ g (float[6, 10, 8] x) => (float[3, 4, 8] y, float[6, 4, 4] z)
 }
 
 TEST_CASE("attention over 197 positions (ViT): K^T's 197 rows are loaded and transposed in "
-          "chunks within the partitions, P·V contracts them in two chunks; matches") {
+          "chunks within the partitions, P·V contracts them in two chunks on chip; matches") {
     Graph g = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 197, 64] q, float[2, 197, 64] k, float[2, 197, 64] v) => (float[2, 197, 64] o) {
@@ -377,6 +377,54 @@ g (float[2, 197, 64] q, float[2, 197, 64] k, float[2, 197, 64] v) => (float[2, 1
     for (const neff::Instr &i : p.stream(neff::Engine::PE))
         matmuls += i.op == neff::Opcode::Matmul;
     CHECK(matmuls <= 2 * (2 + 2 * 2)); // heads x (scores' row tiles + row tiles x K chunks)
+    // One group: the probabilities never reach HBM (P is transposed on chip per K chunk).
+    for (const neff::Variable &var : p.vars)
+        CHECK(var.name != "p");
+}
+
+TEST_CASE("attention over 640 positions, score rows wider than a PSUM bank: per row tile of "
+          "queries the masked scores are built bank by bank, the softmax runs on whole rows, and "
+          "P never leaves the chip; matches") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 640, 32] q, float[1, 2, 32, 640] k, float[1, 2, 640, 32] v, bool[1, 1, 640, 640] m)
+    => (float[1, 2, 640, 32] o) <float scale = {5.0}, float low = {-10000.0}> {
+  s = MatMul(q, k)
+  d = Div(s, scale)
+  w = Where(m, d, low)
+  p = Softmax <axis = -1> (w)
+  o = MatMul(p, v)
+}
+)");
+    std::map<std::string, HostTensor> in = test::random_inputs(g, 23);
+    HostTensor mask(DType::Bool, {1, 1, 640, 640}); // causal, as GPT-2's
+    for (int64_t i = 0; i < 640; i++)
+        for (int64_t j = 0; j < 640; j++)
+            mask.set_f64(i * 640 + j, j <= i ? 1 : 0);
+    in["m"] = mask;
+    CHECK(test::worst_rel_l2(g, in, {"o"}, 1e-4, 1e-5) <= 1e-5);
+    neff::Program p = test::compile_graph(g);
+    for (const neff::Variable &var : p.vars)
+        CHECK(var.name != "p"); // one group
+    // Per head and row tile of 128 queries: two score banks of 320 columns, and P·V over five
+    // K chunks of 128 positions.
+    CHECK(test::matmuls_contracting(p, 32) == 2 * 5 * 2);
+    CHECK(test::matmuls_contracting(p, 128) == 2 * 5 * 5);
+}
+
+TEST_CASE("a matmul whose tiles do not divide M and N keeps A^T resident and reads B once "
+          "(GPT-2's vocabulary projection, N = 50,257); matches") {
+    // M = 260: three row tiles of 87, the last shifted inwards; N = 3,100: seven column tiles
+    // of 443, likewise. B (K = 1,024) is too large to stay whole in SBUF.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[260, 1024] a, float[1024, 3100] b) => (float[260, 3100] y) { y = MatMul(a, b) }
+)");
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 24), {"y"}, 1e-4, 1e-5) <= 1e-5);
+    neff::Program p = test::compile_graph(g);
+    // Each operand crosses HBM once, but for the overlap of the last tile with the one before.
+    CHECK(test::bytes_read_from(p, "b") == 1024 * 7 * 443 * 4);
+    CHECK(test::bytes_read_from(p, "a") == 3 * 87 * 1024 * 4);
 }
 
 TEST_CASE("a copy from HBM to HBM whose loops all exceed the partitions moves rows in chunks, "
