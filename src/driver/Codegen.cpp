@@ -4,6 +4,7 @@
 #include "driver/FormGroups.h"
 
 #include "graph/AutoCast.h"
+#include "graph/CancelTransposes.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/ConvTranspose.h"
 #include "graph/Decompose.h"
@@ -349,6 +350,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     ConvLimits window_limits = sched::conv_limits(target);
     int convs = lower_convs_to_matmuls(g, window_limits);
     log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col)");
+    int cancelled = cancel_transpose_pairs(g);
+    log_info("transpose pairs: ", cancelled, " Transposes that undo an earlier one removed");
     int transposed = lower_conv_transposes(g, window_limits);
     log_info("transposed convolutions: ", transposed, " lowered to per-tap PE matmuls");
     int pools = lower_pools(g, window_limits);

@@ -178,6 +178,86 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
     return true;
 }
 
+/** Whether the windows tile the input exactly: stride = kernel, no padding or dilation, every
+ *  input element in one window (ViT's 16 x 16 patch embedding). */
+bool is_patchify(const Shape &x, const ConvGeometry &geo) {
+    for (size_t a = 0; a < geo.out.size(); a++)
+        if (geo.stride[a] != geo.kernel[a] || geo.dilation[a] != 1 || geo.pad_begin[a] != 0 ||
+            geo.pad_end[a] != 0 || geo.out[a] * geo.kernel[a] != x[a + 2])
+            return false;
+    return true;
+}
+
+/** The patches [N * prod(O), C * prod(K)] of a patchify convolution, a rearrangement of x:
+ *  x [N, C, O1, K1, O2, K2] -> [N, O1, O2, C, K1, K2]. It moves the kernel's rows (K2
+ *  contiguous elements) at a time, where Im2Col's copy per tap moves one element per window
+ *  (4-byte rows). */
+std::string patches_of(const Graph &g, GraphRewriter &b, const std::string &x,
+                       const ConvGeometry &geo) {
+    const Shape &xs = g.value(x).shape;
+    size_t sp = geo.out.size();
+    Shape split = {xs[0], xs[1]};
+    std::vector<int64_t> perm = {0};
+    for (size_t a = 0; a < sp; a++) {
+        split.push_back(geo.out[a]);
+        split.push_back(geo.kernel[a]);
+        perm.push_back(static_cast<int64_t>(2 + 2 * a));
+    }
+    perm.push_back(1);
+    for (size_t a = 0; a < sp; a++)
+        perm.push_back(static_cast<int64_t>(3 + 2 * a));
+    int64_t k = xs[1] * shape_numel(geo.kernel), m = xs[0] * shape_numel(geo.out);
+    return b.reshape(b.transpose(b.reshape(x, split), perm), {m, k});
+}
+
+/** Whether `value` [N, C, O...] is read only through Reshapes to [N, C, prod(O)] by a Transpose
+ *  to [N, prod(O), C] (ViT's `flatten(2).transpose(1, 2)`): then it is best computed with its
+ *  channels last, and the Transpose back to [N, C, O...] cancels the model's
+ *  (graph/CancelTransposes). */
+bool read_channels_last(const Graph &g, std::string value) {
+    const Shape &s = g.value(value).shape;
+    Shape flat = {s[0], s[1], shape_numel(Shape(s.begin() + 2, s.end()))};
+    for (;;) {
+        const Node *reader = nullptr;
+        int readers = 0;
+        for (const Node &r : g.nodes)
+            for (const std::string &in : r.inputs)
+                if (in == value) {
+                    reader = &r;
+                    readers++;
+                }
+        if (readers != 1 || !reader->domain.empty() ||
+            std::find(g.outputs.begin(), g.outputs.end(), value) != g.outputs.end())
+            return false;
+        if (reader->op_type == "Transpose")
+            return g.value(value).shape == flat &&
+                   reader->attr_ints("perm") == std::vector<int64_t>{0, 2, 1};
+        if (reader->op_type != "Reshape" || reader->inputs[0] != value)
+            return false;
+        value = reader->outputs[0];
+    }
+}
+
+/** A patchify convolution computed channels last: y [N * P, Co] = patches x w^T (+ bias), then
+ *  transposed to [N, Co, P] and viewed as the convolution's output. */
+void lower_patchify_channels_last(const Graph &g, GraphRewriter &b, const Node &n,
+                                  const ConvGeometry &geo) {
+    const Value &x = g.value(n.inputs[0]);
+    int64_t co = g.value(n.inputs[1]).shape[0], k = x.shape[1] * shape_numel(geo.kernel),
+            positions = shape_numel(geo.out), m = x.shape[0] * positions;
+    std::string y = b.value(x.dtype, {m, co});
+    b.add("MatMul",
+          {patches_of(g, b, n.inputs[0], geo), b.transpose(view(b, n.inputs[1], {co, k}), {1, 0})},
+          {y});
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        std::string biased = b.value(x.dtype, {m, co});
+        b.add("Add", {y, n.inputs[2]}, {biased});
+        y = biased;
+    }
+    std::string channels_first = b.transpose(view(b, y, {x.shape[0], positions, co}), {0, 2, 1});
+    view(b, channels_first, g.value(n.outputs[0]).shape, n.outputs[0]);
+}
+
 void lower_conv(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     ConvGeometry geo = conv_geometry(n, x.shape, w.shape);
@@ -191,14 +271,24 @@ void lower_conv(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
     int64_t batch = x.shape[0], co = w.shape[0], k = x.shape[1] * shape_numel(geo.kernel),
             m = batch * shape_numel(geo.out);
     GraphRewriter b(g, n, "__im2col", out);
-    std::string cols = b.value(x.dtype, {k, m});
-    Node &im2col = b.add("Im2Col", {n.inputs[0]}, {cols});
-    im2col.domain = "nhc";
-    im2col.attrs["kernel_shape"] = geo.kernel;
-    im2col.attrs["strides"] = geo.stride;
-    im2col.attrs["dilations"] = geo.dilation;
-    im2col.attrs["pads_begin"] = geo.pad_begin;
-    im2col.attrs["output_spatial"] = geo.out;
+    bool patchify = is_patchify(x.shape, geo);
+    if (patchify && read_channels_last(g, n.outputs[0])) {
+        lower_patchify_channels_last(g, b, n, geo);
+        return;
+    }
+    std::string cols;
+    if (patchify) // the columns as the patches transposed, a Transpose the MatMul folds
+        cols = b.transpose(patches_of(g, b, n.inputs[0], geo), {1, 0});
+    else {
+        cols = b.value(x.dtype, {k, m});
+        Node &im2col = b.add("Im2Col", {n.inputs[0]}, {cols});
+        im2col.domain = "nhc";
+        im2col.attrs["kernel_shape"] = geo.kernel;
+        im2col.attrs["strides"] = geo.stride;
+        im2col.attrs["dilations"] = geo.dilation;
+        im2col.attrs["pads_begin"] = geo.pad_begin;
+        im2col.attrs["output_spatial"] = geo.out;
+    }
     std::string y = b.value(x.dtype, {co, m});
     b.add("MatMul", {view(b, n.inputs[1], {co, k}), cols}, {y});
     if (n.inputs.size() > 2 && !n.inputs[2].empty()) {

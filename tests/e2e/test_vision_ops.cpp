@@ -232,7 +232,8 @@ g (float[1, 3, 112, 112] x, float[8, 3, 7, 7] w) => (float[1, 8, 56, 56] y) {
 }
 
 TEST_CASE("ConvTaps whose weights exceed the resident budget stages them per tile of output "
-          "channels; a patchify convolution (16 x 16 taps, 3 channels) is im2col") {
+          "channels; a patchify convolution (16 x 16 taps, 3 channels) is a matmul over its "
+          "patches") {
     // 128 channels x 49 taps x 1024 output channels x 4 bytes: 200 KB per partition, more than
     // SBUF holds; one tile of 128 output channels is 25 KB.
     Graph heavy = load_text(R"(
@@ -247,7 +248,9 @@ g (float[1, 128, 4, 4] x, float[1024, 128, 7, 7] w) => (float[1, 1024, 4, 4] y) 
     CHECK(test::bytes_read_from(p, "x") == 128 * 16 * 4);
 
     // ViT's patch embedding: ConvTaps would stage 256 taps x 128 output channels per partition
-    // (131 KB) and contract 3 channels per matmul; im2col contracts 768 = 3 x 256 at once.
+    // (131 KB) and contract 3 channels per matmul; the patches [4, 768] contract 768 = 3 x 256
+    // at once. The windows tile the image, so the patches are a rearrangement of it that moves
+    // rows of 16 pixels, not im2col's copy of one pixel per window and tap.
     Graph patchify = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 3, 32, 32] x, float[192, 3, 16, 16] w) => (float[1, 192, 2, 2] y) {
@@ -263,8 +266,48 @@ g (float[1, 3, 32, 32] x, float[192, 3, 16, 16] w) => (float[1, 192, 2, 2] y) {
         im2col += n.op_type == "Im2Col";
         taps += n.op_type == "ConvTaps";
     }
-    CHECK(im2col == 1);
+    CHECK(im2col == 0);
     CHECK(taps == 0);
+    neff::Program pp = test::compile_graph(patchify);
+    CHECK(test::matmuls_contracting(pp, 128) == 2 * 6); // 2 tiles of 96 channels x 6 of 128
+    CHECK(test::bytes_read_from(pp, "x") == 3 * 32 * 32 * 4);
+    test::for_each_dma_reading(pp, "x", [](const neff::Instr &i) {
+        REQUIRE(!i.src.dims.empty());
+        CHECK(i.src.dims.back().step == 4);
+        CHECK(i.src.dims.back().num == 16);
+    });
+}
+
+TEST_CASE("ViT's patch embedding (patchify, flatten, transpose to channels last) is computed "
+          "channels last, with no Transpose left; matches") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 32, 32] x, float[192, 3, 16, 16] w, float[192] b) => (float[1, 4, 192] y)
+    <int64[3] s = {1, 192, 4}> {
+  c = Conv <strides = [16, 16]> (x, w, b)
+  f = Reshape(c, s)
+  y = Transpose <perm = [0, 2, 1]> (f)
+}
+)");
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 15), {"y"}, 1e-4, 1e-5) <= 1e-6);
+    Graph lowered = g;
+    apply_graph_passes(lowered, {});
+    int transposes = 0;
+    for (const Node &n : lowered.nodes)
+        transposes += n.op_type == "Transpose";
+    CHECK(transposes == 1); // the patches' rearrangement of x only
+    neff::Program p = test::compile_graph(g);
+    int dmas = 0, element_rows = 0; // DMAs whose HBM side moves single elements
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            if (i.op == neff::Opcode::Dma)
+                for (const neff::AccessPattern *a : {&i.src, &i.dst})
+                    if (a->space == neff::MemSpace::HBM) {
+                        dmas++;
+                        element_rows += a->dims.back().step != 4 || a->dims.back().num == 1;
+                    }
+    CHECK(dmas > 0);
+    CHECK(element_rows == 0);
 }
 
 TEST_CASE("PoolTaps past the budget: ResNet's 112 x 112 max pool in bands of output rows with "

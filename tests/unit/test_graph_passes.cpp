@@ -4,6 +4,7 @@
 #include "TestModels.h"
 #include "frontend/Frontend.h"
 #include "graph/AutoCast.h"
+#include "graph/CancelTransposes.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
@@ -401,3 +402,46 @@ g (float[1, 8, 2, 3] x) => (float[1, 2, 4, 6] dcr, float[1, 2, 4, 6] crd, float[
     CHECK(g.nodes[7].attr_ints("perm") == std::vector<int64_t>{0, 3, 5, 1, 2, 4});
     g.verify();
 }
+
+TEST_CASE("a Transpose that undoes an earlier one through views is removed, with its views") {
+    // t1 moves the channels first, the views return to t1's shape, t2 moves them last again.
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 6] x) => (float[1, 4, 6] y, float[1, 4, 6] z)
+    <int64[4] s4 = {1, 6, 2, 2}, int64[3] s3 = {1, 6, 4}> {
+  t1 = Transpose <perm = [0, 2, 1]> (x)
+  v1 = Reshape(t1, s4)
+  v2 = Reshape(v1, s3)
+  y = Transpose <perm = [0, 2, 1]> (v2)
+  u = Transpose <perm = [0, 2, 1]> (x)
+  w = Relu(u)
+  z = Transpose <perm = [0, 2, 1]> (w)
+}
+)");
+    CHECK(cancel_transpose_pairs(g) == 1);
+    CHECK(ops(g) == std::vector<std::string>{"Identity", "Transpose", "Relu", "Transpose"});
+    CHECK(g.nodes[0].inputs == std::vector<std::string>{"x"});
+    CHECK(g.nodes[0].outputs == std::vector<std::string>{"y"});
+}
+
+TEST_CASE("Transposes that do not compose to the identity, whose views change the shape, or "
+          "whose middle is read elsewhere, stay") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 4] x) => (float[4, 3, 2] y, float[4, 2, 3] z, float[2, 3, 4] e, float[2, 4, 3] r)
+    <int64[3] s = {2, 3, 4}> {
+  a = Transpose <perm = [2, 1, 0]> (x)
+  b = Reshape(a, s)
+  y = Transpose <perm = [2, 1, 0]> (b)
+  c = Transpose <perm = [1, 2, 0]> (x)
+  z = Transpose <perm = [1, 2, 0]> (c)
+  d = Transpose <perm = [0, 2, 1]> (x)
+  e = Transpose <perm = [0, 2, 1]> (d)
+  r = Relu(d)
+}
+)");
+    std::vector<std::string> before = ops(g);
+    CHECK(cancel_transpose_pairs(g) == 0);
+    CHECK(ops(g) == before);
+}
+
