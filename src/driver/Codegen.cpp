@@ -10,6 +10,7 @@
 #include "graph/Decompose.h"
 #include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
+#include "graph/FlattenChannelScale.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
 #include "graph/FuseGelu.h"
@@ -366,6 +367,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("reductions: ", moved, " moved to the last axis of a 2-D view");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
+    int scales = flatten_channel_scales(g);
+    log_info("channel scales: ", scales, " elementwise nodes compute on [N*C, H*W] rows");
     int flattened = flatten_elementwise_after_views(g);
     log_info("flatten: ", flattened, " elementwise nodes compute on their Gemm's 2-D shape");
     int folded = fold_transposes_into_matmuls(g);

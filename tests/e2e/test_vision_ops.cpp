@@ -310,6 +310,21 @@ g (float[1, 3, 32, 32] x, float[192, 3, 16, 16] w, float[192] b) => (float[1, 4,
     CHECK(element_rows == 0);
 }
 
+TEST_CASE("a squeeze-and-excitation gate (x [1, C, H, W] times a per-channel [1, C, 1, 1]) "
+          "moves tiles of 128 channels, not one per channel; matches") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1152, 7, 7] x, float[1, 1152, 1, 1] s) => (float[1, 1152, 7, 7] y) {
+  gate = Sigmoid(s)
+  y = Mul(x, gate)
+}
+)");
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 16), {"y"}, 1e-5, 1e-6) <= 1e-6);
+    neff::Program p = test::compile_graph(g);
+    CHECK(test::bytes_read_from(p, "x") == 1152 * 49 * 4);
+    CHECK(test::dmas_reading(p, "x") == 1152 / 128); // was one per channel
+}
+
 TEST_CASE("PoolTaps past the budget: ResNet's 112 x 112 max pool in bands of output rows with "
           "their halo, over 128 channels; matches exactly") {
     Graph g = load_text(R"(

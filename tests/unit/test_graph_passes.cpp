@@ -8,6 +8,7 @@
 #include "graph/ConvIm2Col.h"
 #include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
+#include "graph/FlattenChannelScale.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/FoldTranspose.h"
 #include "graph/FuseLayerNorm.h"
@@ -445,3 +446,27 @@ g (float[2, 3, 4] x) => (float[4, 3, 2] y, float[4, 2, 3] z, float[2, 3, 4] e, f
     CHECK(ops(g) == before);
 }
 
+TEST_CASE("a runtime per-channel gate computes on [N*C, H*W] rows; constants and other "
+          "broadcasts keep their shapes") {
+    Graph g = load(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 6, 4, 5] x, float[2, 6, 1, 1] s, float[1, 6, 1, 1] t, float[2, 6, 4, 1] r)
+    => (float[2, 6, 4, 5] y, float[2, 6, 4, 5] z, float[2, 6, 4, 5] u, float[2, 6, 4, 5] v)
+    <float[1, 6, 1, 1] c = {1, 2, 3, 4, 5, 6}> {
+  y = Mul(x, s)
+  z = Add(x, c)
+  u = Mul(x, t)
+  v = Sub(r, x)
+}
+)");
+    CHECK(flatten_channel_scales(g) == 2);
+    // y: x and s viewed [12, 20] and [12, 1]; v: rows of 5 per (n, c, h), r viewed [48, 1].
+    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Reshape", "Mul", "Reshape", "Add",
+                                             "Mul", "Reshape", "Reshape", "Sub", "Reshape"});
+    CHECK(g.value(g.nodes[2].inputs[0]).shape == Shape{12, 20});
+    CHECK(g.value(g.nodes[2].inputs[1]).shape == Shape{12, 1});
+    CHECK(g.nodes[3].outputs == std::vector<std::string>{"y"});
+    CHECK(g.value(g.nodes[8].inputs[0]).shape == Shape{48, 1});
+    CHECK(g.value(g.nodes[8].inputs[1]).shape == Shape{48, 5});
+    CHECK(g.nodes[9].outputs == std::vector<std::string>{"v"});
+}
