@@ -149,22 +149,35 @@ void schedule_pool(Group &g, const Limits &L) {
     std::vector<int64_t> kernel = g.node->attr_ints("kernel"),
                          stride = g.node->attr_ints("strides"),
                          dil = g.node->attr_ints("dilations");
-    int64_t pad_row_bytes =
-        window_extent(s[3], kernel[1], stride[1], dil[1]) * x_pad.output_types()[0].bytes();
-    auto image_bytes = [&](int64_t out_rows) {
-        return window_extent(out_rows, kernel[0], stride[0], dil[0]) * pad_row_bytes;
+    auto image_bytes = [&](int64_t out_rows, int64_t out_cols) {
+        return window_extent(out_rows, kernel[0], stride[0], dil[0]) *
+               window_extent(out_cols, kernel[1], stride[1], dil[1]) *
+               x_pad.output_types()[0].bytes();
     };
-    int64_t image_budget = staged_image_budget(L);
-    bool banded = image_bytes(s[2]) > image_budget;
-    while (banded && rows > 1 && image_bytes(rows) > image_budget)
+    // Bands of output rows when the padded image does not fit, and bands of output columns too
+    // when one output row's rows do not (a 1-D pool over 220,000 elements).
+    int64_t image_budget = staged_image_budget(L), cols = s[3];
+    bool banded = image_bytes(s[2], cols) > image_budget;
+    while (banded && rows > 1 && image_bytes(rows, cols) > image_budget)
         rows--;
-    Var co("co"), ci("ci"), oho("oho"), ohi("ohi");
+    bool column_banded = image_bytes(rows, cols) > image_budget;
+    while (column_banded && cols > 1 && image_bytes(rows, cols) > image_budget)
+        cols--;
+    Var co("co"), ci("ci"), oho("oho"), ohi("ohi"), owo("owo"), owi("owi");
     f.split(var(2), co, ci, balanced_tile(s[1], L.partitions))
-        .split(var(1), oho, ohi, divisor_at_most(s[2], static_cast<int>(rows)))
-        .reorder(var(0), ohi, ci, oho, co, var(3));
-    TileLoop tile{false, Halide::LoopLevel(f, oho)};
-    x_pad.compute_at(f, banded ? oho : co).store_in(SBUF);
-    cover_image(g, x_pad, kernel, banded ? std::vector<int>{0} : std::vector<int>{0, 1});
+        .split(var(1), oho, ohi, divisor_at_most(s[2], static_cast<int>(rows)));
+    if (column_banded)
+        f.split(var(0), owo, owi, divisor_at_most(s[3], static_cast<int>(cols)))
+            .reorder(owi, ohi, ci, owo, oho, co, var(3));
+    else
+        f.reorder(var(0), ohi, ci, oho, co, var(3));
+    Var band = column_banded ? owo : oho;
+    TileLoop tile{false, Halide::LoopLevel(f, band)};
+    x_pad.compute_at(f, banded ? band : co).store_in(SBUF);
+    cover_image(g, x_pad, kernel,
+                column_banded ? std::vector<int>{}
+                : banded      ? std::vector<int>{0}
+                              : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
     acc.compute_at(tile.level).store_in(SBUF);
     g.partition_dim[acc.name()] = 2;

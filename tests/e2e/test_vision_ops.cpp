@@ -345,6 +345,47 @@ g (float[1, 160, 112, 112] x) => (float[1, 160, 56, 56] y) {
     CHECK(read < image * 5 / 4);
 }
 
+TEST_CASE("PoolTaps past the budget of one output row: a 1-D pool over a long row in bands of "
+          "output columns, a 2-D MaxPool whose one window exceeds it as a pass per axis; both "
+          "match exactly") {
+    // One row of 12,000 fp32 (48 KB) exceeds the staged-image budget; one window (58) does not.
+    Graph long_row = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 12000] x) => (float[1, 2, 5977] y) {
+  y = MaxPool <kernel_shape = [20], strides = [2], dilations = [3], pads = [5, 5]> (x)
+}
+)");
+    CHECK(test::worst_rel_l2(long_row, test::random_inputs(long_row, 17), {"y"}, 0, 0) == 0);
+    neff::Program p = test::compile_graph(long_row);
+    CHECK(test::dmas_reading(p, "x") > 1);                     // a band at a time
+    CHECK(test::bytes_read_from(p, "x") < 2 * 12000 * 4 * 2); // the halos, not the row per band
+    // 12 x 16 taps at dilation 10 span 111 x 151 pixels (67 KB); a line of them fits.
+    Graph wide = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 120, 160] x) => (float[1, 1, 2, 2] y) {
+  y = MaxPool <kernel_shape = [12, 16], strides = [10, 10], dilations = [10, 10],
+               pads = [5, 5, 5, 5]> (x)
+}
+)");
+    CHECK(test::worst_rel_l2(wide, test::random_inputs(wide, 18), {"y"}, 0, 0) == 0);
+    Graph lowered = wide;
+    apply_graph_passes(lowered, {});
+    int pools = 0;
+    for (const Node &n : lowered.nodes)
+        pools += n.op_type == "PoolTaps";
+    CHECK(pools == 2);
+    // An average over such a window is not split (NHC_EALG001, naming the sizes).
+    Graph average = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 120, 160] x) => (float[1, 1, 12, 16] y) {
+  y = AveragePool <kernel_shape = [100, 100], strides = [10, 10], pads = [45, 45, 45, 45]> (x)
+}
+)");
+    std::string error = test::compile_error(average);
+    CHECK(error.rfind("NHC_EALG001", 0) == 0);
+    CHECK(error.find("40000 bytes of the padded image per channel") != std::string::npos);
+}
+
 TEST_CASE("Depthwise convolution as PoolTaps: a weight per channel and tap on the vector engines, "
           "the input read once, over 128 channels; matches") {
     Graph g = load_text(R"(
