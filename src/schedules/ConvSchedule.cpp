@@ -155,7 +155,9 @@ void schedule_pool(Group &g, const Limits &L) {
                x_pad.output_types()[0].bytes();
     };
     // Bands of output rows when the padded image does not fit, and bands of output columns too
-    // when one output row's rows do not (a 1-D pool over 220,000 elements).
+    // when one output row's rows do not (a 1-D pool over 220,000 elements). Column bands are
+    // balanced, the last shifted inwards: a width with no divisor near the band (21,821) would
+    // otherwise take thousands of one-column bands.
     int64_t image_budget = staged_image_budget(L), cols = s[3];
     bool banded = image_bytes(s[2], cols) > image_budget;
     while (banded && rows > 1 && image_bytes(rows, cols) > image_budget)
@@ -167,7 +169,7 @@ void schedule_pool(Group &g, const Limits &L) {
     f.split(var(2), co, ci, balanced_tile(s[1], L.partitions))
         .split(var(1), oho, ohi, divisor_at_most(s[2], static_cast<int>(rows)));
     if (column_banded)
-        f.split(var(0), owo, owi, divisor_at_most(s[3], static_cast<int>(cols)))
+        f.split(var(0), owo, owi, balanced_tile(s[3], static_cast<int>(cols)))
             .reorder(owi, ohi, ci, owo, oho, co, var(3));
     else
         f.reorder(var(0), ohi, ci, oho, co, var(3));
