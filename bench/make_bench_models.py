@@ -13,7 +13,8 @@ fixed seeds, so a rebuild is byte-identical):
 and the real-size models of issue 15 from bench/torch_models.py (PyTorch export, float32
 references in test_data_set_0/): resnet50, mobilenet_v2, efficientnet_b0, vit_b_16 (224²),
 bert_base_b1/_b8 (12 layers, sequence 128), gpt2_small_s128/_s1024 (12 layers, vocabulary 50,257),
-sd_unet_64 (a Stable-Diffusion-style UNet on a 64² latent).
+sd_unet_64 (a Stable-Diffusion-style UNet on a 64² latent); and, by name only (--only), the
+single operators past the chip's capacity of bench/operator_models.py (softmax_vocab, ...).
 
 usage: /usr/bin/python3 bench/make_bench_models.py [--only NAME,NAME] [OUT_DIR]
 """
@@ -129,13 +130,15 @@ def main():
     if names is None or any(n not in onnx_models for n in names):
         sys.path.insert(0, here)
         import torch_models  # needs python3-torch and python3-torchvision
+        import operator_models
+        torch_models_and_operators = dict(torch_models.MODELS, **operator_models.OPERATORS)
     for name in names or list(onnx_models) + list(torch_models.MODELS):
         if name in onnx_models:
             onnx_models[name](args.out)
-        elif name in torch_models.MODELS:
-            torch_models.export(name, args.out)
+        elif name in torch_models_and_operators:
+            torch_models.export(name, args.out, torch_models_and_operators)
         else:
-            sys.exit("unknown model %s; known: %s" % (name, ", ".join(list(onnx_models) + list(torch_models.MODELS))))
+            sys.exit("unknown model %s; known: %s" % (name, ", ".join(list(onnx_models) + list(torch_models_and_operators))))
     print("wrote", args.out)
 
 

@@ -173,8 +173,10 @@ def write_tensors(folder, kind, names, tensors):
             f.write(proto.SerializeToString())
 
 
-def export(name, out):
-    seed, build = MODELS[name]
+def export(name, out, registry=None):
+    """Writes OUT/<name>/ for an entry of registry (MODELS by default): model.onnx and its
+    test_data_set_0/ of inputs and torch float32 reference outputs."""
+    seed, build = (registry or MODELS)[name]
     torch.manual_seed(seed)
     model, inputs, in_names, out_names = build()
     dev.randomize_norm_stats(model, seed + 500)

@@ -25,8 +25,11 @@ OpResult build_transpose(const OpContext &ctx) {
     std::vector<Expr> oi = onnx_index(v), in(x.rank());
     for (int j = 0; j < x.rank(); j++)
         in[normalize_axis(ctx.node, perm[j], x.rank())] = oi[j];
-    Halide::Func out = b.func("out");
-    define(out, v, x.at(in));
+    // tp is the permuted value, out its copy: one copy when tp is inlined; a schedule may put
+    // tp in PSUM (a PE transpose of an SBUF tile) and out in SBUF.
+    Halide::Func tp = b.func("tp"), out = b.func("out");
+    define(tp, v, x.at(in));
+    define(out, v, tp(v));
     return b.result({Tensor{out, out_shape, x.dtype}});
 }
 

@@ -160,14 +160,14 @@ private:
     int count_ = 0;
 };
 
-/** Replaces every default-domain node of `op_type` by the nodes `lower(g, node, out)` appends
- *  to `out` (the other nodes stay, in order); returns how many were replaced. */
-template <typename Lower>
-int rewrite_each(Graph &g, const char *op_type, Lower lower) {
+/** Replaces every node for which `match(g, node)` holds by the nodes `lower(g, node, out)`
+ *  appends to `out` (the other nodes stay, in order); returns how many were replaced. */
+template <typename Match, typename Lower>
+int rewrite_matching(Graph &g, Match match, Lower lower) {
     std::vector<Node> out;
     int count = 0;
     for (const Node &n : g.nodes) {
-        if (n.op_type == op_type && n.domain.empty()) {
+        if (match(g, n)) {
             lower(g, n, out);
             count++;
         } else {
@@ -176,6 +176,17 @@ int rewrite_each(Graph &g, const char *op_type, Lower lower) {
     }
     g.nodes = std::move(out);
     return count;
+}
+
+/** rewrite_matching of every default-domain node of `op_type`. */
+template <typename Lower>
+int rewrite_each(Graph &g, const char *op_type, Lower lower) {
+    return rewrite_matching(
+        g,
+        [op_type](const Graph &, const Node &n) {
+            return n.op_type == op_type && n.domain.empty();
+        },
+        lower);
 }
 
 } // namespace nhc

@@ -136,20 +136,17 @@ private:
 };
 
 /** The rows of x: each in one channel, as many as fit the partitions; when the channels alone
- *  exceed the partitions, as few as keep a row within `max_width` elements. */
+ *  exceed the partitions, or rows that fill them are still wider than `max_width` elements (an
+ *  InstanceNorm of 64 channels over 256 x 256 pixels), as few as keep a row within it. */
 int64_t chunks_per_channel(int64_t channel_rows, int64_t spatial, int64_t partitions,
                            int64_t max_width) {
-    if (channel_rows > partitions) {
-        int64_t k = 1;
-        while (spatial / k > max_width || spatial % k != 0)
-            k++;
-        return k;
-    }
-    int64_t best = 1;
-    for (int64_t k = 1; k <= spatial && channel_rows * k <= partitions; k++)
-        if (spatial % k == 0)
-            best = k;
-    return best;
+    int64_t k = 1;
+    for (int64_t c = 1; c <= spatial && channel_rows * c <= partitions; c++)
+        if (spatial % c == 0)
+            k = c;
+    while (spatial / k > max_width || spatial % k != 0)
+        k++;
+    return k;
 }
 
 /** The rewrite's shapes: x as rows of one channel each, in groups of consecutive rows. */

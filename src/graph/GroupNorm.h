@@ -14,12 +14,13 @@
  *   var  = B . ReduceSumSquare(d)       y = d * (rsqrt(var + eps) * scale_row) + bias_row
  * with scale_row and bias_row folding the InstanceNormalization's scale and bias with gamma and
  * beta per row. The statistics matmuls keep fp32 operands (Node::keep_precision).
- * When N * C exceeds the partitions, each channel is cut into as few rows as keep a row within
- * `max_width` elements (rows beyond the partitions are tiled like any other), and B, which would
- * grow with the square of the rows, gives way to the row sums viewed [N * G, rows per group]
- * and summed again per group, broadcast back over the group's rows.
- * Assumes constant scale, bias, gamma and beta and float32; other forms are left to
- * graph/ReduceLastAxis (InstanceNormalization as a LayerNorm of [N * C, S]).
+ * When N * C exceeds the partitions, or rows that fill them are still wider than `max_width`
+ * elements, each channel is cut into as few rows as keep a row within `max_width` elements (rows
+ * beyond the partitions are tiled like any other), and B, which would grow with the square of the
+ * rows, gives way to the row sums viewed [N * G, rows per group] and summed again per group,
+ * broadcast back over the group's rows. Assumes constant scale, bias, gamma and beta and float32;
+ * other forms are left to graph/ReduceLastAxis (InstanceNormalization as a LayerNorm of [N * C,
+ * S]).
  */
 
 #include "graph/Graph.h"

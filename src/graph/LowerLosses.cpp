@@ -50,6 +50,55 @@ private:
     GraphRewriter b_;
 };
 
+// The one-hot form's intermediate has an element per index and position along the axis; past
+// this many (4 MiB of fp32) the gather is an indirect DMA of single elements instead, whose
+// work grows with the indices alone (BERT-size GatherElements: 4096 x 256 indices into rows of
+// 512 made a 2 GiB one-hot).
+constexpr int64_t kOneHotElements = int64_t(1) << 20;
+
+/** GatherElements as a Gather of rows of one element: data viewed [numel, 1], indexed by each
+ *  element's flat position (its coordinates off the axis, from constant iotas, plus the index,
+ *  made non-negative, times the axis' stride), which the code generator lowers to indirect DMAs
+ *  (algorithms/Gather.cpp). */
+void gather_elements_indirect(Graph &g, const Node &n, size_t axis, std::vector<Node> &out) {
+    GraphRewriter b(g, n, "__gather_elements", out);
+    const Value &data = g.value(n.inputs[0]), &idx = g.value(n.inputs[1]);
+    size_t rank = data.shape.size();
+    DType it = idx.dtype;
+    std::vector<int64_t> stride(rank, 1);
+    for (size_t d = rank - 1; d > 0; d--)
+        stride[d - 1] = stride[d] * data.shape[d];
+    auto constant = [&](const Shape &shape, const std::vector<double> &v) {
+        return b.constant_of(it, shape, v);
+    };
+    // index + extent where negative, times the axis' stride
+    std::string negative =
+        b.compute("Less", {n.inputs[1], constant({1}, {0.0})}, DType::Bool, idx.shape);
+    std::string wrapped =
+        b.compute("Add", {n.inputs[1], constant({1}, {double(data.shape[axis])})}, it, idx.shape);
+    std::string flat =
+        b.compute("Mul",
+                  {b.compute("Where", {negative, wrapped, n.inputs[1]}, it, idx.shape),
+                   constant({1}, {double(stride[axis])})},
+                  it, idx.shape);
+    for (size_t d = 0; d < rank; d++) { // + each coordinate off the axis times its stride
+        if (d == axis || idx.shape[d] == 1)
+            continue;
+        Shape along(rank, 1);
+        along[d] = idx.shape[d];
+        std::vector<double> offsets;
+        for (int64_t i = 0; i < idx.shape[d]; i++)
+            offsets.push_back(double(i * stride[d]));
+        flat = b.compute("Add", {flat, constant(along, offsets)}, it, idx.shape);
+    }
+    Shape gathered = idx.shape;
+    gathered.push_back(1);
+    std::string rows =
+        b.compute("Gather", {b.reshape(n.inputs[0], {shape_numel(data.shape), 1}), flat},
+                  data.dtype, gathered);
+    b.reshape(rows, idx.shape, n.outputs[0]);
+}
+
 void gather_elements(Graph &g, const Node &n, std::vector<Node> &out) {
     Picker p(g, n, out);
     const Value &data = g.value(n.inputs[0]), &idx = g.value(n.inputs[1]);
@@ -62,6 +111,11 @@ void gather_elements(Graph &g, const Node &n, std::vector<Node> &out) {
         if (d != static_cast<size_t>(axis) && idx.shape[d] != data.shape[d])
             p.refuse("indices narrower than the data off the axis are not supported yet");
     size_t a = static_cast<size_t>(axis);
+    if (shape_numel(idx.shape) * data.shape[a] > kOneHotElements &&
+        shape_numel(data.shape) < (int64_t(1) << 31)) {
+        gather_elements_indirect(g, n, a, out);
+        return;
+    }
     Shape wide = idx.shape;
     wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(a) + 1, data.shape[a]);
     std::string hot =

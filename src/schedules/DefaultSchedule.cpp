@@ -14,6 +14,7 @@ namespace {
 
 using namespace detail;
 using Halide::Func;
+using Halide::Var;
 
 // A broadcast along the last ONNX axis only (a per-row value, [R, 1] against [R, W]): built as
 // a stage it is one DMA descriptor row per element (a stride-0 source); the compute
@@ -32,7 +33,10 @@ void schedule_compute(Group &g, const Limits &L) {
     // With several outputs (LayerNormalization's Mean and InvStdDev) the stages serve all of
     // them, so they are computed once, at root.
     TileLoop tile;
-    if (g.outputs.size() == 1)
+    RowChunks chunks = plan_row_chunks(g, L);
+    if (chunks.form == RowChunks::Elementwise)
+        tile = tile_output_columns(g.outputs[0].func, g.outputs[0].result.shape, chunks.columns, L);
+    else if (g.outputs.size() == 1)
         tile = tile_elementwise_output(g.outputs[0].func, g.outputs[0].result.shape, L);
     int out_rank = static_cast<int>(g.outputs[0].result.shape.size());
     std::set<std::string> column_reads; // what the inlined broadcasts read: staged per tile
@@ -52,6 +56,73 @@ void schedule_compute(Group &g, const Limits &L) {
             declare_layout(g, in.staged, out_rank);
         }
     stage_inputs(g, tile);
+    if (chunks.form == RowChunks::Reduction)
+        chunk_reductions(g, chunks.columns);
+}
+
+// A Transpose of fp32 that swaps the last two axes and does not fit whole: copied HBM -> HBM,
+// every element would be a DMA row of its own (4 bytes at the small-row rate). Instead the
+// output is tiled [P, P]; per tile, x's block is loaded with its rows on partitions, transposed
+// on the PE into PSUM (tp), copied to SBUF (out) and stored as P rows
+// (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").
+bool schedule_pe_transpose(Group &g, const Limits &L) {
+    Func tp = g.stage("tp"), out = g.stage("out");
+    const alg::Tensor &t = g.outputs[0].result;
+    int rank = t.rank();
+    if (g.node->op_type != "Transpose" || !tp.defined() || g.outputs.size() != 1 || rank < 2 ||
+        t.func.name() != out.name() || t.dtype != DType::Float32)
+        return false;
+    std::vector<int64_t> perm = g.node->attr_ints("perm");
+    if (perm.empty()) // none: the axes reversed
+        for (int i = rank - 1; i >= 0; i--)
+            perm.push_back(i);
+    if (perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1 || t.shape[rank - 1] < 2 ||
+        t.shape[rank - 2] < 2)
+        return false;
+    Func final0 = g.outputs[0].func;
+    Var co("v0o"), ro("v1o"), ci("v0i"), ri("v1i");
+    final0.tile(var(0), var(1), co, ro, ci, ri,
+                static_cast<int>(std::min<int64_t>(t.shape[rank - 1], L.partitions)),
+                static_cast<int>(std::min<int64_t>(t.shape[rank - 2], L.partitions)));
+    TileLoop tile{false, Halide::LoopLevel(final0, co)};
+    place(out, tile, SBUF);
+    place(tp, tile, PSUM);
+    place(g.inputs[0].staged, tile, SBUF);
+    for (const Func &f : {out, tp, g.inputs[0].staged})
+        g.partition_dim[f.name()] = 1;
+    return true;
+}
+
+// A layout output too large to stage whole, whose rows are runs of its input (a Slice, a Split,
+// a Transpose that keeps the last axis): staged per tile of P rows (and chunks of columns when
+// a row exceeds a sixth of the SBUF), so that its loads and stores have an SBUF side and spread
+// over the DMA engines by partition; an HBM -> HBM copy runs on one engine (target dma_split)
+// and, when its rows are not runs of the output (Slice of [.., 90, 128] rows), moves one element
+// per descriptor row. Rank-1 outputs and short tiles stay HBM -> HBM copies; rows whose input
+// runs are single
+// elements (a Transpose that moves the last axis) still move one element per row, but over
+// all the engines.
+void stage_layout_tiles(Group &g, GroupOutput &o, const Limits &L) {
+    const alg::Tensor &t = o.result;
+    int rank = t.rank();
+    // Tiles that fill less than half the partitions (ViT's [197, 1, 768] in_proj slice: one
+    // row each) would load and store row by row, where one HBM -> HBM copy moves the rows in a
+    // few DMAs (SelectTransfers' split of such copies).
+    if (rank < 2 || t.shape[rank - 1] < 2 || t.shape[rank - 2] < L.partitions / 2)
+        return;
+    int64_t width = t.shape[rank - 1], elem_bytes = t.func.output_types()[0].bytes();
+    TileLoop tile;
+    if (width * elem_bytes > L.layout_budget / 2)
+        tile = tile_output_columns(
+            o.func, t.shape,
+            balanced_tile(width, static_cast<int>(L.layout_budget / 2 / elem_bytes)), L);
+    else
+        tile = tile_elementwise_output(o.func, t.shape, L);
+    if (tile.root)
+        return; // one tile: whole, which did not fit
+    Func stage = t.func;
+    place(stage, tile, SBUF);
+    g.partition_dim[stage.name()] = 1;
 }
 
 // A layout group small enough is staged whole in SBUF: loaded with the longest dim on partitions
@@ -69,8 +140,12 @@ void schedule_layout(Group &g, const Limits &L) {
                 pd = d;
         }
         int64_t bytes = shape_numel(t.shape) * t.func.output_types()[0].bytes();
-        if (pd < 0 || bytes / t.shape[rank - 1 - pd] > L.layout_budget)
-            continue; // stays inlined: one HBM -> HBM copy
+        if (pd < 0 || bytes / t.shape[rank - 1 - pd] > L.layout_budget) {
+            if (schedule_pe_transpose(g, L))
+                return;
+            stage_layout_tiles(g, o, L);
+            continue;
+        }
         Func stage = t.func;
         stage.compute_root().store_in(SBUF);
         g.partition_dim[stage.name()] = pd;
@@ -95,6 +170,10 @@ int64_t norm_row_elems(const target::TargetInfo &target) {
     while (whole_row_epilogue_fits(2 * elems, L))
         elems *= 2;
     return elems;
+}
+
+int64_t whole_row_elems(const target::TargetInfo &target) {
+    return limits_of(target).resident_budget / (4 * 4);
 }
 
 Family schedule_family(const std::string &op_type) {

@@ -11,10 +11,13 @@
  *  - conv (graph/ConvIm2Col's ConvTaps, ConvSchedule.cpp): output tiles of up to 128 output
  *    channels x rows of one PSUM bank, the padded image staged once per image, the weights once,
  *    one matmul per kernel tap and channel chunk accumulated in PSUM;
- *  - layout (Transpose, Split): the output copies straight from HBM to HBM (one DMA per tile);
+ *  - layout (Transpose, Split, Slice): staged whole in SBUF when it fits; else a Transpose of
+ *    the last two axes (fp32) by PE transposes of [128, 128] tiles, and other outputs staged
+ *    per tile of rows; rank-1 outputs copy straight from HBM to HBM;
  *  - everything else (elementwise, Softmax, LayerNormalization, Reduce*): one instruction tile
  *    per output tile, with the second-to-last ONNX axis on partitions (split by 128) and the last
- *    axis free; every stage and every input the stages read is computed per tile in SBUF.
+ *    axis free; every stage and every input the stages read is computed per tile in SBUF. Rows
+ *    too long for that are computed in chunks of columns (RowChunks.cpp).
  * Assumes the group's Funcs are fresh (a Func carries one schedule).
  */
 
@@ -41,6 +44,10 @@ ConvLimits conv_limits(const target::TargetInfo &target);
 /** The longest row (fp32 elements) graph/GroupNorm gives a partition when a normalisation's
  *  channels exceed the partitions: the rows of a whole-row epilogue (whole_row_epilogue_fits). */
 int64_t norm_row_elems(const target::TargetInfo &target);
+/** The longest row (fp32 elements) a Softmax, LogSoftmax or LayerNormalization is computed over
+ *  whole in one tile, which keeps about four such rows (input, two intermediates, output) within
+ *  half the SBUF; graph/LongRows decomposes longer ones into steps computed in chunks. */
+int64_t whole_row_elems(const target::TargetInfo &target);
 
 } // namespace nhc::sched
 

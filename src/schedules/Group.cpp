@@ -72,7 +72,7 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes,
                     alg::Namer(node->name)("stage_" + std::to_string(grp.inputs.size())));
                 std::vector<Halide::Expr> args(vars.begin(), vars.end());
                 alg::define(staged, vars, args.empty() ? p.tensor.func() : p.tensor.func(args));
-                grp.inputs.push_back({in, p.param, staged});
+                grp.inputs.push_back({in, p.param, staged, v.shape});
                 tensors[in] = alg::Tensor{staged, v.shape, v.dtype};
             }
             ctx.inputs.push_back(tensors.at(in));

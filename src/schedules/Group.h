@@ -20,6 +20,7 @@ struct GroupInput {
     std::string value;        ///< Graph value name (an HBM tensor)
     Halide::ImageParam param; ///< its Halide input buffer
     Halide::Func staged;      ///< identity copy the algorithm reads
+    Shape shape;              ///< the value's shape (ONNX order)
 };
 
 struct GroupOutput {

@@ -59,6 +59,20 @@ void declare_layout(Group &g, const Halide::Func &f, int out_rank);
 /** Stages in SBUF, per tile, the group inputs that compute stages read. */
 void stage_inputs(Group &g, const TileLoop &tile);
 
+/** Long rows (RowChunks.cpp): whether a compute group keeps whole rows per tile or is computed
+ *  in chunks of `columns`, as an elementwise group or as row reductions. */
+struct RowChunks {
+    enum Form { Whole, Elementwise, Reduction } form = Whole;
+    int columns = 0;
+};
+RowChunks plan_row_chunks(const Group &g, const Limits &L);
+/** Tiles an elementwise output in chunks of `columns` of its last axis inside row tiles of P;
+ *  the loop of one chunk. */
+TileLoop tile_output_columns(Halide::Func f, const Shape &shape, int columns, const Limits &L);
+/** Splits each reduction's loop into chunks of `columns` (the last guarded) and stages the
+ *  inputs it reads per chunk. */
+void chunk_reductions(Group &g, int columns);
+
 void schedule_matmul(Group &g, const Limits &L);
 /** Whether a row reduction over rows of this many elements can end a 2-D matmul's epilogue
  *  when the rows span several PSUM banks (the whole rows are staged in SBUF). */
