@@ -76,25 +76,28 @@ OpResult build_conv_taps(const OpContext &ctx) {
     std::vector<int64_t> spread =
         n.has_attr("input_strides") ? n.attr_ints("input_strides") : std::vector<int64_t>{1, 1};
     int width = static_cast<int>(x.shape[3]), height = static_cast<int>(x.shape[2]);
-    if (spread == std::vector<int64_t>{1, 1}) {
-        // A pure definition, so that a schedule may compute it for any band of rows (the rows a
-        // band of outputs reads, halo included): the code generator fills the region with zeros
-        // and copies the part inside the image (neff/SelectBoundedCopy).
-        Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
-        x_pad(v) = Halide::select(col >= 0 && col < width && row >= 0 && row < height,
-                                  stage(x.at({v[3], v[2], Halide::clamp(row, 0, height - 1),
-                                              Halide::clamp(col, 0, width - 1)}),
-                                        x.dtype),
-                                  from_compute(Halide::Expr(0.0f), operand));
-    } else {
-        // Spread: a zero fill, then the image copied into every stride-th element (one strided
-        // DMA); staged whole (graph/ConvTranspose checks that it fits).
-        x_pad(v) = from_compute(Halide::Expr(0.0f), operand);
-        Halide::RDom image(0, width, 0, height, "image");
-        x_pad(image.x * static_cast<int>(spread[1]) + static_cast<int>(pad[1]),
-              image.y * static_cast<int>(spread[0]) + static_cast<int>(pad[0]), v[2], v[3]) =
-            stage(x.at({v[3], v[2], image.y, image.x}), x.dtype);
+    // A pure definition, so that a schedule may compute it for any band of rows (the rows a band
+    // of outputs reads, halo included): the code generator fills the region with zeros and
+    // copies the part inside the image (neff/SelectBoundedCopy), into every stride-th element
+    // when the image is spread.
+    int sw = static_cast<int>(spread[1]), sh = static_cast<int>(spread[0]);
+    Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
+    Halide::Expr inside =
+        col >= 0 && col < (width - 1) * sw + 1 && row >= 0 && row < (height - 1) * sh + 1;
+    Halide::Expr x_col = col, x_row = row; // the image element at a spread position
+    if (sw > 1) {
+        inside = inside && col % sw == 0;
+        x_col = col / sw;
     }
+    if (sh > 1) {
+        inside = inside && row % sh == 0;
+        x_row = row / sh;
+    }
+    x_pad(v) = Halide::select(inside,
+                              stage(x.at({v[3], v[2], Halide::clamp(x_row, 0, height - 1),
+                                          Halide::clamp(x_col, 0, width - 1)}),
+                                    x.dtype),
+                              from_compute(Halide::Expr(0.0f), operand));
     w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype); // (co, kw, kh, ci)
     Halide::RDom r(0, static_cast<int>(w.shape[0]), 0, static_cast<int>(w.shape[1]), 0,
                    static_cast<int>(w.shape[2]), "r"); // (ci, kh, kw)

@@ -83,10 +83,10 @@ void lower_conv_transpose(Graph &g, const Node &n, const ConvLimits &lim, std::v
     Shape spread_x = x.shape; // the spread image's extent, for the budget
     for (size_t i = 0; i < sp; i++)
         spread_x[i + 2] = (x.shape[i + 2] - 1) * stride[i] + 1;
-    if (!chunked_image_fits(x.shape[1], padded_image_bytes(spread_x, geo, geo.out), lim) ||
+    if (!chunked_image_fits(x.shape[1], row_band_bytes(spread_x, geo, geo.out), lim) ||
         !tap_weights_fit(x.shape[1], shape_numel(geo.kernel), w.shape[1], lim))
-        refuse("the input's channels, its spread, padded image or the weights of one tile of "
-               "output channels do not fit on chip");
+        refuse("the input's channels, the spread, padded rows that one output row reads or the "
+               "weights of one tile of output channels do not fit on chip");
     GraphRewriter b(g, n, "__conv_transpose", out);
     std::vector<int64_t> kernel = as_2d(geo.kernel, 1);
     std::vector<std::string> operands = {

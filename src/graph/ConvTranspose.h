@@ -9,8 +9,10 @@
  * channel axes swapped (w [Ci, Co, K...] -> [Ci, KH, KW, Co] read at K - 1 - k; at compile time
  * for constant weights, by a Transpose and a reversing Slice otherwise). The output shape is the
  * one shape inference gave (output_shape, output_padding, auto_pad); pads follow the ONNX
- * specification's total_padding split. NHC_EALG001 for forms not covered: groups, 3-D, a
- * pad_begin over dilation * (kernel - 1) (a crop), images over the on-chip budget.
+ * specification's total_padding split. The spread image is staged whole or per band of output
+ * rows, as any ConvTaps' (schedules/ConvSchedule). NHC_EALG001 for forms not covered: groups,
+ * 3-D, a pad_begin over dilation * (kernel - 1) (a crop), spread rows that one output row reads
+ * over the on-chip budget.
  */
 
 #include "graph/ConvIm2Col.h"

@@ -4,12 +4,16 @@
 // x_pad) wherever the schedule computes it: the whole image or one band of rows with its halo.
 // With the outer loops fixed, the condition is a box in the nest's loops; the nest becomes a
 // memset of the whole region (left out when the box covers it) and a copy of the box, where the
-// clamps are the identity. A condition that is no rectangle (a comparison naming two loops, a
-// mask read from memory) is left to elementwise selection.
+// clamps are the identity; a box whose condition also keeps every stride-th position along a
+// loop (a spread image, `row % s == 0`) is copied into those positions only. A condition that is no
+// rectangle (a comparison naming two loops, a mask read from memory) is left to elementwise
+// selection.
 
 #include "neff/SelectorState.h"
 
 #include "support/Error.h"
+
+#include <map>
 
 namespace nhc::codegen {
 
@@ -84,19 +88,50 @@ std::vector<size_t> loops_named(const Halide::Expr &e, const std::vector<Loop> &
     return named;
 }
 
+/** Where the loops of a narrowed copy are in the nest's loops: loop j of the copy walks positions
+ *  first[j] + step[j] * k of the loop of its name; a loop narrowed to one position is gone from
+ *  the copy and `fixed` at it. */
+struct LoopPositions {
+    std::vector<int64_t> first, step;
+    std::map<std::string, int64_t> fixed;
+};
+
 /** `n` with loop j narrowed to [lo, hi) (hi > lo); a loop of one iteration is substituted away,
  *  as collect_nest does. */
-Nest narrow(const Nest &n, size_t j, int64_t lo, int64_t hi) {
+Nest narrow(const Nest &n, size_t j, int64_t lo, int64_t hi, LoopPositions &pos) {
     Nest out = n;
     if (hi - lo == 1) {
         Halide::Expr v(static_cast<int>(lo));
+        pos.fixed[n.loops[j].name] = pos.first[j] + pos.step[j] * lo;
         out.loops.erase(out.loops.begin() + static_cast<std::ptrdiff_t>(j));
         out.index = simplify(substitute(n.loops[j].name, v, n.index));
         out.value = simplify(substitute(n.loops[j].name, v, n.value));
+        pos.first.erase(pos.first.begin() + static_cast<std::ptrdiff_t>(j));
+        pos.step.erase(pos.step.begin() + static_cast<std::ptrdiff_t>(j));
     } else {
         out.loops[j].min = lo;
         out.loops[j].extent = hi - lo;
     }
+    return out;
+}
+
+/** `n` with loop j walking lo, lo + stride, ... (count iterations) as a loop from 0: the
+ *  index and value read it as lo + stride * k (an SBUF destination stride, a source index that
+ *  simplifies to k plus a constant). */
+Nest strided(const Nest &n, size_t j, int64_t lo, int64_t stride, int64_t count,
+             LoopPositions &pos) {
+    if (count == 1)
+        return narrow(n, j, lo, lo + 1, pos);
+    Nest out = n;
+    const std::string &name = n.loops[j].name;
+    Halide::Expr k = Variable::make(Halide::Int(32), name);
+    Halide::Expr at = static_cast<int>(lo) + static_cast<int>(stride) * k;
+    out.index = simplify(substitute(name, at, n.index));
+    out.value = simplify(substitute(name, at, n.value));
+    out.loops[j].min = 0;
+    out.loops[j].extent = count;
+    pos.first[j] += pos.step[j] * lo;
+    pos.step[j] *= stride;
     return out;
 }
 
@@ -117,9 +152,14 @@ bool Selector::select_bounded_copy(const Nest &n) {
     conjuncts(box_form(sel->condition, !inside_first), terms);
     Nest copy = n;
     copy.value = inside_first ? sel->true_value : sel->false_value;
+    LoopPositions pos{
+        std::vector<int64_t>(copy.loops.size(), 0), std::vector<int64_t>(copy.loops.size(), 1), {}};
     bool empty = false; // the whole nest is border
-    // Narrow each loop to the iterations where every comparison naming it holds.
-    for (const Halide::Expr &t : terms) {
+    // Narrow each loop to the iterations where every comparison naming it holds: an interval,
+    // or every stride-th position of one (a spread image, ConvTaps' input_strides).
+    for (Halide::Expr t : terms) {
+        for (const auto &[name, at] : pos.fixed) // loops narrowed to one position earlier
+            t = substitute(name, Halide::Expr(static_cast<int>(at)), t);
         std::vector<size_t> named = loops_named(t, copy.loops);
         if (named.size() > 1)
             return false; // not a rectangle: an elementwise select
@@ -127,23 +167,29 @@ bool Selector::select_bounded_copy(const Nest &n) {
             empty = empty || is_const_zero(simplify(t));
             continue;
         }
-        const Loop &l = copy.loops[named[0]];
-        int64_t lo = l.min + l.extent, hi = l.min;
-        for (int64_t v = l.min; v < l.min + l.extent; v++) {
-            Halide::Expr holds = simplify(substitute(l.name, Halide::Expr(static_cast<int>(v)), t));
+        size_t j = named[0];
+        const Loop &l = copy.loops[j];
+        std::vector<int64_t> kept;
+        for (int64_t k = l.min; k < l.min + l.extent; k++) {
+            Halide::Expr at(static_cast<int>(pos.first[j] + pos.step[j] * k));
+            Halide::Expr holds = simplify(substitute(l.name, at, t));
             if (!is_const(holds))
                 return false; // names something besides the loop
-            if (is_const_zero(holds))
-                continue;
-            if (hi > v && lo < v)
-                return false; // holds on more than one interval
-            lo = std::min(lo, v);
-            hi = v + 1;
+            if (!is_const_zero(holds))
+                kept.push_back(k);
         }
-        empty = empty || hi <= lo;
-        if (empty)
+        if (kept.empty()) {
+            empty = true;
             break;
-        copy = narrow(copy, named[0], lo, hi);
+        }
+        int64_t stride = kept.size() > 1 ? kept[1] - kept[0] : 1;
+        for (size_t i = 1; i < kept.size(); i++)
+            if (kept[i] - kept[i - 1] != stride)
+                return false; // neither an interval nor a progression
+        if (stride > 1)
+            copy = strided(copy, j, kept[0], stride, static_cast<int64_t>(kept.size()), pos);
+        else
+            copy = narrow(copy, j, kept.front(), kept.back() + 1, pos);
     }
     bool whole = !empty && copy.loops.size() == n.loops.size();
     for (size_t j = 0; whole && j < n.loops.size(); j++)

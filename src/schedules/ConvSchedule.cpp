@@ -31,12 +31,14 @@ void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
                          out = g.node->attr_ints("output_spatial"),
                          stride = g.node->attr_ints("strides"),
                          dil = g.node->attr_ints("dilations");
-    if (g.node->has_attr("input_strides")) // a spread image is staged whole by its definition
-        return;
+    std::vector<int64_t> spread = g.node->has_attr("input_strides")
+                                      ? g.node->attr_ints("input_strides")
+                                      : std::vector<int64_t>{1, 1};
     for (int axis : axes) {
         size_t a = static_cast<size_t>(1 - axis); // attributes are (h, w)
         int64_t read = window_extent(out[a], kernel[a], stride[a], dil[a]);
-        x_pad.bound(var(axis), 0, static_cast<int>(std::max(image[a] + pad[a], read)));
+        int64_t spread_image = (image[a] - 1) * spread[a] + 1; // ConvTranspose: zeros between
+        x_pad.bound(var(axis), 0, static_cast<int>(std::max(spread_image + pad[a], read)));
     }
 }
 
@@ -67,8 +69,7 @@ void schedule_conv(Group &g, const Limits &L) {
         return window_extent(out_rows, extent(1), stride[0], dil[0]) * row_bytes;
     };
     int64_t band = s[2], image_budget = staged_image_budget(L);
-    bool spread = g.node->has_attr("input_strides"); // a strided copy: staged whole
-    if (!spread && image_bytes(band) > image_budget) {
+    if (image_bytes(band) > image_budget) {
         if (image_bytes(ho_tile) > image_budget)
             ho_tile = 1; // the graph lowering checked that one row's band fits
         band = ho_tile;

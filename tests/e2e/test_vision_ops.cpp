@@ -357,7 +357,7 @@ g (float[1, 2, 12000] x) => (float[1, 2, 5977] y) {
 )");
     CHECK(test::worst_rel_l2(long_row, test::random_inputs(long_row, 17), {"y"}, 0, 0) == 0);
     neff::Program p = test::compile_graph(long_row);
-    CHECK(test::dmas_reading(p, "x") > 1);                     // a band at a time
+    CHECK(test::dmas_reading(p, "x") > 1);                    // a band at a time
     CHECK(test::bytes_read_from(p, "x") < 2 * 12000 * 4 * 2); // the halos, not the row per band
     // 12 x 16 taps at dilation 10 span 111 x 151 pixels (67 KB); a line of them fits.
     Graph wide = load_text(R"(
@@ -471,4 +471,42 @@ g (float[3, 1, 1] x) => (float[2, 3, 4, 5] y) <int64[4] s = {2, 1, 4, 5}> {
     const HostTensor &y = got.outputs.at("y");
     for (int64_t i = 0; i < y.numel(); i++)
         REQUIRE(y.get_f64(i) == x.get_f64((i / 20) % 3));
+}
+
+TEST_CASE("A stride-2 ConvTranspose whose spread image exceeds the budget is staged per band of "
+          "output rows; matches") {
+    // 8 -> 4 channels, 4 x 4 kernel, stride 2, pads 1 on a 48 x 48 image: the spread, padded
+    // image (99 x 99 fp32, 39 KB per channel) exceeds the staged-image budget, so bands of
+    // output rows each stage the spread rows they read (a strided copy into a zeroed tile).
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 8, 48, 48] x, float[8, 4, 4, 4] w) => (float[1, 4, 96, 96] y) {
+  y = ConvTranspose <strides = [2, 2], pads = [1, 1, 1, 1]> (x, w)
+}
+)");
+    std::map<std::string, HostTensor> in = test::random_inputs(g, 12);
+    neff::Program p = test::compile_graph(g);
+    CHECK(test::dmas_reading(p, "x") > 1);
+    CHECK(test::bytes_read_from(p, "x") < 2 * 8 * 48 * 48 * 4); // each row in at most two bands
+    // y[co, oy, ox] = sum over ci, iy, ix, ky, kx with oy = 2 iy - 1 + ky, ox = 2 ix - 1 + kx.
+    std::vector<double> want(4 * 96 * 96, 0.0);
+    const HostTensor &x = in["x"], &w = in["w"];
+    for (int ci = 0; ci < 8; ci++)
+        for (int iy = 0; iy < 48; iy++)
+            for (int ix = 0; ix < 48; ix++)
+                for (int co = 0; co < 4; co++)
+                    for (int ky = 0; ky < 4; ky++)
+                        for (int kx = 0; kx < 4; kx++) {
+                            int oy = 2 * iy - 1 + ky, ox = 2 * ix - 1 + kx;
+                            if (oy < 0 || oy >= 96 || ox < 0 || ox >= 96)
+                                continue;
+                            want[size_t((co * 96 + oy) * 96 + ox)] +=
+                                x.get_f64((ci * 48 + iy) * 48 + ix) *
+                                w.get_f64(((ci * 4 + co) * 4 + ky) * 4 + kx);
+                        }
+    HostTensor expected(DType::Float32, {1, 4, 96, 96});
+    for (size_t i = 0; i < want.size(); i++)
+        expected.set_f64(static_cast<int64_t>(i), want[i]);
+    test::E2EResult got = test::compile_and_run(g, in);
+    CHECK(test::compare(got.outputs.at("y"), expected, 1e-5, 1e-5).rel_l2 <= 1e-6);
 }
