@@ -27,6 +27,7 @@ void register_codegen_operators() {
                            "Trilu",
                            "GatherElements",
                            "Hardmax",
+                           "ScatterND",
                            "NegativeLogLikelihoodLoss",
                            "SoftmaxCrossEntropyLoss",
                            "ArgMax",

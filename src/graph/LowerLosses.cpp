@@ -225,6 +225,44 @@ void softmax_cross_entropy(Graph &g, const Node &n, std::vector<Node> &out) {
     nll(g, p, n, lp, n.inputs[1], n.inputs.size() > 2 ? n.inputs[2] : "", n.outputs[0]);
 }
 
+/** ScatterND with indices [..., 1] (whole slices along axis 0: torch's `y[rows] = values`):
+ *  with data viewed [R, W] and the updates [n, W], the one-hot [R, n] of the indices (a negative
+ *  one from the end) times the updates on the PE, exact in fp32 (one nonzero term per element,
+ *  the matmul kept fp32 under auto-cast); reduction none takes it where a row was hit (Where),
+ *  add adds it to the data (repeated indices accumulate). */
+void scatter_nd(Graph &g, const Node &n, std::vector<Node> &out) {
+    Picker p(g, n, out);
+    const Value &data = g.value(n.inputs[0]), &idx = g.value(n.inputs[1]);
+    std::string reduction = n.attr_string("reduction", "none");
+    if (idx.shape.empty() || idx.shape.back() != 1 || data.shape.empty())
+        p.refuse("indices whose last axis is not 1 (elements or slices of inner axes) are not "
+                 "supported yet; found indices of shape " +
+                 shape_str(idx.shape));
+    if (data.dtype != DType::Float32)
+        p.refuse(std::string("data of type ") + dtype_name(data.dtype) +
+                 " is not supported yet (float32 only)");
+    if (reduction != "none" && reduction != "add")
+        p.refuse("reduction '" + reduction + "' is not supported yet (none, add)");
+    GraphRewriter &b = p.rewriter();
+    int64_t rows = data.shape[0], width = shape_numel(data.shape) / rows,
+            count = shape_numel(idx.shape);
+    Shape wide = {rows, count}, row = {rows, width};
+    std::string hot = p.one_hot(b.reshape(n.inputs[1], {1, count}), 0, rows, DType::Float32, wide);
+    std::string updates = b.reshape(n.inputs[2], {count, width});
+    std::string scattered = b.value(DType::Float32, row);
+    b.add("MatMul", {hot, updates}, {scattered}).keep_precision = true;
+    std::string data_rows = b.reshape(n.inputs[0], row), y;
+    if (reduction == "add") {
+        y = p.op("Add", {data_rows, scattered}, DType::Float32, row);
+    } else {
+        std::string hit = b.reduce("ReduceMax", hot, {1}, true, {rows, 1});
+        std::string replaced =
+            p.op("Greater", {hit, b.constant_f32({1}, {0.5})}, DType::Bool, {rows, 1});
+        y = p.op("Where", {replaced, scattered, data_rows}, DType::Float32, row);
+    }
+    b.reshape(y, data.shape, n.outputs[0]);
+}
+
 } // namespace
 
 int decompose_index_picks(Graph &g) {
@@ -247,7 +285,7 @@ int decompose_index_picks(Graph &g) {
     return vectors + rewrite_each(g, "GatherElements", gather_elements) +
            rewrite_each(g, "NegativeLogLikelihoodLoss", nll_loss) +
            rewrite_each(g, "SoftmaxCrossEntropyLoss", softmax_cross_entropy) +
-           rewrite_each(g, "Hardmax", hardmax);
+           rewrite_each(g, "Hardmax", hardmax) + rewrite_each(g, "ScatterND", scatter_nd);
 }
 
 } // namespace nhc

@@ -13,6 +13,9 @@
  *    none, sum or mean (the sum over the weights of the picked, not ignored, classes);
  *    ignore_index masks its targets out.
  *  - Hardmax: the one-hot of ArgMax along the axis (the first maximum);
+ *  - ScatterND with indices [..., 1] (slices along axis 0), reduction none or add, float32: the
+ *    one-hot of the indices times the updates (a MatMul kept fp32), taken where a row was hit
+ *    or added;
  *  - SoftmaxCrossEntropyLoss: LogSoftmax over the classes (its optional log_prob output), then the
  *    loss above.
  * NHC_EALG001 for forms not covered.
@@ -22,8 +25,8 @@
 
 namespace nhc {
 
-/** Decomposes every 1-D-table Gather, GatherElements, NegativeLogLikelihoodLoss and
- * SoftmaxCrossEntropyLoss; returns how many. */
+/** Decomposes every 1-D-table Gather, GatherElements, NegativeLogLikelihoodLoss,
+ * SoftmaxCrossEntropyLoss, Hardmax and ScatterND; returns how many. */
 int decompose_index_picks(Graph &g);
 
 } // namespace nhc

@@ -219,3 +219,40 @@ g (float[2, 5, 3, 2] x) => (float[2, 5, 3, 2] y, float[2, 5, 3, 2] z) {
     CHECK(worst_lrn < 1e-5);
     CHECK(worst_mvn < 1e-4);
 }
+
+TEST_CASE("ScatterND of slices along axis 0: replaced rows (a negative index from the end), or "
+          "added (a repeated index accumulates)") {
+    std::vector<double> data, updates;
+    for (int i = 0; i < 5 * 2 * 3; i++)
+        data.push_back(i);
+    for (int i = 0; i < 2 * 2 * 3; i++)
+        updates.push_back(100 + i);
+    std::map<std::string, HostTensor> in = {{"x", f32({5, 2, 3}, data)},
+                                            {"u", f32({2, 2, 3}, updates)}};
+    Shape s;
+    std::vector<double> y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[5, 2, 3] x, float[2, 2, 3] u) => (float[5, 2, 3] y) <int64[2, 1] i = {1, -1}> {
+  y = ScatterND(x, i, u)
+}
+)",
+                                     in, &s);
+    std::vector<double> want = data;
+    for (int k = 0; k < 6; k++) {
+        want[size_t(6 + k)] = 100 + k;  // row 1
+        want[size_t(24 + k)] = 106 + k; // row -1: 4
+    }
+    CHECK(s == Shape{5, 2, 3});
+    CHECK(y == want);
+    y = run_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[5, 2, 3] x, float[2, 2, 3] u) => (float[5, 2, 3] y) <int64[2, 1] i = {3, 3}> {
+  y = ScatterND <reduction = "add"> (x, i, u)
+}
+)",
+                 in, &s);
+    want = data;
+    for (int k = 0; k < 6; k++)
+        want[size_t(18 + k)] += 100 + k + 106 + k;
+    CHECK(y == want);
+}
