@@ -99,9 +99,8 @@ bool schedule_pe_transpose(Group &g, const Limits &L) {
 // over the DMA engines by partition; an HBM -> HBM copy runs on one engine (target dma_split)
 // and, when its rows are not runs of the output (Slice of [.., 90, 128] rows), moves one element
 // per descriptor row. Rank-1 outputs and short tiles stay HBM -> HBM copies; rows whose input
-// runs are single
-// elements (a Transpose that moves the last axis) still move one element per row, but over
-// all the engines.
+// runs are single elements (a Transpose that moves the last axis) still move one element per
+// row, but over all the engines.
 void stage_layout_tiles(Group &g, GroupOutput &o, const Limits &L) {
     const alg::Tensor &t = o.result;
     int rank = t.rank();
@@ -173,7 +172,8 @@ int64_t norm_row_elems(const target::TargetInfo &target) {
 }
 
 int64_t whole_row_elems(const target::TargetInfo &target) {
-    return limits_of(target).resident_budget / (4 * 4);
+    const int64_t rows_per_tile = 4, fp32_bytes = 4; // x, two intermediates, the output
+    return limits_of(target).resident_budget / (rows_per_tile * fp32_bytes);
 }
 
 Family schedule_family(const std::string &op_type) {

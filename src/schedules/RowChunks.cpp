@@ -15,6 +15,8 @@
 
 #include "support/Error.h"
 
+#include <map>
+
 namespace nhc::sched::detail {
 
 namespace {
@@ -77,7 +79,7 @@ RowBytes row_bytes(const Group &g, int out_rank) {
 /** Whether every row-wide input is read by one reduction's update alone, no stage but the
  *  group's inputs is row-wide, and each reduction has one reduction loop. */
 bool reductions_chunkable(const Group &g, int out_rank, int64_t widest) {
-    std::map<std::string, int> readers; // staged input -> reductions reading it
+    std::map<std::string, int> by_reductions, by_others; // staged input -> readers
     for (size_t i = 0; i < g.op.stages.size(); i++) {
         const alg::Stage &s = g.op.stages[i];
         if (s.func.dimensions() == out_rank && stage_width(g, i, widest) == widest)
@@ -86,12 +88,14 @@ bool reductions_chunkable(const Group &g, int out_rank, int64_t widest) {
         if (reduction && s.func.function().update(0).schedule().rvars().size() != 1)
             return false;
         for (const std::string &n : direct_calls(s.func))
-            readers[n] += reduction ? 1 : 1000;
+            (reduction ? by_reductions : by_others)[n]++;
     }
-    for (const GroupInput &in : g.inputs)
+    for (const GroupInput &in : g.inputs) {
+        const std::string &n = in.staged.name();
         if (static_cast<int>(in.shape.size()) == out_rank && in.shape.back() == widest &&
-            readers[in.staged.name()] != 1)
+            (by_reductions[n] != 1 || by_others[n] != 0))
             return false;
+    }
     return true;
 }
 
