@@ -4,6 +4,7 @@ on chip, exported like the models of torch_models.py (opset 17, float32 referenc
 those of the real models the operator comes from, or larger:
 
   softmax_vocab / log_softmax_vocab   a [128, 50257] row per token: GPT-2's vocabulary
+  softmax_one_token                   the [1, 50257] logits of one generated token
   reduce_long                         sum, max and mean of rows of 262,144 elements
   layer_norm_wide                     LayerNorm over 16,384 features (rows of 64 KB in fp32)
   instance_norm_256                   InstanceNorm over 256 x 256 pixels per channel
@@ -114,6 +115,7 @@ SCATTER_ROWS = ids(7224, 4096, 300).unique()  # distinct rows: a repeated row's 
 OPERATORS = {
     "softmax_vocab": (7001, module(lambda: Softmax(False), [randn(7201, 128, 50257)], ["x"], ["y"])),
     "log_softmax_vocab": (7002, module(lambda: Softmax(True), [randn(7202, 128, 50257)], ["x"], ["y"])),
+    "softmax_one_token": (7015, module(lambda: Softmax(False), [randn(7215, 1, 50257)], ["x"], ["y"])),
     "reduce_long": (7003, module(ReduceLong, [randn(7203, 8, 262144)], ["x"], ["sum", "max", "mean"])),
     "layer_norm_wide": (7004, module(lambda: nn.LayerNorm(16384), [randn(7204, 256, 16384)], ["x"], ["y"])),
     "instance_norm_256": (7005, module(lambda: nn.InstanceNorm2d(64, affine=True),

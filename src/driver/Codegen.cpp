@@ -366,8 +366,9 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("gelu: ", gelus, " GELU patterns recognised");
     int moved = move_reductions_to_last_axis(g);
     log_info("reductions: ", moved, " moved to the last axis of a 2-D view");
-    int long_rows = decompose_long_rows(g, sched::whole_row_elems(target));
-    log_info("long rows: ", long_rows, " Softmax/LayerNorm nodes decomposed into chunked steps");
+    int long_rows = decompose_long_rows(g, sched::whole_row_elems(target), target.partitions);
+    log_info("long rows: ", long_rows,
+             " Softmax/LayerNorm/Reduce nodes decomposed into chunked steps");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int scales = flatten_channel_scales(g);

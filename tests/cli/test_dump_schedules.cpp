@@ -197,15 +197,16 @@ g (float[2, 4] x) => (bool[2, 4] y) { y = IsNaN(x) }
 }
 
 TEST_CASE("--dump-schedules round-trips the schedules of operators past the chip's capacity") {
-    // Column chunks of an elementwise group and of a reduction (decomposed long-row Softmax), a
-    // PE transpose in [128, 128] tiles, a layout output staged per tile of rows, and a
-    // ConvTranspose whose spread image is staged per band of output rows.
+    // Column chunks of an elementwise group and of a reduction (a decomposed Softmax over rows
+    // of a prime length, which no view spreads over more partitions), a PE transpose in
+    // [128, 128] tiles, a layout output staged per tile of rows, and a ConvTranspose whose
+    // spread image is staged per band of output rows.
     TempDir dir;
     std::string model = model_file(dir, "m.onnx", R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[4, 30000] x, float[300, 700] t, float[1, 64, 200, 300] s, float[1, 8, 48, 48] c,
+g (float[4, 30011] x, float[300, 700] t, float[1, 64, 200, 300] s, float[1, 8, 48, 48] c,
    float[8, 4, 4, 4] w) =>
-  (float[4, 30000] y, float[700, 300] u, float[1, 64, 150, 300] v, float[1, 4, 96, 96] z)
+  (float[4, 30011] y, float[700, 300] u, float[1, 64, 150, 300] v, float[1, 4, 96, 96] z)
     <int64[1] starts = {20}, int64[1] ends = {170}, int64[1] axes = {2}> {
   y = Softmax <axis = -1> (x)
   u = Transpose <perm = [1, 0]> (t)

@@ -95,13 +95,22 @@ g (float[)" + shape + "] x, float[" +
     const target::TargetInfo &trn1 = target::target_by_name("trn1");
     REQUIRE(kWidth > sched::whole_row_elems(trn1));
     Graph decomposed = g;
-    CHECK(decompose_long_rows(decomposed, sched::whole_row_elems(trn1)) == 3);
+    // The three normalisations, and the LayerNorm's two reductions over its 3 rows of 9,000,
+    // spread over the partitions; Softmax and LogSoftmax work on the view [3 * 40, 225] (40 the
+    // largest divisor of 9,000 within 128 / 3), with a log-sum-exp per piece and per row.
+    CHECK(decompose_long_rows(decomposed, sched::whole_row_elems(trn1), trn1.partitions) == 5);
     CHECK(count_ops(decomposed, "Softmax") + count_ops(decomposed, "LogSoftmax") +
               count_ops(decomposed, "LayerNormalization") ==
           0);
-    CHECK(count_ops(decomposed, "ReduceLogSumExp") == 2);
+    CHECK(count_ops(decomposed, "ReduceLogSumExp") == 4);
+    int piece_maxes = 0;
+    for (const Node &node : decomposed.nodes)
+        piece_maxes += node.op_type == "ReduceMax" &&
+                       decomposed.value(node.inputs[0]).shape == Shape{120, 225};
+    CHECK(piece_maxes == 2);
     Graph short_rows = g;
-    CHECK(decompose_long_rows(short_rows, kWidth) == 0); // rows within the limit stay whole
+    CHECK(decompose_long_rows(short_rows, kWidth, trn1.partitions) ==
+          0); // rows within the limit stay whole
 
     std::map<std::string, HostTensor> in = test::random_inputs(g, 21);
     for (int64_t c = 0; c < kWidth; c++) {
@@ -121,9 +130,10 @@ g (float[)" + shape + "] x, float[" +
 
 TEST_CASE("A reduction over a long row accumulates chunks of it; an elementwise node over long "
           "rows computes chunks of columns; they match") {
+    // Rows of 30,011 (a prime: no view spreads them over more partitions).
     Graph g = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[4, 30001] x) => (float[4, 1] sum, float[4, 1] max, float[4, 30001] e)
+g (float[4, 30011] x) => (float[4, 1] sum, float[4, 1] max, float[4, 30011] e)
     <int64[1] axes = {-1}> {
   sum = ReduceSum <keepdims = 1> (x, axes)
   max = ReduceMax <axes = [-1], keepdims = 1> (x)
@@ -133,7 +143,7 @@ g (float[4, 30001] x) => (float[4, 1] sum, float[4, 1] max, float[4, 30001] e)
     std::map<std::string, HostTensor> in = test::random_inputs(g, 5);
     neff::Program p = test::compile_graph(g);
     // Each of the three groups reads x in several chunks, none a whole row of 120 KB.
-    int64_t whole_rows = 4 * 30001 * 4;
+    int64_t whole_rows = 4 * 30011 * 4;
     CHECK(test::dmas_reading(p, "x") >= 3 * 2);
     test::for_each_dma_reading(p, "x", [&](const neff::Instr &i) {
         CHECK(int64_t(i.src.num_partitions) * i.src.free_count() * 4 < whole_rows);
@@ -141,16 +151,16 @@ g (float[4, 30001] x) => (float[4, 1] sum, float[4, 1] max, float[4, 30001] e)
     CHECK(test::bytes_read_from(p, "x") >= 3 * whole_rows);
     test::E2EResult r = test::compile_and_run(g, in);
     const HostTensor &x = in["x"];
-    std::vector<double> sums = per_row(x, 30001, [](auto &v) {
+    std::vector<double> sums = per_row(x, 30011, [](auto &v) {
         double s = 0;
         for (double e : v)
             s += e;
         return std::vector<double>{s};
     });
-    std::vector<double> maxes = per_row(x, 30001, [](auto &v) {
+    std::vector<double> maxes = per_row(x, 30011, [](auto &v) {
         return std::vector<double>{*std::max_element(v.begin(), v.end())};
     });
-    std::vector<double> exps = per_row(x, 30001, [](auto &v) {
+    std::vector<double> exps = per_row(x, 30011, [](auto &v) {
         std::vector<double> y;
         for (double e : v)
             y.push_back(std::exp(e));
@@ -191,4 +201,44 @@ g (float[1, 64, 8, 8] x) => (float[1, 64, 8, 8] y)
     HostTensor want = alg::run_reference(g, x).at("y");
     CHECK(test::compare(test::compile_and_run(rewritten, x).outputs.at("y"), want, 1e-4, 1e-5)
               .rel_l2 <= 1e-5);
+}
+
+TEST_CASE("Reductions over a few long rows are spread over the partitions: per piece, then per "
+          "row") {
+    // [2, 30000]: pieces of 500 (60 per row, 120 partitions), then the 60 pieces of each row.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 30000] x) => (float[2, 1] sum, float[2, 1] l2, float[2, 1] lse)
+    <int64[1] axes = {-1}> {
+  sum = ReduceSum <keepdims = 1> (x, axes)
+  l2 = ReduceL2 <axes = [-1], keepdims = 1> (x)
+  lse = ReduceLogSumExp <axes = [-1], keepdims = 1> (x)
+}
+)");
+    Graph spread = g;
+    const target::TargetInfo &trn1 = target::target_by_name("trn1");
+    CHECK(decompose_long_rows(spread, sched::whole_row_elems(trn1), trn1.partitions) == 3);
+    int pieces = 0;
+    for (const Node &node : spread.nodes)
+        pieces += node.op_type.rfind("Reduce", 0) == 0 &&
+                  spread.value(node.inputs[0]).shape == Shape{120, 500};
+    CHECK(pieces == 3);
+    std::map<std::string, HostTensor> in = test::random_inputs(g, 8);
+    test::E2EResult r = test::compile_and_run(g, in);
+    std::vector<double> sums, l2s, lses;
+    for (int64_t row = 0; row < 2; row++) {
+        double s = 0, q = 0, e = 0;
+        for (int64_t c = 0; c < 30000; c++) {
+            double v = in["x"].get_f64(row * 30000 + c);
+            s += v;
+            q += v * v;
+            e += std::exp(v);
+        }
+        sums.push_back(s);
+        l2s.push_back(std::sqrt(q));
+        lses.push_back(std::log(e));
+    }
+    CHECK(rel_l2(r.outputs.at("sum"), sums) <= 1e-5);
+    CHECK(rel_l2(r.outputs.at("l2"), l2s) <= 1e-6);
+    CHECK(rel_l2(r.outputs.at("lse"), lses) <= 1e-6);
 }
