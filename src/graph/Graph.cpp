@@ -49,6 +49,16 @@ std::string Node::attr_string(const std::string &key, const std::string &fallbac
                " should be a string but has another type");
 }
 
+std::vector<int64_t> Node::transpose_perm(int64_t rank) const {
+    std::vector<int64_t> perm = attr_ints("perm");
+    if (perm.empty())
+        for (int64_t d = rank - 1; d >= 0; d--)
+            perm.push_back(d);
+    for (int64_t &d : perm)
+        d = d < 0 ? d + rank : d;
+    return perm;
+}
+
 std::string Node::describe() const {
     return (domain.empty() ? "" : domain + ".") + op_type + " '" + name + "'";
 }

@@ -62,6 +62,9 @@ struct Node {
     std::string attr_string(const std::string &key, const std::string &fallback) const;
     /** "Gemm 'fc1'": how messages name a node. */
     std::string describe() const;
+    /** A Transpose's permutation for an input of `rank`: its `perm`, or the reversed axes when
+     *  it has none, negative axes resolved. */
+    std::vector<int64_t> transpose_perm(int64_t rank) const;
 };
 
 struct Graph {

@@ -72,10 +72,7 @@ bool schedule_pe_transpose(Group &g, const Limits &L) {
     if (g.node->op_type != "Transpose" || !tp.defined() || g.outputs.size() != 1 || rank < 2 ||
         t.func.name() != out.name() || t.dtype != DType::Float32)
         return false;
-    std::vector<int64_t> perm = g.node->attr_ints("perm");
-    if (perm.empty()) // none: the axes reversed
-        for (int i = rank - 1; i >= 0; i--)
-            perm.push_back(i);
+    std::vector<int64_t> perm = g.node->transpose_perm(rank);
     if (perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1 || t.shape[rank - 1] < 2 ||
         t.shape[rank - 2] < 2)
         return false;
