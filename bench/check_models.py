@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Issue 15's acceptance run, through the user's tools: for each model folder (model.onnx plus
-test_data_set_0/ with a float32 reference), compile with neuron-halide-cc -O2 under each auto-cast
-setting, run the NEFF with neuron-halide-run, and report the relative L2 error of every output
+test_data_set_0/ with a float32 reference), compile with neuron-halide-cc at each -O level
+(--optlevel, default 2) under each auto-cast setting, run the NEFF with neuron-halide-run, and report the relative L2 error of every output
 against the reference, the compile's wall time and peak memory, the simulated latency, and the
 peak memory of a timing-only run. A refusal is reported with its error code. A benchmark, not a
 test: nothing here is asserted; the table is the report.
 
-usage: /usr/bin/python3 bench/check_models.py [--build build] [--cast none,bf16] [--timeout S] DIR...
+usage: /usr/bin/python3 bench/check_models.py [--build build] [--cast none,bf16] [--optlevel 1,2,3]
+       [--timeout S] DIR...
 """
 import argparse
 import glob
@@ -50,11 +51,12 @@ def rel_l2(got, want):
     return float(np.linalg.norm(got - want) / np.linalg.norm(want))
 
 
-def check(folder, cast, tools, timeout, work):
+def check(folder, cast, optlevel, tools, timeout, work):
     name = os.path.basename(folder.rstrip("/"))
-    row = {"model": name, "cast": cast}
-    neff = os.path.join(work, "%s_%s.neff" % (name, cast))
-    code, secs, gb, err = timed([tools["cc"], "compile", os.path.join(folder, "model.onnx"), "-O2",
+    row = {"model": name, "cast": cast, "optlevel": optlevel}
+    neff = os.path.join(work, "%s_%s_O%d.neff" % (name, cast, optlevel))
+    code, secs, gb, err = timed([tools["cc"], "compile", os.path.join(folder, "model.onnx"),
+                                 "-O%d" % optlevel,
                                  "--output", neff] + CASTS[cast], timeout)
     row.update(compile_s=round(secs, 1), compile_gb=round(gb, 2))
     if code != 0:
@@ -64,8 +66,8 @@ def check(folder, cast, tools, timeout, work):
     model = onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False)
     inputs = ["--input=%s=%s" % (i.name, os.path.join(data, "input_%d.pb" % k))
               for k, i in enumerate(model.graph.input)]
-    out_dir = os.path.join(work, "%s_%s_out" % (name, cast))
-    summary = os.path.join(work, "%s_%s.json" % (name, cast))
+    out_dir = os.path.join(work, "%s_%s_O%d_out" % (name, cast, optlevel))
+    summary = os.path.join(work, "%s_%s_O%d.json" % (name, cast, optlevel))
     code, secs, gb, err = timed([tools["run"], neff, "--output-dir", out_dir, "--summary-json", summary]
                                 + inputs, timeout)
     row.update(run_s=round(secs, 1), run_gb=round(gb, 2))
@@ -90,6 +92,7 @@ def main():
     parser.add_argument("folders", nargs="+")
     parser.add_argument("--build", default="build")
     parser.add_argument("--cast", default="none,bf16")
+    parser.add_argument("--optlevel", default="2", help="comma-separated -O levels, e.g. 1,2,3")
     parser.add_argument("--timeout", type=int, default=1800)
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
@@ -99,9 +102,10 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for folder in args.folders:
             for cast in args.cast.split(","):
-                row = check(folder, cast, tools, args.timeout, work)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                for level in args.optlevel.split(","):
+                    row = check(folder, cast, int(level), tools, args.timeout, work)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -1,5 +1,6 @@
 #include "driver/Codegen.h"
 
+#include "autoscheduler/Autoschedule.h"
 #include "driver/CopyGroups.h"
 #include "driver/FormGroups.h"
 
@@ -27,7 +28,7 @@
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
 #include "neff/ScheduleInstructions.h"
-#include "neff/SelectInstructions.h"
+#include "neff/SelectGroup.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
 #include "support/Error.h"
@@ -44,51 +45,27 @@ namespace {
 using codegen_copies::CopyTarget;
 using codegen_groups::is_view;
 
-neff::DType isa_dtype_of(DType t, const std::string &value) {
-    switch (t) {
-    case DType::Float32:
-        return neff::DType::F32;
-    case DType::TFloat32:
-        return neff::DType::TF32;
-    case DType::Float16:
-        return neff::DType::F16;
-    case DType::BFloat16:
-        return neff::DType::BF16;
-    case DType::Int8:
-        return neff::DType::I8;
-    case DType::UInt8:
-    case DType::Bool:
-        return neff::DType::U8;
-    case DType::Int16:
-        return neff::DType::I16;
-    case DType::UInt16:
-        return neff::DType::U16;
-    case DType::Int32:
-        return neff::DType::I32;
-    case DType::UInt32:
-        return neff::DType::U32;
-    default:
-        user_error("NHC_EGEN006", "tensor '", value, "' has type ", dtype_name(t),
-                   ", which the NeuronCore engines cannot hold (64-bit types are not supported)");
-    }
-}
+using codegen::isa_dtype_of;
 
 class ProgramBuilder {
 public:
-    ProgramBuilder(const Graph &g, const CompileOptions &o) : g_(g), o_(o) {
+    ProgramBuilder(const Graph &g, const CompileOptions &o)
+        : g_(g), o_(o), target_(&target::target_by_name(o.target)),
+          autoscheduler_(g, *target_, {o.optlevel, o.tuning, o.tune_trials}) {
         prog_.target = o.target;
         prog_.name = g.name;
-        target_ = &target::target_by_name(o.target);
     }
 
     neff::Program build() {
         plan_memory();
-        std::vector<std::vector<const Node *>> groups = form_groups();
-        ProgressMeter progress("code generation", static_cast<int64_t>(groups.size()), "groups");
-        for (const std::vector<const Node *> &group : groups) {
-            compile_group(group);
+        groups_ = form_groups();
+        ProgressMeter progress("code generation", static_cast<int64_t>(groups_.size()), "groups");
+        for (current_ = 0; current_ < groups_.size(); current_++) {
+            compile_group(groups_[current_]);
             progress.advance();
         }
+        if (autosched::measured_budget(o_.optlevel) > 0 || o_.tuning)
+            log_info(autoscheduler_.summary());
         copy_outputs_without_producer();
         if (o_.used_schedules)
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
@@ -233,20 +210,21 @@ private:
             return;
         }
         // A --schedule block for this node replaces its default schedule.
-        std::map<std::string, std::vector<int64_t>> output_perm;
-        for (const Node *m : nodes)
-            for (const std::string &out : m->outputs)
-                if (auto t = transposed_into_.find(out); t != transposed_into_.end())
-                    output_perm[out] = t->second.second;
+        std::map<std::string, std::vector<int64_t>> output_perm = output_perm_of(nodes);
         sched::Group grp = sched::build_group(g_, nodes, output_perm);
         const sched::ScriptBlock *block =
             o_.schedule ? o_.schedule->find(nodes.front()->name) : nullptr;
+        sched::SchedulePlan plan;
         if (block)
             sched::apply_schedule_block(*o_.schedule, *block, grp);
-        else
-            sched::apply_default_schedule(grp, *target_);
+        else {
+            plan = autoscheduler_.plan_for(
+                grp, output_perm, [&] { return sched::build_group(g_, nodes, output_perm); },
+                [&] { return program_context(); });
+            sched::apply_default_schedule(grp, *target_, plan);
+        }
         if (o_.used_schedules)
-            record_schedule(grp);
+            record_schedule(grp, plan);
         codegen::LoweredGroup lg =
             block ? sched::lower_scripted(*o_.schedule, *block, grp,
                                           [&] { return codegen::lower_group(grp); })
@@ -254,24 +232,98 @@ private:
         codegen::SelectOptions so;
         so.target = target_;
         so.node_name = name;
-        so.partition_dim = lg.partition_dim;
-        so.partition_split = lg.partition_split;
-        for (const auto &[stage, t] : lg.stored_as)
-            so.stored_as[stage] = isa_dtype_of(t, stage);
-        for (const auto &[buf, value] : lg.hbm_buffers)
-            if (lg.referenced.count(buf))
-                so.hbm[buf] = binding(value);
         so.sbuf_cursor = sbuf_cursor_;
         so.psum_cursor = psum_cursor_;
-        std::vector<codegen::SelectedInstr> ins = codegen::select_instructions(lg.body, so);
+        std::vector<codegen::SelectedInstr> ins =
+            codegen::select_group(lg, so, [this](const std::string &v) { return binding(v); });
         sbuf_cursor_ = so.sbuf_cursor;
         psum_cursor_ = so.psum_cursor;
         log_debug(name, ": ", ins.size(), " instructions");
+        group_starts_.push_back(selected_.size());
         selected_.insert(selected_.end(), ins.begin(), ins.end());
     }
 
+    // Groups whose outputs their consumer Transpose folds are stored permuted (plan_memory).
+    std::map<std::string, std::vector<int64_t>>
+    output_perm_of(const std::vector<const Node *> &nodes) const {
+        std::map<std::string, std::vector<int64_t>> output_perm;
+        for (const Node *m : nodes)
+            for (const std::string &out : m->outputs)
+                if (auto t = transposed_into_.find(out); t != transposed_into_.end())
+                    output_perm[out] = t->second.second;
+        return output_perm;
+    }
+
+    // The groups after the current one, lowered with their default schedules (or --schedule
+    // blocks), for the autoscheduler's measurements; those compiled without a schedule or that
+    // cannot be lowered (their own compile reports why, in its place) are left out.
+    std::vector<std::shared_ptr<const codegen::LoweredGroup>> lowered_following_groups() const {
+        std::vector<std::shared_ptr<const codegen::LoweredGroup>> following;
+        for (size_t i = current_ + 1;
+             i < groups_.size() && following.size() < size_t(autosched::kContextGroups); i++)
+            if (auto lowered = lowered_group_for_context(groups_[i]))
+                following.push_back(lowered);
+        return following;
+    }
+
+    std::shared_ptr<const codegen::LoweredGroup>
+    lowered_group_for_context(const std::vector<const Node *> &nodes) const {
+        const Node &n = *nodes.back();
+        if (is_view(n) || n.op_type == "Concat" || n.op_type == "Im2Col")
+            return nullptr;
+        try {
+            sched::Group next = sched::build_group(g_, nodes, output_perm_of(nodes));
+            const sched::ScriptBlock *block =
+                o_.schedule ? o_.schedule->find(nodes.front()->name) : nullptr;
+            if (block)
+                sched::apply_schedule_block(*o_.schedule, *block, next);
+            else
+                sched::apply_default_schedule(next, *target_);
+            return std::make_shared<const codegen::LoweredGroup>(codegen::lower_group(next));
+        } catch (const UserError &) {
+            return nullptr;
+        } catch (const Halide::CompileError &) {
+            return nullptr;
+        }
+    }
+
+    // The variable a value already has (views and transposed outputs resolved), or -1; unlike
+    // var(), creates none.
+    int existing_var(const std::string &value) const {
+        if (auto it = var_of_.find(value); it != var_of_.end())
+            return it->second;
+        if (auto t = transposed_into_.find(value); t != transposed_into_.end())
+            return existing_var(t->second.first);
+        if (auto a = alias_of_.find(value); a != alias_of_.end())
+            return existing_var(a->second);
+        return -1;
+    }
+
+    // What the autoscheduler measures a group between: the last groups' instructions, the
+    // variables so far (without their bytes), the allocation cursors and the next groups.
+    autosched::ProgramContext program_context() const {
+        autosched::ProgramContext cx;
+        size_t groups = group_starts_.size(), first = 0;
+        if (groups > static_cast<size_t>(autosched::kContextGroups))
+            first = group_starts_[groups - autosched::kContextGroups];
+        cx.prefix.assign(selected_.begin() + static_cast<std::ptrdiff_t>(first), selected_.end());
+        for (const neff::Variable &v : prog_.vars) { // metadata only: weights stay here
+            neff::Variable meta;
+            meta.name = v.name;
+            meta.kind = v.kind;
+            meta.dtype = v.dtype;
+            meta.shape = v.shape;
+            cx.vars.push_back(std::move(meta));
+        }
+        cx.existing_var = [this](const std::string &v) { return existing_var(v); };
+        cx.sbuf_cursor = sbuf_cursor_;
+        cx.psum_cursor = psum_cursor_;
+        cx.following = lowered_following_groups();
+        return cx;
+    }
+
     // --dump-schedules: the group's schedule as a block, named by its nodes.
-    void record_schedule(const sched::Group &grp) {
+    void record_schedule(const sched::Group &grp, const sched::SchedulePlan &plan) {
         sched::ScriptBlock b = sched::describe_schedule(grp);
         std::string what;
         for (const Node *m : grp.nodes)
@@ -279,6 +331,8 @@ private:
         b.leading_comments = std::move(unscheduled_);
         unscheduled_.clear();
         b.leading_comments.push_back(what);
+        if (!plan.is_default())
+            b.leading_comments.push_back(" chosen by the autoscheduler: " + plan.describe());
         o_.used_schedules->blocks.push_back(std::move(b));
     }
 
@@ -323,6 +377,7 @@ private:
     const Graph &g_;
     const CompileOptions &o_;
     const target::TargetInfo *target_ = nullptr;
+    autosched::Autoscheduler autoscheduler_;
     neff::Program prog_;
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
@@ -332,6 +387,9 @@ private:
     std::map<std::string, std::pair<std::string, std::vector<int64_t>>> transposed_into_;
     std::set<std::string> graph_outputs_;
     std::vector<codegen::SelectedInstr> selected_;
+    std::vector<size_t> group_starts_; ///< where each scheduled group's instructions begin
+    std::vector<std::vector<const Node *>> groups_; ///< every group, in compile order
+    size_t current_ = 0;                            ///< the group being compiled
     std::vector<std::string> unscheduled_; ///< --dump-schedules comments before the next block
 };
 

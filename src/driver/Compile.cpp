@@ -1,5 +1,6 @@
 #include "driver/Compile.h"
 
+#include "autoscheduler/TuningDb.h"
 #include "driver/Codegen.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
@@ -88,6 +89,21 @@ void write_used_schedules(sched::ScheduleScript &used, const CompileOptions &o) 
     log_info("wrote ", used.blocks.size(), " schedule blocks to ", o.dump_schedules);
 }
 
+/** The --tuning-db database (created by neuron-halide-tune), or null. */
+std::unique_ptr<autosched::TuningDb> open_tuning_db(const CompileOptions &o) {
+    if (o.tuning_db.empty())
+        return nullptr;
+    TimedStep step("open tuning database");
+    std::unique_ptr<autosched::TuningDb> db =
+        autosched::TuningDb::open(o.tuning_db, /*create=*/o.tune_trials > 0);
+    if (int64_t foreign = db->foreign_rows())
+        log_warning("tuning database '", o.tuning_db, "': ", foreign,
+                    " records written by another compiler version are ignored (this is ",
+                    autosched::TuningDb::compiler_version(), ")");
+    log_info("tuning database '", o.tuning_db, "': ", db->rows(), " records of this version");
+    return db;
+}
+
 } // namespace
 
 void compile_model(const CompileOptions &options) {
@@ -102,6 +118,7 @@ void compile_model(const CompileOptions &options) {
         TimedStep step("parse schedule script");
         script = sched::parse_schedule_file(options.schedule_file);
     }
+    std::unique_ptr<autosched::TuningDb> tuning = open_tuning_db(options);
     FrontendOptions fe;
     fe.input_shapes = options.input_shapes;
     fe.frozen_inputs = options.frozen_inputs;
@@ -123,6 +140,7 @@ void compile_model(const CompileOptions &options) {
     // Blocks name the nodes that are compiled: those the passes made (a Conv's `__conv_taps1`)
     // are addressable, and a block for a node they rewrote is refused rather than ignored.
     CompileOptions codegen_options = options;
+    codegen_options.tuning = tuning.get();
     if (script) {
         sched::check_schedule_nodes(*script, graph, onnx_ops);
         codegen_options.schedule = &*script;

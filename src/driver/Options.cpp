@@ -144,6 +144,13 @@ struct CompileFlags {
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,
         cl::cat(category())};
+    Opt<std::string> tuning_db{
+        "tuning-db",
+        cl::desc("Tuning database (neuron-halide-tune): compile with its best recorded schedules"),
+        cl::value_desc("file"),
+        cl::sub(compile_cmd()),
+        cl::ZeroOrMore,
+        cl::cat(category())};
     Opt<bool> dump_graph{"dump-graph", cl::desc("Print the Graph IR after the front end"),
                          cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
 };
@@ -264,6 +271,7 @@ CompileOptions resolve(const CompileFlags &f) {
     o.schedule_file = given_or<std::string>(f.schedule, "");
     o.dump_schedules = given_or<std::string>(f.dump_schedules, "");
     o.dump_graph = given_or(f.dump_graph, false);
+    o.tuning_db = given_or<std::string>(f.tuning_db, "");
     return o;
 }
 

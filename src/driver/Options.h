@@ -21,6 +21,9 @@ namespace nhc {
 namespace sched {
 class ScheduleScript;
 }
+namespace autosched {
+class TuningDb;
+}
 
 struct CompileOptions {
     std::string model_path;
@@ -46,6 +49,13 @@ struct CompileOptions {
     /** Where code generation records the schedule of every group it schedules, or nullptr. */
     sched::ScheduleScript *used_schedules = nullptr;
     bool dump_graph = false;
+    /** --tuning-db: compile with the database's best plans (neuron-halide-tune's database when
+     *  tune_trials > 0). */
+    std::string tuning_db;
+    /** neuron-halide-tune: measure up to this many candidates per workload, recording each in
+     *  tuning_db (0: compile only). */
+    int tune_trials = 0;
+    autosched::TuningDb *tuning = nullptr; ///< the opened tuning_db, if any
 };
 
 enum class Command { Compile, ListOperators };

@@ -148,6 +148,12 @@ void schedule_layout(Group &g, const Limits &L) {
     }
 }
 
+// Fused attention (FormGroups): a group that ends in a MatMul of its own after the first node.
+bool is_attention(const Group &g) {
+    return g.nodes.size() > 1 && g.nodes.back()->op_type == "MatMul" &&
+           g.stage("acc", static_cast<int>(g.nodes.size()) - 1).defined();
+}
+
 } // namespace
 
 bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &target) {
@@ -183,7 +189,12 @@ Family schedule_family(const std::string &op_type) {
     return Family::Compute;
 }
 
-void apply_default_schedule(Group &g, const target::TargetInfo &target) {
+bool takes_matmul_plan(const Group &g) {
+    return schedule_family(g.node->op_type) == Family::Matmul && !g.stage("gathered").defined() &&
+           !is_attention(g) && g.stage("acc").defined();
+}
+
+void apply_default_schedule(Group &g, const target::TargetInfo &target, const SchedulePlan &plan) {
     Limits L = limits_of(target);
     std::set<std::string> folded = fold_broadcast_stages(g, L.partitions, L.broadcast_budget);
     switch (schedule_family(g.node->op_type)) {
@@ -193,11 +204,10 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target) {
         if (g.stage("gathered").defined()) {
             schedule_compute(g, L);
             g.stage("out").compute_inline(); // the store reads the gathered rows
-        } else if (g.nodes.size() > 1 && g.nodes.back()->op_type == "MatMul" &&
-                   g.stage("acc", static_cast<int>(g.nodes.size()) - 1).defined())
+        } else if (is_attention(g))
             schedule_attention(g, static_cast<int>(g.nodes.size()) - 1, L);
         else if (g.stage("acc").defined())
-            schedule_matmul(g, L);
+            schedule_matmul(g, L, plan.matmul);
         else
             schedule_layout(g, L);
         break;

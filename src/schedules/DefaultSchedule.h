@@ -23,6 +23,7 @@
 
 #include "graph/ConvIm2Col.h"
 #include "schedules/Group.h"
+#include "schedules/SchedulePlan.h"
 #include "target/Target.h"
 
 namespace nhc::sched {
@@ -31,9 +32,14 @@ enum class Family { Matmul, Conv, Layout, Compute };
 
 Family schedule_family(const std::string &op_type);
 
-/** Applies the default schedule for `target` (tile sizes and SBUF budgets come from it);
+/** Applies the default schedule for `target` (tile sizes and SBUF budgets come from it), with
+ *  the decisions `plan` states (SchedulePlan.h; the default plan is the heuristics' choice);
  *  NHC_ESCH001 if the group's shape cannot be scheduled yet. */
-void apply_default_schedule(Group &g, const target::TargetInfo &target);
+void apply_default_schedule(Group &g, const target::TargetInfo &target,
+                            const SchedulePlan &plan = {});
+/** Whether the group is a matmul whose schedule obeys SchedulePlan::matmul (not fused attention,
+ *  not a Gather). */
+bool takes_matmul_plan(const Group &g);
 /** Whether a row reduction (LayerNorm, Softmax) over rows of `row_elems` elements can join a
  *  matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows fit
  *  the SBUF budget of such an epilogue (built per row tile, bank by bank). */

@@ -8,6 +8,7 @@
  */
 
 #include "schedules/Group.h"
+#include "schedules/SchedulePlan.h"
 #include "target/Target.h"
 
 #include <set>
@@ -73,7 +74,8 @@ TileLoop tile_output_columns(Halide::Func f, const Shape &shape, int columns, co
  *  inputs it reads per chunk. */
 void chunk_reductions(Group &g, int columns);
 
-void schedule_matmul(Group &g, const Limits &L);
+/** A 2-D or batched matmul and its epilogue, moving its operands as the plan prefers. */
+void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan);
 /** Whether a row reduction over rows of this many elements can end a 2-D matmul's epilogue
  *  when the rows span several PSUM banks (the whole rows are staged in SBUF). */
 bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L);

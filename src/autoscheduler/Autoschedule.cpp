@@ -1,0 +1,170 @@
+#include "autoscheduler/Autoschedule.h"
+
+#include "autoscheduler/Candidates.h"
+#include "autoscheduler/MeasureGroup.h"
+#include "autoscheduler/Workload.h"
+#include "schedules/DefaultSchedule.h"
+#include "schedules/ScheduleScript.h"
+#include "support/Error.h"
+#include "support/Log.h"
+
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace nhc::autosched {
+
+namespace {
+
+/** The schedule a plan gives a fresh group, as script text (what makes two candidates the
+ *  same), or "" when the default schedules refuse the group. */
+std::string scheduled_text(sched::Group &fresh, const sched::SchedulePlan &plan,
+                           const target::TargetInfo &target) {
+    try {
+        sched::apply_default_schedule(fresh, target, plan);
+    } catch (const UserError &) {
+        return "";
+    }
+    sched::ScheduleScript s;
+    s.blocks.push_back(sched::describe_schedule(fresh));
+    return s.to_string();
+}
+
+std::string group_name(const sched::Group &g) {
+    std::string name;
+    for (const Node *n : g.nodes)
+        name += (name.empty() ? "" : "+") + n->name;
+    return name;
+}
+
+std::string us(double ns) {
+    std::ostringstream os;
+    os.setf(std::ios::fixed);
+    os.precision(1);
+    os << ns / 1000 << " us";
+    return os.str();
+}
+
+} // namespace
+
+int measured_budget(int optlevel) {
+    // Issue 16: -O2 measures at most 8 candidates per workload, -O3 at most 64.
+    return optlevel <= 1 ? 0 : optlevel == 2 ? 8 : 64;
+}
+
+Autoscheduler::Autoscheduler(const Graph &g, const target::TargetInfo &target,
+                             const SearchOptions &options)
+    : g_(g), target_(target), opts_(options) {}
+
+bool Autoscheduler::searches() const {
+    return opts_.record_trials > 0 || measured_budget(opts_.optlevel) > 0;
+}
+
+sched::SchedulePlan Autoscheduler::plan_for(
+    const sched::Group &probe, const std::map<std::string, std::vector<int64_t>> &output_perm,
+    const std::function<sched::Group()> &build, const std::function<ProgramContext()> &context) {
+    // A group with no choice has nothing to search or look up (the widest candidate list).
+    if ((!searches() && !opts_.db) || candidate_plans(probe, target_, 3).size() < 2)
+        return {};
+    Workload w = workload_of(g_, probe, output_perm, target_.name);
+    if (auto it = chosen_.find(w.text); it != chosen_.end()) {
+        stats_.reused++;
+        return it->second;
+    }
+    sched::SchedulePlan plan;
+    if (opts_.db && opts_.record_trials == 0 && opts_.db->best_plan(w.text, target_.name)) {
+        plan = recorded_best(w);
+        stats_.from_db++;
+        log_info("autoschedule: ", group_name(probe), " (workload ", w.hash,
+                 "): from the tuning database, ", plan.describe());
+    } else if (searches())
+        plan = search(probe, w, build, context());
+    chosen_.emplace(w.text, plan);
+    return plan;
+}
+
+sched::SchedulePlan Autoscheduler::recorded_best(const Workload &w) const {
+    std::optional<std::pair<std::string, double>> best = opts_.db->best_plan(w.text, target_.name);
+    sched::SchedulePlan plan;
+    if (best && !sched::parse_plan(best->first, plan))
+        user_error("NHC_EIO003", "tuning database: the plan '", best->first, "' of workload ",
+                   w.hash, " is not one this compiler writes; the file is damaged");
+    return plan;
+}
+
+sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workload &w,
+                                          const std::function<sched::Group()> &build,
+                                          const ProgramContext &context) {
+    TimedStep step("autoschedule: " + group_name(probe));
+    stats_.workloads++;
+    const bool recording = opts_.db && opts_.record_trials > 0;
+    // A tuning session resumes: candidates recorded by earlier sessions count and are skipped.
+    std::set<std::string> recorded;
+    if (recording)
+        for (const std::string &plan : opts_.db->recorded_plans(w.text, target_.name))
+            recorded.insert(plan);
+    const int budget = recording ? opts_.record_trials : measured_budget(opts_.optlevel);
+    std::set<std::string> seen;
+    sched::SchedulePlan best;
+    double best_ns = 0, default_ns = 0;
+    bool found = false, default_measured = false;
+    int measured = static_cast<int>(recorded.size());
+    for (const sched::SchedulePlan &plan : candidate_plans(probe, target_, opts_.optlevel)) {
+        if (measured >= budget)
+            break;
+        sched::Group fresh = build();
+        std::string text = scheduled_text(fresh, plan, target_);
+        if (text.empty() || !seen.insert(text).second || recorded.count(plan.describe()))
+            continue;
+        GroupTiming t = measure_group(fresh, g_, target_, context);
+        measured++;
+        stats_.measured++;
+        log_debug("  candidate ", plan.describe(), ": ",
+                  t.feasible ? us(t.simulated_ns) : "refused: " + t.why_not);
+        if (recording) {
+            opts_.db->record({w.hash, w.text, target_.name, plan.describe(), text, t.feasible,
+                              t.busiest_ns, t.simulated_ns, t.why_not});
+            stats_.recorded++;
+        }
+        if (!t.feasible) {
+            stats_.infeasible++;
+            continue;
+        }
+        if (plan.is_default()) {
+            default_measured = true;
+            default_ns = t.simulated_ns;
+        }
+        if (!found || t.simulated_ns < best_ns) {
+            found = true;
+            best = plan;
+            best_ns = t.simulated_ns;
+        }
+    }
+    if (default_measured) {
+        stats_.default_ns += default_ns;
+        stats_.chosen_ns += best_ns;
+    }
+    if (recording) // the best of every session's records
+        best = recorded_best(w);
+    log_info("autoschedule: ", group_name(probe), " (workload ", w.hash, "): ", measured,
+             " schedules measured", recording ? " or recorded before" : "", ", chose ",
+             best.describe(),
+             found && !recording ? ": " + us(best_ns) + " with its neighbours" : "",
+             default_measured ? " (default " + us(default_ns) + ")" : std::string());
+    return best;
+}
+
+std::string Autoscheduler::summary() const {
+    std::ostringstream os;
+    os << "autoschedule: -O" << opts_.optlevel << ", " << stats_.workloads
+       << " workloads searched, " << stats_.from_db << " from the tuning database, "
+       << stats_.reused << " groups reused a searched plan, " << stats_.measured
+       << " schedules measured (" << stats_.infeasible
+       << " refused); searched groups with their neighbours: " << us(stats_.default_ns)
+       << " by default, " << us(stats_.chosen_ns) << " chosen";
+    if (opts_.record_trials > 0)
+        os << "; " << stats_.recorded << " candidates recorded";
+    return os.str();
+}
+
+} // namespace nhc::autosched

@@ -1,0 +1,99 @@
+#ifndef NHC_AUTOSCHEDULER_AUTOSCHEDULE_H
+#define NHC_AUTOSCHEDULER_AUTOSCHEDULE_H
+
+/** \file
+ * The autoscheduler's entry (issue 16, DESIGN.md §4): per group, the schedule plan code
+ * generation applies. At -O1 every group gets the default plan (the hand-written heuristics,
+ * byte for byte). At -O2 and -O3 each unique workload (Workload.h) is searched once: its
+ * candidate plans (Candidates.h) are applied to fresh copies of the group, candidates whose
+ * schedules are identical are measured once, and at most `measured_budget(optlevel)` distinct
+ * schedules are timed on the timing simulator between the groups just before and after it
+ * (MeasureGroup.h); the fastest is kept (ties keep the earlier, so the default wins unless
+ * beaten). Groups of a workload already searched
+ * reuse its plan. Budgets count candidates, not seconds: the NEFF is the same on every machine.
+ *
+ * With a tuning database (TuningDb.h): `--tuning-db` takes a workload's best recorded plan
+ * instead of searching it (workloads it lacks are searched as above); neuron-halide-tune
+ * (SearchOptions::record_trials) measures up to that many candidates per workload, those the
+ * database lacks, records every one, and takes the database's best.
+ *
+ * Not yet (issue 16): ranking by an analytic cost model before measuring, fusion and residency
+ * moves across groups, --model-type moves, parallel search.
+ */
+
+#include "autoscheduler/MeasureGroup.h"
+#include "autoscheduler/TuningDb.h"
+#include "autoscheduler/Workload.h"
+#include "schedules/Group.h"
+#include "schedules/SchedulePlan.h"
+#include "target/Target.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nhc::autosched {
+
+/** How many of the groups code generation produced just before a searched group its
+ *  measurement runs first (ProgramContext::prefix), and how many of those after it it runs
+ *  after (ProgramContext::following): the group's loads overlap their compute, it waits on what
+ *  they wrote and they on what it writes, as in the program. ViT's small layout groups overlap
+ *  three or four neighbours on each side (bench/README.md). */
+constexpr int kContextGroups = 4;
+
+/** Distinct schedules measured per workload at an optimisation level (0 at -O1). */
+int measured_budget(int optlevel);
+
+struct SearchOptions {
+    int optlevel = 2;
+    TuningDb *db = nullptr; ///< --tuning-db, or the tuner's database
+    int record_trials = 0;  ///< neuron-halide-tune: candidates per workload, each recorded
+};
+
+struct SearchStats {
+    int from_db = 0;    ///< workloads whose plan came from the tuning database
+    int recorded = 0;   ///< candidates recorded in the tuning database
+    int workloads = 0;  ///< workloads searched
+    int reused = 0;     ///< groups that took an already searched workload's plan
+    int measured = 0;   ///< candidates timed on the simulator
+    int infeasible = 0; ///< candidates the code generator or Halide refused
+    /** Summed over searched workloads: the time of the group between its neighbours
+     *  (MeasureGroup.h) with the default plan, and with the chosen one. */
+    double default_ns = 0;
+    double chosen_ns = 0;
+};
+
+class Autoscheduler {
+public:
+    Autoscheduler(const Graph &g, const target::TargetInfo &target, const SearchOptions &options);
+
+    /** The plan for the group `probe` (built, not scheduled), whose outputs in `output_perm`
+     *  are stored permuted; `build` makes a fresh copy of it for each candidate, `context` says
+     *  what the program runs before it (called only when the workload is searched). */
+    sched::SchedulePlan plan_for(const sched::Group &probe,
+                                 const std::map<std::string, std::vector<int64_t>> &output_perm,
+                                 const std::function<sched::Group()> &build,
+                                 const std::function<ProgramContext()> &context);
+
+    const SearchStats &stats() const { return stats_; }
+    /** One line for the log: what the search did over the whole program. */
+    std::string summary() const;
+
+private:
+    bool searches() const;
+    sched::SchedulePlan search(const sched::Group &probe, const Workload &w,
+                               const std::function<sched::Group()> &build,
+                               const ProgramContext &context);
+    sched::SchedulePlan recorded_best(const Workload &w) const;
+
+    const Graph &g_;
+    const target::TargetInfo &target_;
+    SearchOptions opts_;
+    std::map<std::string, sched::SchedulePlan> chosen_; ///< workload text -> plan
+    SearchStats stats_;
+};
+
+} // namespace nhc::autosched
+
+#endif

@@ -1,0 +1,26 @@
+#ifndef NHC_AUTOSCHEDULER_CANDIDATES_H
+#define NHC_AUTOSCHEDULER_CANDIDATES_H
+
+/** \file
+ * The schedule plans the search tries for a group (issue 16), in the order they are measured,
+ * the default plan first. A matmul (sched::takes_matmul_plan) varies how its operands move
+ * (SchedulePlan.h) and its output tile: -O2 tries each operand movement with the default tiles,
+ * then narrower tiles with the default movement; -O3 every combination. Other groups have no
+ * choices yet: only the default plan. Tile limits are fractions of the target's (one PSUM bank,
+ * the partitions), so no hardware number lives here.
+ */
+
+#include "schedules/Group.h"
+#include "schedules/SchedulePlan.h"
+#include "target/Target.h"
+
+#include <vector>
+
+namespace nhc::autosched {
+
+std::vector<sched::SchedulePlan> candidate_plans(const sched::Group &g,
+                                                 const target::TargetInfo &target, int optlevel);
+
+} // namespace nhc::autosched
+
+#endif

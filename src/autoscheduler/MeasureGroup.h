@@ -1,0 +1,58 @@
+#ifndef NHC_AUTOSCHEDULER_MEASUREGROUP_H
+#define NHC_AUTOSCHEDULER_MEASUREGROUP_H
+
+/** \file
+ * Times one scheduled group where the program runs it (issue 16): lowered, selected and
+ * synchronised exactly as code generation does it (neff/SelectGroup), between the instructions
+ * of the groups just before it and those of the groups after it, with the program's variables
+ * and on-chip allocation cursors, and run on the timing simulator in timing-only mode
+ * (runtime/Simulator.h, which checks every operand and computes nothing). Timed alone, a group
+ * pays its pipeline's fill and drain, which a program hides behind its neighbours, and none of
+ * what it costs them: the predecessors' writes it waits on, the successor's loads queued behind
+ * its stores or stalled on its buffers (an FFN matmul in narrow tiles was faster alone and cost
+ * the program 44 us, bench/README.md). Assumes the group's schedule is applied; the group is
+ * lowered once.
+ *
+ * A candidate the code generator refuses (a user error: SBUF overflow, a form no engine runs) or
+ * that Halide cannot lower is reported as not feasible, with the reason.
+ */
+
+#include "neff/LowerGroup.h"
+#include "neff/SelectInstructions.h"
+#include "schedules/Group.h"
+#include "target/Target.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nhc::autosched {
+
+/** Where a group runs: what code generation has produced before it. */
+struct ProgramContext {
+    /** The instructions of the groups just before this one, as selected (may be empty). */
+    std::vector<codegen::SelectedInstr> prefix;
+    /** The program's variables so far (without bytes): the prefix's operands refer to them. */
+    std::vector<neff::Variable> vars;
+    /** The variable a graph value already has, or -1 (it then gets one of its own). */
+    std::function<int(const std::string &)> existing_var;
+    int64_t sbuf_cursor = 0, psum_cursor = 0; ///< where on-chip allocation resumes
+    /** The groups code generation compiles next, lowered with their default schedules. */
+    std::vector<std::shared_ptr<const codegen::LoweredGroup>> following;
+};
+
+struct GroupTiming {
+    bool feasible = false;
+    std::string why_not;      ///< the refusal, when not feasible
+    double simulated_ns = 0;  ///< simulated time of the prefix, the group and those following
+    double busiest_ns = 0;    ///< the group's busiest engine, summed instruction estimates
+    int64_t instructions = 0; ///< the group's instructions and DMA transfers
+};
+
+GroupTiming measure_group(const sched::Group &group, const Graph &g,
+                          const target::TargetInfo &target, const ProgramContext &context);
+
+} // namespace nhc::autosched
+
+#endif

@@ -1,0 +1,170 @@
+#include "autoscheduler/TuningDb.h"
+
+#include "support/Error.h"
+
+#include <filesystem>
+#include <sqlite3.h>
+
+namespace nhc::autosched {
+
+namespace {
+
+// How long a writer waits for another tuner's lock before giving up.
+constexpr int kBusyTimeoutMs = 60000;
+
+const char *kSchema = R"(
+CREATE TABLE IF NOT EXISTS records (
+  id INTEGER PRIMARY KEY,
+  workload_hash TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  target TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  plan TEXT NOT NULL,
+  schedule TEXT NOT NULL,
+  feasible INTEGER NOT NULL,
+  predicted_ns REAL,
+  simulated_ns REAL,
+  error TEXT,
+  recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+CREATE INDEX IF NOT EXISTS records_by_workload
+  ON records (workload, target, compiler_version);
+)";
+
+[[noreturn]] void db_error(const std::string &path, const std::string &what, sqlite3 *db) {
+    user_error("NHC_EIO003", "tuning database '", path, "': ", what,
+               db ? std::string(": ") + sqlite3_errmsg(db) : std::string());
+}
+
+/** A prepared statement, finalised on scope exit. */
+class Statement {
+public:
+    Statement(sqlite3 *db, const std::string &path, const char *sql) : db_(db), path_(path) {
+        if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+            db_error(path, "cannot prepare a query", db);
+    }
+    ~Statement() { sqlite3_finalize(stmt_); }
+    Statement &text(int i, const std::string &s) {
+        sqlite3_bind_text(stmt_, i, s.c_str(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+        return *this;
+    }
+    Statement &real(int i, double v) {
+        sqlite3_bind_double(stmt_, i, v);
+        return *this;
+    }
+    Statement &integer(int i, int64_t v) {
+        sqlite3_bind_int64(stmt_, i, v);
+        return *this;
+    }
+    /** Steps once; true while a row is available. */
+    bool step() {
+        int rc = sqlite3_step(stmt_);
+        if (rc == SQLITE_ROW)
+            return true;
+        if (rc != SQLITE_DONE)
+            db_error(path_, "a query failed", db_);
+        return false;
+    }
+    std::string column_text(int i) const {
+        const unsigned char *t = sqlite3_column_text(stmt_, i);
+        return t ? reinterpret_cast<const char *>(t) : "";
+    }
+    double column_real(int i) const { return sqlite3_column_double(stmt_, i); }
+    int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+
+private:
+    sqlite3 *db_;
+    const std::string &path_;
+    sqlite3_stmt *stmt_ = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<TuningDb> TuningDb::open(const std::string &path, bool create) {
+    std::error_code ec;
+    if (!create && !std::filesystem::is_regular_file(path, ec))
+        db_error(path, "no such file", nullptr);
+    sqlite3 *db = nullptr;
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+        std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close(db);
+        db_error(path, "cannot open it (" + why + ")", nullptr);
+    }
+    std::unique_ptr<TuningDb> t(new TuningDb(db, path));
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    t->exec("PRAGMA journal_mode=WAL");
+    t->exec(kSchema);
+    return t;
+}
+
+TuningDb::~TuningDb() {
+    sqlite3_close(db_);
+}
+
+std::string TuningDb::compiler_version() {
+    return NHC_VERSION;
+}
+
+void TuningDb::exec(const std::string &sql) const {
+    char *err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string what = err ? err : "unknown error";
+        sqlite3_free(err);
+        db_error(path_, "not a tuning database, or not writable (" + what + ")", nullptr);
+    }
+}
+
+void TuningDb::record(const TuningRecord &r) {
+    Statement s(db_, path_,
+                "INSERT INTO records (workload_hash, workload, target, compiler_version, plan, "
+                "schedule, feasible, predicted_ns, simulated_ns, error) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    s.text(1, r.workload_hash)
+        .text(2, r.workload_text)
+        .text(3, r.target)
+        .text(4, compiler_version())
+        .text(5, r.plan)
+        .text(6, r.schedule)
+        .integer(7, r.feasible)
+        .real(8, r.predicted_ns)
+        .real(9, r.simulated_ns)
+        .text(10, r.error);
+    s.step();
+}
+
+std::vector<std::string> TuningDb::recorded_plans(const std::string &workload_text,
+                                                  const std::string &target) const {
+    Statement s(db_, path_,
+                "SELECT plan FROM records WHERE workload = ?1 AND target = ?2 AND "
+                "compiler_version = ?3 ORDER BY id");
+    s.text(1, workload_text).text(2, target).text(3, compiler_version());
+    std::vector<std::string> plans;
+    while (s.step())
+        plans.push_back(s.column_text(0));
+    return plans;
+}
+
+std::optional<std::pair<std::string, double>> TuningDb::best_plan(const std::string &workload_text,
+                                                                  const std::string &target) const {
+    Statement s(db_, path_,
+                "SELECT plan, simulated_ns FROM records WHERE workload = ?1 AND target = ?2 AND "
+                "compiler_version = ?3 AND feasible = 1 ORDER BY simulated_ns, id LIMIT 1");
+    s.text(1, workload_text).text(2, target).text(3, compiler_version());
+    if (!s.step())
+        return std::nullopt;
+    return std::make_pair(s.column_text(0), s.column_real(1));
+}
+
+int64_t TuningDb::foreign_rows() const {
+    Statement s(db_, path_, "SELECT COUNT(*) FROM records WHERE compiler_version != ?1");
+    s.text(1, compiler_version());
+    return s.step() ? s.column_int(0) : 0;
+}
+
+int64_t TuningDb::rows() const {
+    Statement s(db_, path_, "SELECT COUNT(*) FROM records WHERE compiler_version = ?1");
+    s.text(1, compiler_version());
+    return s.step() ? s.column_int(0) : 0;
+}
+
+} // namespace nhc::autosched

@@ -1,0 +1,49 @@
+#include "neff/SelectGroup.h"
+
+#include "support/Error.h"
+
+namespace nhc::codegen {
+
+neff::DType isa_dtype_of(DType t, const std::string &value) {
+    switch (t) {
+    case DType::Float32:
+        return neff::DType::F32;
+    case DType::TFloat32:
+        return neff::DType::TF32;
+    case DType::Float16:
+        return neff::DType::F16;
+    case DType::BFloat16:
+        return neff::DType::BF16;
+    case DType::Int8:
+        return neff::DType::I8;
+    case DType::UInt8:
+    case DType::Bool:
+        return neff::DType::U8;
+    case DType::Int16:
+        return neff::DType::I16;
+    case DType::UInt16:
+        return neff::DType::U16;
+    case DType::Int32:
+        return neff::DType::I32;
+    case DType::UInt32:
+        return neff::DType::U32;
+    default:
+        user_error("NHC_EGEN006", "tensor '", value, "' has type ", dtype_name(t),
+                   ", which the NeuronCore engines cannot hold (64-bit types are not supported)");
+    }
+}
+
+std::vector<SelectedInstr>
+select_group(const LoweredGroup &lg, SelectOptions &so,
+             const std::function<HbmBinding(const std::string &)> &bind) {
+    so.partition_dim = lg.partition_dim;
+    so.partition_split = lg.partition_split;
+    for (const auto &[stage, t] : lg.stored_as)
+        so.stored_as[stage] = isa_dtype_of(t, stage);
+    for (const auto &[buf, value] : lg.hbm_buffers)
+        if (lg.referenced.count(buf))
+            so.hbm[buf] = bind(value);
+    return select_instructions(lg.body, so);
+}
+
+} // namespace nhc::codegen

@@ -1,0 +1,55 @@
+#ifndef NHC_SCHEDULES_SCHEDULEPLAN_H
+#define NHC_SCHEDULES_SCHEDULEPLAN_H
+
+/** \file
+ * The decisions of a group's default schedule, as data (issue 16): what the hand-written default
+ * schedules (DefaultSchedule.h) would otherwise settle by their own heuristics. A
+ * default-constructed plan is exactly those heuristics' choice (-O1); the autoscheduler
+ * (src/autoscheduler) tries other values and keeps the fastest on the timing simulator.
+ *
+ * A plan states preferences, never obligations: a choice that cannot apply to the group (an
+ * A-resident matmul whose A^T does not fit its SBUF budget) falls back to the next default, so
+ * every plan schedules every group the default schedules. The autoscheduler therefore compares
+ * the schedules plans produce (describe_schedule), not the plans.
+ */
+
+#include <string>
+
+namespace nhc::sched {
+
+/** How a 2-D or batched matmul (not fused attention, not Gather) moves its operands
+ *  (MatmulSchedule.cpp). */
+struct MatmulPlan {
+    enum class Operands {
+        Auto,      ///< the default's first that fits, in the order below
+        WholeRows, ///< output built per row tile of whole rows, column tiles inside
+        AResident, ///< A^T kept whole in SBUF, B staged per column tile
+        BResident, ///< B kept whole in SBUF, A staged per row tile
+        Streamed,  ///< both operands staged per output tile and K chunk
+    };
+    Operands operands = Operands::Auto;
+    int max_tile_n = 0; ///< columns of an output tile at most (0: one PSUM bank of fp32)
+
+    bool operator==(const MatmulPlan &o) const {
+        return operands == o.operands && max_tile_n == o.max_tile_n;
+    }
+};
+
+/** Everything a search may choose for one group. */
+struct SchedulePlan {
+    MatmulPlan matmul;
+
+    bool is_default() const { return *this == SchedulePlan(); }
+    bool operator==(const SchedulePlan &o) const { return matmul == o.matmul; }
+    /** For logs and --dump-schedules comments: "default", or "matmul a_resident, n <= 256". */
+    std::string describe() const;
+};
+
+const char *operands_name(MatmulPlan::Operands o);
+/** Reads SchedulePlan::describe()'s text back (the tuning database stores plans so); false if
+ *  `text` is not one. */
+bool parse_plan(const std::string &text, SchedulePlan &plan);
+
+} // namespace nhc::sched
+
+#endif

@@ -1,0 +1,267 @@
+// The autoscheduler (issue 16): schedule plans as data, the search per workload at -O2/-O3 and
+// its budgets, and the values of what it chooses, checked on the simulator against the host
+// reference.
+
+#include "TextCases.h"
+#include "autoscheduler/Autoschedule.h"
+#include "autoscheduler/Candidates.h"
+#include "autoscheduler/TuningDb.h"
+#include "autoscheduler/Workload.h"
+#include "neff/Assembler.h"
+#include "schedules/DefaultSchedule.h"
+#include "schedules/ScheduleScript.h"
+#include "target/Target.h"
+
+#include <doctest/doctest.h>
+#include <set>
+
+using namespace nhc;
+using test::load_text;
+
+namespace {
+
+using Operands = sched::MatmulPlan::Operands;
+
+const target::TargetInfo &trn1() {
+    return target::target_by_name("trn1");
+}
+
+// K = 384 (three chunks) and N = 640 (wider than one PSUM bank): every operand movement applies.
+const char *kMatmul = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 384] x, float[384, 640] w) => (float[256, 640] y) {
+  y = MatMul(x, w)
+}
+)";
+
+// Two layers of one shape, then a third of another: two workloads among three matmul groups.
+const char *kLayers = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2, float[256, 384] w3)
+    => (float[128, 384] y) {
+  h1 = MatMul(x, w1)
+  h2 = MatMul(h1, w2)
+  y = MatMul(h2, w3)
+}
+)";
+
+Graph passed(const char *text) {
+    Graph g = load_text(text);
+    apply_graph_passes(g, CompileOptions{});
+    return g;
+}
+
+const Node &node_with_output(const Graph &g, const std::string &value) {
+    for (const Node &n : g.nodes)
+        if (n.outputs[0] == value)
+            return n;
+    FAIL("no node writes " << value);
+    throw;
+}
+
+sched::Group scheduled(const Graph &g, const Node &n, const sched::SchedulePlan &plan) {
+    sched::Group grp = sched::build_node_group(g, n);
+    sched::apply_default_schedule(grp, trn1(), plan);
+    return grp;
+}
+
+std::string schedule_text(const sched::Group &grp) {
+    sched::ScheduleScript s;
+    s.blocks.push_back(sched::describe_schedule(grp));
+    return s.to_string();
+}
+
+sched::SchedulePlan plan_of(Operands o, int max_n = 0) {
+    sched::SchedulePlan p;
+    p.matmul = {o, max_n};
+    return p;
+}
+
+} // namespace
+
+TEST_CASE("every matmul plan is a schedule a script states, and computes the product") {
+    Graph loaded = load_text(kMatmul);
+    Graph g = passed(kMatmul);
+    const Node &mm = node_with_output(g, "y");
+    auto inputs = test::random_inputs(loaded, 7);
+    auto want = alg::run_reference(loaded, inputs);
+    std::set<std::string> schedules;
+    for (Operands o : {Operands::Auto, Operands::WholeRows, Operands::AResident,
+                       Operands::BResident, Operands::Streamed})
+        for (int max_n : {0, 128}) {
+            sched::SchedulePlan plan = plan_of(o, max_n);
+            CAPTURE(plan.describe());
+            sched::ScheduleScript script;
+            script.blocks.push_back(sched::describe_schedule(scheduled(g, mm, plan)));
+            schedules.insert(script.to_string());
+            // The plan's schedule, given back as a script, compiles to the right values.
+            CompileOptions o1;
+            o1.optlevel = 1;
+            o1.schedule = &script;
+            test::E2EResult got = test::run_program(generate_program(g, o1), g, inputs);
+            CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+        }
+    // Whole rows, A resident, B resident and streamed operands differ, and so do tile widths.
+    CHECK(schedules.size() >= 6);
+}
+
+TEST_CASE("the default plan is the default schedule") {
+    Graph g = passed(kMatmul);
+    const Node &mm = node_with_output(g, "y");
+    sched::Group plain = sched::build_node_group(g, mm);
+    sched::apply_default_schedule(plain, trn1());
+    CHECK(schedule_text(plain) == schedule_text(scheduled(g, mm, {})));
+    CHECK(schedule_text(plain) != schedule_text(scheduled(g, mm, plan_of(Operands::Streamed))));
+}
+
+TEST_CASE("candidates: the default first, -O2 fewer than -O3, none but the default at -O1") {
+    Graph g = passed(kMatmul);
+    sched::Group grp = sched::build_node_group(g, node_with_output(g, "y"));
+    auto o1 = autosched::candidate_plans(grp, trn1(), 1);
+    auto o2 = autosched::candidate_plans(grp, trn1(), 2);
+    auto o3 = autosched::candidate_plans(grp, trn1(), 3);
+    CHECK(o1.size() == 1);
+    CHECK(o1.front().is_default());
+    CHECK(o2.front().is_default());
+    CHECK(o3.front().is_default());
+    CHECK(o2.size() > 1);
+    CHECK(o3.size() > o2.size());
+    // An elementwise group has no choices yet.
+    Graph e = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 64] x) => (float[256, 64] y) {
+  y = Relu(x)
+}
+)");
+    CHECK(autosched::candidate_plans(sched::build_node_group(e, e.nodes[0]), trn1(), 3).size() ==
+          1);
+}
+
+TEST_CASE("identical groups are one workload, searched once within the level's budget") {
+    Graph g = passed(kLayers);
+    const Node &l1 = node_with_output(g, "h1"), &l2 = node_with_output(g, "h2"),
+               &l3 = node_with_output(g, "y");
+    auto workload = [&](const Node &n) {
+        return autosched::workload_of(g, sched::build_node_group(g, n), {}, "trn1");
+    };
+    CHECK(workload(l1).text == workload(l2).text);
+    CHECK(workload(l1).hash == workload(l2).hash);
+    CHECK(workload(l1).text != workload(l3).text);
+    CHECK(workload(l1).text !=
+          autosched::workload_of(g, sched::build_node_group(g, l1), {}, "inf2").text);
+    for (int level : {1, 2, 3}) {
+        CAPTURE(level);
+        autosched::Autoscheduler a(g, trn1(), {level});
+        for (const Node *n : {&l1, &l2, &l3}) {
+            sched::Group probe = sched::build_node_group(g, *n);
+            a.plan_for(
+                probe, {}, [&] { return sched::build_node_group(g, *n); },
+                [] { return autosched::ProgramContext(); });
+        }
+        const autosched::SearchStats &s = a.stats();
+        if (level == 1) {
+            CHECK(s.workloads == 0);
+            CHECK(s.measured == 0);
+            continue;
+        }
+        CHECK(s.workloads == 2);
+        CHECK(s.reused == 1);
+        CHECK(s.measured >= 2 * 2); // at least two distinct schedules per workload
+        CHECK(s.measured <= 2 * autosched::measured_budget(level));
+        CHECK(s.chosen_ns <= s.default_ns);
+        CHECK(s.chosen_ns > 0);
+    }
+}
+
+TEST_CASE("-O2 and -O3 give the same program every time, with the reference values") {
+    Graph loaded = load_text(kLayers);
+    auto inputs = test::random_inputs(loaded, 11);
+    auto want = alg::run_reference(loaded, inputs);
+    for (int level : {2, 3}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        Graph g = loaded;
+        apply_graph_passes(g, o);
+        std::string first = neff::print_program(generate_program(g, o));
+        CHECK(first == neff::print_program(generate_program(g, o)));
+        test::E2EResult got = test::run_program(generate_program(g, o), g, inputs);
+        CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+    }
+}
+
+TEST_CASE("plans read back as written; other text is not a plan") {
+    Graph g = passed(kMatmul);
+    sched::Group grp = sched::build_node_group(g, node_with_output(g, "y"));
+    for (const sched::SchedulePlan &plan : autosched::candidate_plans(grp, trn1(), 3)) {
+        sched::SchedulePlan back;
+        CAPTURE(plan.describe());
+        CHECK(sched::parse_plan(plan.describe(), back));
+        CHECK(back == plan);
+    }
+    sched::SchedulePlan p;
+    for (const char *junk : {"", "matmul", "matmul auto", "matmul sideways",
+                             "matmul streamed, n <= ", "matmul streamed, n <= 12x",
+                             "matmul streamed, n <= 99999999999", "conv default"}) {
+        CAPTURE(junk);
+        CHECK_FALSE(sched::parse_plan(junk, p));
+    }
+}
+
+TEST_CASE("the tuning database keeps this version's fastest plan per workload and target") {
+    test::TempDir dir;
+    std::string path = dir.file("t.db");
+    CHECK_THROWS_WITH_AS(autosched::TuningDb::open(path, /*create=*/false),
+                         doctest::Contains("no such file"), UserError);
+    auto db = autosched::TuningDb::open(path, /*create=*/true);
+    auto row = [](const std::string &target, const std::string &plan, bool feasible, double ns) {
+        return autosched::TuningRecord{"0123", "workload A", target,
+                                       plan,   "script",     feasible,
+                                       ns,     ns,           feasible ? "" : "refused"};
+    };
+    db->record(row("trn1", "default", true, 200));
+    db->record(row("trn1", "matmul b_resident", true, 150));
+    db->record(row("trn1", "matmul streamed", false, 0));
+    db->record(row("inf2", "matmul a_resident", true, 100));
+    auto best = db->best_plan("workload A", "trn1");
+    REQUIRE(best);
+    CHECK(best->first == "matmul b_resident");
+    CHECK(best->second == 150);
+    CHECK(db->recorded_plans("workload A", "trn1").size() == 3);
+    CHECK_FALSE(db->best_plan("workload B", "trn1"));
+    CHECK(db->rows() == 4);
+    CHECK(db->foreign_rows() == 0);
+    // Reopened, the rows are there.
+    db.reset();
+    CHECK(autosched::TuningDb::open(path, false)->best_plan("workload A", "inf2")->first ==
+          "matmul a_resident");
+}
+
+TEST_CASE("a tuning session records candidates once; replay takes the best without measuring") {
+    test::TempDir dir;
+    Graph g = passed(kLayers);
+    auto db = autosched::TuningDb::open(dir.file("t.db"), true);
+    auto plans_of = [&](const autosched::SearchOptions &o) {
+        autosched::Autoscheduler a(g, trn1(), o);
+        std::vector<std::string> plans;
+        for (const char *value : {"h1", "h2", "y"}) {
+            const Node &n = node_with_output(g, value);
+            plans.push_back(a.plan_for(
+                                 sched::build_node_group(g, n), {},
+                                 [&] { return sched::build_node_group(g, n); },
+                                 [] { return autosched::ProgramContext(); })
+                                .describe());
+        }
+        return std::make_pair(plans, a.stats());
+    };
+    auto [tuned, session] = plans_of({3, db.get(), 4});
+    CHECK(session.recorded >= 4);
+    CHECK(db->rows() == session.recorded);
+    auto [resumed, again] = plans_of({3, db.get(), 4});
+    CHECK(again.recorded == 0);
+    CHECK(resumed == tuned);
+    auto [replayed, replay] = plans_of({1, db.get(), 0});
+    CHECK(replay.from_db == 2);
+    CHECK(replay.measured == 0);
+    CHECK(replayed == tuned);
+}
