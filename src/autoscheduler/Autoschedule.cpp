@@ -64,7 +64,7 @@ sched::SchedulePlan Autoscheduler::plan_for(
     const sched::Group &probe, const std::map<std::string, std::vector<int64_t>> &output_perm,
     const std::function<sched::Group()> &build, const std::function<ProgramContext()> &context) {
     // A group with no choice has nothing to search or look up (the widest candidate list).
-    if ((!searches() && !opts_.db) || candidate_plans(probe, target_, 3).size() < 2)
+    if ((!searches() && !opts_.db && !opts_.fixed) || candidate_plans(probe, target_, 3).size() < 2)
         return {};
     Workload w = workload_of(g_, probe, output_perm, target_.name);
     if (auto it = chosen_.find(w.text); it != chosen_.end()) {
@@ -72,7 +72,11 @@ sched::SchedulePlan Autoscheduler::plan_for(
         return it->second;
     }
     sched::SchedulePlan plan;
-    if (opts_.db && opts_.record_trials == 0 && opts_.db->best_plan(w.text, target_.name)) {
+    if (auto fixed = opts_.fixed ? opts_.fixed->find(w.text) : PlanMap::const_iterator();
+        opts_.fixed && fixed != opts_.fixed->end()) {
+        plan = fixed->second;
+        stats_.fixed++;
+    } else if (opts_.db && opts_.record_trials == 0 && opts_.db->best_plan(w.text, target_.name)) {
         plan = recorded_best(w);
         stats_.from_db++;
         log_info("autoschedule: ", group_name(probe), " (workload ", w.hash,
@@ -157,9 +161,10 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
 std::string Autoscheduler::summary() const {
     std::ostringstream os;
     os << "autoschedule: -O" << opts_.optlevel << ", " << stats_.workloads
-       << " workloads searched, " << stats_.from_db << " from the tuning database, "
-       << stats_.reused << " groups reused a searched plan, " << stats_.measured
-       << " schedules measured (" << stats_.infeasible
+       << " workloads searched, " << stats_.fixed << " given by the whole-program check, "
+       << stats_.from_db << " from the tuning database, " << stats_.reused
+       << " groups reused a searched plan, " << stats_.measured << " schedules measured ("
+       << stats_.infeasible
        << " refused); searched groups with their neighbours: " << us(stats_.default_ns)
        << " by default, " << us(stats_.chosen_ns) << " chosen";
     if (opts_.record_trials > 0)

@@ -17,6 +17,9 @@
  * (SearchOptions::record_trials) measures up to that many candidates per workload, those the
  * database lacks, records every one, and takes the database's best.
  *
+ * At -O3 the driver has the whole program judge the plans (driver/WholeProgramCheck.h), and
+ * passes its verdict back as SearchOptions::fixed.
+ *
  * Not yet (issue 16): ranking by an analytic cost model before measuring, fusion and residency
  * moves across groups, --model-type moves, parallel search.
  */
@@ -45,13 +48,20 @@ constexpr int kContextGroups = 4;
 /** Distinct schedules measured per workload at an optimisation level (0 at -O1). */
 int measured_budget(int optlevel);
 
+/** Plans by workload text (Workload::text). */
+using PlanMap = std::map<std::string, sched::SchedulePlan>;
+
 struct SearchOptions {
     int optlevel = 2;
     TuningDb *db = nullptr; ///< --tuning-db, or the tuner's database
     int record_trials = 0;  ///< neuron-halide-tune: candidates per workload, each recorded
+    /** Plans decided already (the whole-program check, driver/WholeProgramCheck.h): taken as
+     *  they are, before the database and the search. */
+    const PlanMap *fixed = nullptr;
 };
 
 struct SearchStats {
+    int fixed = 0;      ///< workloads whose plan was given (SearchOptions::fixed)
     int from_db = 0;    ///< workloads whose plan came from the tuning database
     int recorded = 0;   ///< candidates recorded in the tuning database
     int workloads = 0;  ///< workloads searched
@@ -77,6 +87,8 @@ public:
                                  const std::function<ProgramContext()> &context);
 
     const SearchStats &stats() const { return stats_; }
+    /** The plan of every workload that had a choice, as decided so far. */
+    const PlanMap &chosen() const { return chosen_; }
     /** One line for the log: what the search did over the whole program. */
     std::string summary() const;
 
@@ -90,7 +102,7 @@ private:
     const Graph &g_;
     const target::TargetInfo &target_;
     SearchOptions opts_;
-    std::map<std::string, sched::SchedulePlan> chosen_; ///< workload text -> plan
+    PlanMap chosen_;
     SearchStats stats_;
 };
 

@@ -51,7 +51,7 @@ class ProgramBuilder {
 public:
     ProgramBuilder(const Graph &g, const CompileOptions &o)
         : g_(g), o_(o), target_(&target::target_by_name(o.target)),
-          autoscheduler_(g, *target_, {o.optlevel, o.tuning, o.tune_trials}) {
+          autoscheduler_(g, *target_, {o.optlevel, o.tuning, o.tune_trials, o.fixed_plans}) {
         prog_.target = o.target;
         prog_.name = g.name;
     }
@@ -66,6 +66,8 @@ public:
         }
         if (autosched::measured_budget(o_.optlevel) > 0 || o_.tuning)
             log_info(autoscheduler_.summary());
+        if (o_.chosen_plans)
+            *o_.chosen_plans = autoscheduler_.chosen();
         copy_outputs_without_producer();
         if (o_.used_schedules)
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
@@ -82,7 +84,7 @@ private:
         var.kind = kind;
         var.dtype = isa_dtype_of(v.dtype, v.name);
         var.shape = v.shape;
-        if (kind == neff::VarKind::Weight)
+        if (kind == neff::VarKind::Weight && !o_.without_weight_bytes)
             var.data = v.constant->bytes();
         prog_.vars.push_back(std::move(var));
         return static_cast<int>(prog_.vars.size()) - 1;

@@ -2,6 +2,7 @@
 
 #include "autoscheduler/TuningDb.h"
 #include "driver/Codegen.h"
+#include "driver/WholeProgramCheck.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
 #include "neff/NeffFile.h"
@@ -144,6 +145,13 @@ void compile_model(const CompileOptions &options) {
     if (script) {
         sched::check_schedule_nodes(*script, graph, onnx_ops);
         codegen_options.schedule = &*script;
+    }
+    // -O3: the whole program judges the plans the search chose in windows of groups.
+    CheckedPlans checked;
+    if (options.optlevel >= 3 && !tuning) {
+        TimedStep step("whole-program check");
+        checked = check_plans_on_program(graph, codegen_options);
+        codegen_options.fixed_plans = &checked.plans;
     }
     sched::ScheduleScript used;
     if (!options.dump_schedules.empty())

@@ -13,6 +13,7 @@
 #include "frontend/FreezeInputs.h"
 #include "frontend/InputShapes.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ namespace nhc {
 
 namespace sched {
 class ScheduleScript;
-}
+struct SchedulePlan;
+} // namespace sched
 namespace autosched {
 class TuningDb;
 }
@@ -56,6 +58,12 @@ struct CompileOptions {
      *  tuning_db (0: compile only). */
     int tune_trials = 0;
     autosched::TuningDb *tuning = nullptr; ///< the opened tuning_db, if any
+    /** Plans decided before code generation, by workload text (driver/WholeProgramCheck.h). */
+    const std::map<std::string, sched::SchedulePlan> *fixed_plans = nullptr;
+    /** Where code generation reports the plan of every workload that had a choice, or null. */
+    std::map<std::string, sched::SchedulePlan> *chosen_plans = nullptr;
+    /** Weights without their bytes: a program only timed, never run on values. */
+    bool without_weight_bytes = false;
 };
 
 enum class Command { Compile, ListOperators };

@@ -172,4 +172,14 @@ TEST_CASE("tuning errors are coded: no database, --jobs, a database that is not 
     std::ofstream(dir.file("text.db")) << "not a database, just text that is long enough\n";
     expect_user_error(run(example_model() + " --tuning-db text.db", dir.path.string()),
                       "NHC_EIO003");
+    // A record whose plan this compiler does not write: the file is damaged, not trusted.
+    REQUIRE(tune(example_model() + " --db bad.db --trials 2", dir.path.string()).status == 0);
+    sqlite3 *db = nullptr;
+    REQUIRE(sqlite3_open(dir.file("bad.db").c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "UPDATE records SET plan = 'matmul sideways', simulated_ns = 1",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    Run damaged = run(example_model() + " --tuning-db bad.db", dir.path.string());
+    expect_user_error(damaged, "NHC_EIO003");
+    CHECK(damaged.has("'matmul sideways'"));
 }

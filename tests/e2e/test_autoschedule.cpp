@@ -7,7 +7,9 @@
 #include "autoscheduler/Candidates.h"
 #include "autoscheduler/TuningDb.h"
 #include "autoscheduler/Workload.h"
+#include "driver/WholeProgramCheck.h"
 #include "neff/Assembler.h"
+#include "runtime/Simulator.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
 #include "target/Target.h"
@@ -264,4 +266,21 @@ TEST_CASE("a tuning session records candidates once; replay takes the best witho
     CHECK(replay.from_db == 2);
     CHECK(replay.measured == 0);
     CHECK(replayed == tuned);
+}
+
+TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured") {
+    Graph g = passed(kLayers);
+    CompileOptions o;
+    o.optlevel = 3;
+    CheckedPlans c = check_plans_on_program(g, o);
+    CHECK(c.plans.size() == 2); // the two workloads with a choice
+    int not_default = 0;
+    for (const auto &[workload, plan] : c.plans)
+        not_default += !plan.is_default();
+    CHECK(c.tried == not_default + c.put_back);
+    CHECK(c.put_back <= c.tried);
+    o.fixed_plans = &c.plans;
+    neff::Program p = generate_program(g, o); // with the weights' bytes, as written
+    rt::Machine machine(trn1(), p, /*functional=*/false);
+    CHECK(rt::simulate(machine).summary.total_ns == c.program_ns);
 }

@@ -1,0 +1,48 @@
+#include "driver/WholeProgramCheck.h"
+
+#include "driver/Codegen.h"
+#include "runtime/Simulator.h"
+#include "support/Log.h"
+
+namespace nhc {
+
+namespace {
+
+/** The simulated time of `g` compiled with `fixed` (and the search for anything else). */
+double program_ns(const Graph &g, CompileOptions o, const autosched::PlanMap *fixed,
+                  autosched::PlanMap *chosen) {
+    o.fixed_plans = fixed;
+    o.chosen_plans = chosen;
+    o.without_weight_bytes = true;
+    o.used_schedules = nullptr;
+    neff::Program p = generate_program(g, o);
+    rt::Machine machine(target::target_by_name(o.target), p, /*functional=*/false);
+    return rt::simulate(machine).summary.total_ns;
+}
+
+} // namespace
+
+CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o) {
+    CheckedPlans c;
+    c.program_ns = program_ns(g, o, nullptr, &c.plans);
+    for (const auto &[workload, plan] : autosched::PlanMap(c.plans)) {
+        if (plan.is_default())
+            continue;
+        autosched::PlanMap trial = c.plans;
+        trial[workload] = sched::SchedulePlan();
+        double ns = program_ns(g, o, &trial, nullptr);
+        c.tried++;
+        log_info("whole-program check: ", plan.describe(), " -> default: ", c.program_ns / 1000,
+                 " -> ", ns / 1000, " us", ns < c.program_ns ? ", put back" : "");
+        if (ns < c.program_ns) {
+            c.program_ns = ns;
+            c.plans = std::move(trial);
+            c.put_back++;
+        }
+    }
+    log_info("whole-program check: ", c.tried, " plans tried against the default, ", c.put_back,
+             " put back; the program takes ", c.program_ns / 1000, " us");
+    return c;
+}
+
+} // namespace nhc

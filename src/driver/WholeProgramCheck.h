@@ -1,0 +1,33 @@
+#ifndef NHC_DRIVER_WHOLEPROGRAMCHECK_H
+#define NHC_DRIVER_WHOLEPROGRAMCHECK_H
+
+/** \file
+ * -O3's whole-model judge (issue 16). The autoscheduler picks each workload's plan between a
+ * few neighbouring groups (autoscheduler/MeasureGroup.h), which the whole program can disagree
+ * with: a window winner of GPT-2 fp32 costs the program 31 us. At -O3 the program decides: it is
+ * compiled with the windows' plans and timed on the timing simulator (timing-only, weights
+ * without their bytes), then, workload by workload in the order of their text, compiled and timed
+ * with that workload's plan put back to the default, and each change that makes the program
+ * faster is kept. One code generation per workload whose plan is not the default, plus one.
+ * Assumes `g` has been through the graph passes.
+ */
+
+#include "autoscheduler/Autoschedule.h"
+#include "driver/Options.h"
+#include "graph/Graph.h"
+
+namespace nhc {
+
+struct CheckedPlans {
+    autosched::PlanMap plans; ///< what to compile `g` with (CompileOptions::fixed_plans)
+    double program_ns = 0;    ///< the simulated time of the program with them
+    int tried = 0;            ///< plans timed against the default in the program
+    int put_back = 0;         ///< of those, put back to the default
+};
+
+/** The plans to compile `g` with at -O3 (the options' other settings as given). */
+CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o);
+
+} // namespace nhc
+
+#endif
