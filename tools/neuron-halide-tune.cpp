@@ -15,6 +15,7 @@
 #include "support/Error.h"
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ TuneFlags take_tune_flags(int argc, char **argv, std::vector<const char *> &rest
     rest.push_back(argv[0]);
     for (int i = 1; i < argc; i++) {
         std::string arg = argv[i];
+        if (arg == "--help" || arg == "-help" || arg == "-h") {
+            std::cout << "USAGE: neuron-halide-tune <model.onnx> --db FILE [--trials N] "
+                         "[neuron-halide-cc compile options]\n\n"
+                         "  --db FILE    tuning database (SQLite), created if missing\n"
+                         "  --trials N   candidates measured per workload (default "
+                      << kDefaultTrials
+                      << ")\n"
+                         "  --jobs 1     parallel measurements (only 1 in this version)\n\n"
+                         "Compile options: neuron-halide-cc compile --help\n";
+            std::exit(0);
+        }
         std::string name = arg.substr(0, arg.find('='));
         if (name != "--db" && name != "--trials" && name != "--jobs") {
             rest.push_back(argv[i]);

@@ -101,8 +101,10 @@ TuningDb::~TuningDb() {
     sqlite3_close(db_);
 }
 
+// The release and the generation of the plans' meaning: bump the latter whenever what a plan
+// text makes the schedules do changes, so that older records are not trusted.
 std::string TuningDb::compiler_version() {
-    return NHC_VERSION;
+    return NHC_VERSION "+plans1";
 }
 
 void TuningDb::exec(const std::string &sql) const {

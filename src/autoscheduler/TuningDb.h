@@ -44,7 +44,7 @@ public:
     TuningDb(const TuningDb &) = delete;
     TuningDb &operator=(const TuningDb &) = delete;
 
-    /** The version rows are written and read with (NHC_VERSION). */
+    /** The version rows are written and read with: NHC_VERSION and the plans' generation. */
     static std::string compiler_version();
 
     /** Commits one row (this compiler version). */

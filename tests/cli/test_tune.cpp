@@ -162,6 +162,9 @@ TEST_CASE("two sessions on one database at once lose nothing") {
 
 TEST_CASE("tuning errors are coded: no database, --jobs, a database that is not one") {
     TempDir dir;
+    Run help = tune("--help", dir.path.string());
+    CHECK(help.status == 0);
+    CHECK(help.has("--trials N"));
     expect_user_error(tune(example_model() + " --trials 2", dir.path.string()), "NHC_EARG017");
     expect_user_error(tune(example_model() + " --db t.db --trials 0", dir.path.string()),
                       "NHC_EARG002");

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Issue 16's cost-model check: for every workload of a tuning database (neuron-halide-tune) with
+at least --min feasible candidates, the Spearman rank correlation between the analytic estimate
+recorded with each candidate (predicted_ns: the busiest engine's summed instruction estimates,
+autoscheduler/MeasureGroup.h) and its simulated time between its neighbours (simulated_ns). A
+benchmark, not a test: nothing is asserted.
+
+usage: /usr/bin/python3 bench/cost_model_check.py [--min 3] TUNE.db...
+"""
+import argparse
+import sqlite3
+import sys
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r = [0.0] * len(values)
+    i = 0
+    while i < len(order):  # ties share their mean rank
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return r
+
+
+def spearman(x, y):
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx = sum((a - mx) ** 2 for a in rx) ** 0.5
+    vy = sum((b - my) ** 2 for b in ry) ** 0.5
+    return cov / (vx * vy) if vx > 0 and vy > 0 else float("nan")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dbs", nargs="+")
+    parser.add_argument("--min", type=int, default=3)
+    args = parser.parse_args()
+    all_rho = []
+    for path in args.dbs:
+        db = sqlite3.connect(path)
+        rows = db.execute("SELECT workload_hash, plan, predicted_ns, simulated_ns FROM records "
+                          "WHERE feasible = 1 ORDER BY workload_hash, id").fetchall()
+        by_workload = {}
+        for h, plan, pred, sim in rows:
+            by_workload.setdefault(h, []).append((plan, pred, sim))
+        for h, cands in sorted(by_workload.items()):
+            if len(cands) < args.min:
+                continue
+            rho = spearman([c[1] for c in cands], [c[2] for c in cands])
+            best_pred = min(cands, key=lambda c: c[1])[0]
+            best_sim = min(cands, key=lambda c: c[2])[0]
+            all_rho.append(rho)
+            print("%s %s: %d candidates, Spearman %.2f, estimate picks %s, simulator picks %s"
+                  % (path, h, len(cands), rho, best_pred, best_sim))
+    valid = [r for r in all_rho if r == r]
+    if valid:
+        print("workloads: %d, mean Spearman %.2f, min %.2f, >= 0.9: %d"
+              % (len(valid), sum(valid) / len(valid), min(valid), sum(r >= 0.9 for r in valid)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
