@@ -272,6 +272,8 @@ CompileOptions resolve(const CompileFlags &f) {
     o.dump_schedules = given_or<std::string>(f.dump_schedules, "");
     o.dump_graph = given_or(f.dump_graph, false);
     o.tuning_db = given_or<std::string>(f.tuning_db, "");
+    if (f.tuning_db.getNumOccurrences() && o.tuning_db.empty())
+        user_error("NHC_EARG002", "option --tuning-db got an empty path; expected a file name");
     return o;
 }
 

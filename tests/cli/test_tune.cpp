@@ -172,6 +172,7 @@ TEST_CASE("tuning errors are coded: no database, --jobs, a database that is not 
                       "NHC_ENYI001");
     expect_user_error(run(example_model() + " --tuning-db missing.db", dir.path.string()),
                       "NHC_EIO003");
+    expect_user_error(run(example_model() + " --tuning-db=", dir.path.string()), "NHC_EARG002");
     std::ofstream(dir.file("text.db")) << "not a database, just text that is long enough\n";
     expect_user_error(run(example_model() + " --tuning-db text.db", dir.path.string()),
                       "NHC_EIO003");
