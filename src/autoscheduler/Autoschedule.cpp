@@ -76,8 +76,9 @@ sched::SchedulePlan Autoscheduler::plan_for(
         opts_.fixed && fixed != opts_.fixed->end()) {
         plan = fixed->second;
         stats_.fixed++;
-    } else if (opts_.db && opts_.record_trials == 0 && opts_.db->best_plan(w.text, target_.name)) {
-        plan = recorded_best(w);
+    } else if (std::optional<sched::SchedulePlan> recorded =
+                   opts_.db && opts_.record_trials == 0 ? recorded_best(w) : std::nullopt) {
+        plan = *recorded;
         stats_.from_db++;
         log_info("autoschedule: ", group_name(probe), " (workload ", w.hash,
                  "): from the tuning database, ", plan.describe());
@@ -87,10 +88,12 @@ sched::SchedulePlan Autoscheduler::plan_for(
     return plan;
 }
 
-sched::SchedulePlan Autoscheduler::recorded_best(const Workload &w) const {
+std::optional<sched::SchedulePlan> Autoscheduler::recorded_best(const Workload &w) const {
     std::optional<std::pair<std::string, double>> best = opts_.db->best_plan(w.text, target_.name);
+    if (!best)
+        return std::nullopt;
     sched::SchedulePlan plan;
-    if (best && !sched::parse_plan(best->first, plan))
+    if (!sched::parse_plan(best->first, plan))
         user_error("NHC_EIO003", "tuning database: the plan '", best->first, "' of workload ",
                    w.hash, " is not one this compiler writes; the file is damaged");
     return plan;
@@ -148,8 +151,8 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
         stats_.default_ns += default_ns;
         stats_.chosen_ns += best_ns;
     }
-    if (recording) // the best of every session's records
-        best = recorded_best(w);
+    if (recording) // the best of every session's records (the default if none is feasible)
+        best = recorded_best(w).value_or(sched::SchedulePlan());
     log_info("autoschedule: ", group_name(probe), " (workload ", w.hash, "): ", measured,
              " schedules measured", recording ? " or recorded before" : "", ", chose ",
              best.describe(),

@@ -33,6 +33,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,7 +98,8 @@ private:
     sched::SchedulePlan search(const sched::Group &probe, const Workload &w,
                                const std::function<sched::Group()> &build,
                                const ProgramContext &context);
-    sched::SchedulePlan recorded_best(const Workload &w) const;
+    /** The database's best plan for the workload, if it has a feasible record. */
+    std::optional<sched::SchedulePlan> recorded_best(const Workload &w) const;
 
     const Graph &g_;
     const target::TargetInfo &target_;

@@ -69,7 +69,6 @@ GroupTiming simulate_group(const sched::Group &group, const Graph &g,
     std::vector<codegen::SelectedInstr> instrs = codegen::select_group(lg, so, bind);
     GroupTiming t;
     t.feasible = true;
-    t.instructions = static_cast<int64_t>(instrs.size());
     t.busiest_ns = busiest_engine_ns(instrs, target);
     instrs.insert(instrs.begin(), cx.prefix.begin(), cx.prefix.end());
     for (const auto &following : cx.following) { // allocated after the candidate

@@ -44,10 +44,9 @@ struct ProgramContext {
 
 struct GroupTiming {
     bool feasible = false;
-    std::string why_not;      ///< the refusal, when not feasible
-    double simulated_ns = 0;  ///< simulated time of the prefix, the group and those following
-    double busiest_ns = 0;    ///< the group's busiest engine, summed instruction estimates
-    int64_t instructions = 0; ///< the group's instructions and DMA transfers
+    std::string why_not;     ///< the refusal, when not feasible
+    double simulated_ns = 0; ///< simulated time of the prefix, the group and those following
+    double busiest_ns = 0;   ///< the group's busiest engine, summed instruction estimates
 };
 
 GroupTiming measure_group(const sched::Group &group, const Graph &g,

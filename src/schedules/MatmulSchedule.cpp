@@ -16,14 +16,10 @@ namespace {
 
 int64_t contraction_extent(const Func &acc);
 
-/** The largest output tile a plan allows: the partitions (M) by at most one PSUM bank of fp32
- *  (N). Fewer rows than the partitions would break the folded broadcasts' period
- *  (FoldBroadcasts.h), so only N is a choice. */
-struct TileLimits {
-    int m, n;
-};
-TileLimits tile_limits(const MatmulPlan &p, const Limits &L) {
-    return {L.partitions, p.max_tile_n > 0 ? std::min(p.max_tile_n, L.moving_free) : L.moving_free};
+/** The widest output tile a plan allows: at most one PSUM bank of fp32 (N). Tiles keep all the
+ *  partitions' rows (M): fewer would break the folded broadcasts' period (FoldBroadcasts.h). */
+int max_tile_columns(const MatmulPlan &p, const Limits &L) {
+    return p.max_tile_n > 0 ? std::min(p.max_tile_n, L.moving_free) : L.moving_free;
 }
 
 /** Whether chunks of `k_chunk` (a divisor of k) fill at least half the partitions a chunk could:
@@ -34,7 +30,7 @@ bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L) {
 
 /** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
  *  outer, K over one chunk, B whole and A's row tile within the SBUF budgets. */
-bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, const TileLimits &T) {
+bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, int max_n) {
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2 || k_innermost(*g.node, 1) || g.node->op_type == "Gather")
         return false;
@@ -42,7 +38,7 @@ bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, const TileL
     const Halide::Internal::ReductionVariable &rv = acc.function().update(0).schedule().rvars()[0];
     int64_t k = *Halide::Internal::as_const_int(rv.extent);
     int64_t op_bytes = rhs.output_types()[0].bytes();
-    int64_t tm = balanced_tile(s[0], T.m);
+    int64_t tm = balanced_tile(s[0], L.partitions);
     return k > k_chunk && full_k_chunks(k, k_chunk, L) &&
            (k / k_chunk) * s[1] * op_bytes <= L.resident_budget &&
            2 * k * op_bytes + (k / k_chunk) * tm * op_bytes <= L.resident_budget / 2;
@@ -110,13 +106,13 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile
  *  first row tile can finish (MatMul 2048^3 bf16: 289.9 -> 256.5 us, bench/README.md). Each
  *  operand crosses HBM once. Returns false, having changed nothing, if A^T or two B column tiles
  *  do not fit their SBUF budgets. */
-bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L, const TileLimits &T) {
+bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L, int max_n) {
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2 || g.node->op_type == "Gather" || k_innermost(*g.node, 1))
         return false;
     Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
     int64_t k = contraction_extent(g.stage("acc")), op_bytes = rhs.output_types()[0].bytes();
-    int tm = balanced_tile(s[0], T.m), tn = balanced_tile(s[1], T.n);
+    int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], max_n);
     int kc = static_cast<int>(k_chunk);
     if (k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L) ||
         (k / k_chunk) * s[0] * op_bytes > L.resident_budget ||
@@ -148,13 +144,14 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L, cons
     return true;
 }
 
-bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const TileLimits &T) {
-    if (!resident_fits(g, k_chunk, L, T))
+bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, int max_n) {
+    if (!resident_fits(g, k_chunk, L, max_n))
         return false;
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
     Var no("no"), mo("mo"), ni("ni"), mi("mi");
-    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[1], T.n), balanced_tile(s[0], T.m));
+    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[1], max_n),
+           balanced_tile(s[0], L.partitions));
     place_resident(g, k_chunk, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no));
     place_2d_epilogue(g, {false, Halide::LoopLevel(f, no)});
     return true;
@@ -249,13 +246,13 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
 }
 
 /** Output tiles of up to P rows x one PSUM bank; the loop level of one tile. */
-TileLoop tile_matmul_output(Func f, const Shape &s, const TileLimits &T) {
+TileLoop tile_matmul_output(Func f, const Shape &s, const Limits &L, int max_n) {
     int rank = static_cast<int>(s.size());
     if (rank < 2)
         return {};
     Var no("no"), mo("mo"), ni("ni"), mi("mi");
-    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[rank - 1], T.n),
-           balanced_tile(s[rank - 2], T.m));
+    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[rank - 1], max_n),
+           balanced_tile(s[rank - 2], L.partitions));
     return {false, Halide::LoopLevel(f, no)};
 }
 
@@ -297,14 +294,14 @@ Func whole_rows_value(const Group &g) {
  *  and operands per column tile, the stages before the row reduction per column tile and those
  *  after it per row tile. Returns the column tile's loop. */
 TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop &row_tile,
-                          int64_t k_chunk, const Limits &L, const TileLimits &T) {
+                          int64_t k_chunk, const Limits &L, int max_n) {
     int rank = static_cast<int>(g.outputs[0].result.shape.size());
     place(rows, row_tile, SBUF);
     declare_layout(g, rows, rank);
     Var no("no"), ni("ni");
-    rows.split(var(0), no, ni, balanced_tile(row_elems, T.n)).reorder(ni, var(1), no);
+    rows.split(var(0), no, ni, balanced_tile(row_elems, max_n)).reorder(ni, var(1), no);
     TileLoop column_tile{false, Halide::LoopLevel(rows, no)};
-    if (rank == 2 && resident_fits(g, k_chunk, L, T))
+    if (rank == 2 && resident_fits(g, k_chunk, L, max_n))
         place_resident(g, k_chunk, row_tile.level, column_tile.level);
     else
         place_matmul(g, 0, *g.node, column_tile, L);
@@ -329,7 +326,7 @@ TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop
  *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259). A
  *  batched matmul's leading axes are outer loops. Returns false, having changed nothing, when
  *  the rows do not fit or need no splitting. */
-bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const TileLimits &T) {
+bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, int max_n) {
     const Shape &s = g.outputs[0].result.shape;
     int rank = static_cast<int>(s.size());
     if (rank < 2 || g.outputs.size() != 1 || balanced_tile(s.back(), L.moving_free) >= s.back())
@@ -347,9 +344,9 @@ bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const
     }
     Func f = g.outputs[0].func;
     Var mo("mo"), mi("mi");
-    f.split(var(1), mo, mi, balanced_tile(s[rank - 2], T.m));
+    f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
-    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, T);
+    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, max_n);
     for (const alg::Stage &st : g.op.stages)
         if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
             g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
@@ -368,24 +365,24 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan) {
     using Operands = MatmulPlan::Operands;
     int64_t k = contraction_extent(g.stage("acc"));
     int k_chunk = divisor_at_most(k, L.partitions);
-    TileLimits T = tile_limits(plan, L);
+    int max_n = max_tile_columns(plan, L);
     // The plan's operand movement when it applies, else the defaults in order (SchedulePlan.h).
     // A row reduction in the epilogue over rows wider than a PSUM bank needs whole rows.
     const Shape &out = g.outputs[0].result.shape;
     if (first_row_node(g) > 0 && out.back() > L.moving_free && plan.operands != Operands::Auto)
         return schedule_matmul(g, L, {Operands::Auto, plan.max_tile_n});
     auto wants = [&](Operands o) { return plan.operands == Operands::Auto || plan.operands == o; };
-    if (wants(Operands::WholeRows) && schedule_matmul_row_tiles(g, k_chunk, L, T))
+    if (wants(Operands::WholeRows) && schedule_matmul_row_tiles(g, k_chunk, L, max_n))
         return;
-    if (wants(Operands::AResident) && schedule_matmul_a_resident(g, k_chunk, L, T))
+    if (wants(Operands::AResident) && schedule_matmul_a_resident(g, k_chunk, L, max_n))
         return;
-    if (wants(Operands::BResident) && schedule_matmul_resident(g, k_chunk, L, T))
+    if (wants(Operands::BResident) && schedule_matmul_resident(g, k_chunk, L, max_n))
         return;
     if (plan.operands != Operands::Auto && plan.operands != Operands::Streamed)
         return schedule_matmul(g, L, {Operands::Auto, plan.max_tile_n});
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
-    TileLoop tile = tile_matmul_output(f, s, T);
+    TileLoop tile = tile_matmul_output(f, s, L, max_n);
     std::vector<Func> loaded = place_matmul(g, 0, *g.node, tile, L);
     stage_operands_per_batch(g, f, k, loaded, L);
     place_epilogue(g, tile, static_cast<int>(s.size()));
@@ -399,7 +396,7 @@ void schedule_attention(Group &g, int context_node, const Limits &L) {
     Func f = g.outputs[0].func;
     int64_t positions = contraction_extent(g.stage("acc", context_node)); // P's row length
     if (positions <= L.moving_free) {
-        TileLoop tile = tile_matmul_output(f, s, tile_limits({}, L));
+        TileLoop tile = tile_matmul_output(f, s, L, L.moving_free);
         std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
         std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
         stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
@@ -415,7 +412,7 @@ void schedule_attention(Group &g, int context_node, const Limits &L) {
         TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
         place_whole_rows(g, whole_rows_value(g), positions, row_tile,
                          divisor_at_most(contraction_extent(g.stage("acc", 0)), L.partitions), L,
-                         tile_limits({}, L));
+                         L.moving_free);
         place_matmul(g, context_node, *g.nodes[context_node], row_tile, L);
         for (const alg::Stage &st : g.op.stages)
             if (is_operand_role(st.role) || st.role == "acc")

@@ -73,6 +73,13 @@ inline std::string model_file(const TempDir &dir, const std::string &name,
     return nhc::test::write_model(nhc::test::parse_model(text), dir.file(name));
 }
 
+/** The whole contents of a file (REQUIRE that it can be read). */
+inline std::string read_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 inline std::string example_model() {
     return std::string(NHC_SOURCE_DIR) + "/examples/mlp/model.onnx";
 }

@@ -219,10 +219,7 @@ TEST_CASE("the example compiles to a NEFF that runs") {
 
 TEST_CASE("-O1 compiles the default schedules; -O2 and -O3 search, say so, and stay exact") {
     TempDir dir;
-    auto read = [&](const std::string &name) {
-        std::ifstream f(dir.file(name), std::ios::binary);
-        return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    };
+    auto read = [&](const std::string &name) { return read_file(dir.file(name)); };
     Run o1 = run(example_model() + " -O1 --verbose info --output o1.neff", dir.path.string());
     INFO(o1.out);
     CHECK(o1.status == 0);

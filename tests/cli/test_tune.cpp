@@ -48,11 +48,6 @@ int64_t rows(const std::string &db) {
     return query_int(db, "SELECT COUNT(*) FROM records");
 }
 
-std::string read_file(const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
 /** "N candidates recorded" from a session's summary line. */
 int recorded_by(const Run &r) {
     size_t at = r.out.find(" candidates recorded");
