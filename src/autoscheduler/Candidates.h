@@ -4,10 +4,12 @@
 /** \file
  * The schedule plans the search tries for a group (issue 16), in the order they are measured,
  * the default plan first. A matmul (sched::takes_matmul_plan) varies how its operands move
- * (SchedulePlan.h) and its output tile: -O2 tries each operand movement with the default tiles,
- * then narrower tiles with the default movement; -O3 every combination. Other groups have no
- * choices yet: only the default plan. Tile limits are fractions of the target's (one PSUM bank,
- * the partitions), so no hardware number lives here.
+ * (SchedulePlan.h), its output tile and how A's PE transposes use PSUM: -O2 tries A's
+ * transposes in fixed buffers, each operand movement with the default tiles, then narrower tiles
+ * with the default movement (8 plans, the -O2 budget); -O3 every movement with every tile width,
+ * and the transpose variants with the default, A-resident and B-resident movements. Other groups
+ * have no choices yet: only the default plan. Tile limits are fractions of the target's (one PSUM
+ * bank, the partitions), so no hardware number lives here.
  */
 
 #include "schedules/Group.h"

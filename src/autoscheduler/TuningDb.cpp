@@ -102,9 +102,10 @@ TuningDb::~TuningDb() {
 }
 
 // The release and the generation of the plans' meaning: bump the latter whenever what a plan
-// text makes the schedules do changes, so that older records are not trusted.
+// text makes the schedules do changes, so that older records are not trusted (plans2: A's
+// transposes 4 per PSUM tile by default).
 std::string TuningDb::compiler_version() {
-    return NHC_VERSION "+plans1";
+    return NHC_VERSION "+plans2";
 }
 
 void TuningDb::exec(const std::string &sql) const {

@@ -21,7 +21,7 @@ using Intervals = neff::ByteIntervals;
 using neff::intervals_cover;
 using neff::intervals_meet;
 
-// An HBM access with more rows than this is kept as its bounding box only (conservative).
+// An access with more runs than this is kept as its bounding box only (conservative).
 constexpr int64_t kMaxListedRows = 1 << 16;
 
 struct Region {
@@ -35,18 +35,20 @@ struct Region {
             return false;
         return !bytes || !o.bytes || intervals_meet(*bytes, *o.bytes);
     }
-    /** Whether this region certainly contains all of `o`. */
+    /** Whether this region certainly contains all of `o`. On chip, a region known only by its
+     *  box meets every access inside the box (overlaps), so the box is enough. */
     bool covers(const Region &o) const {
         if (!(o.space == space && o.var == var && p0 <= o.p0 && o.p1 <= p1 && b0 <= o.b0 &&
               o.b1 <= b1))
             return false;
-        if (space != MemSpace::HBM)
-            return true;
-        return bytes && o.bytes && intervals_cover(*bytes, *o.bytes);
+        if (!bytes)
+            return space != MemSpace::HBM;
+        return o.bytes && intervals_cover(*bytes, *o.bytes);
     }
 };
 
-/** The bounding box of the bytes an access pattern touches, and in HBM the bytes themselves. */
+/** The bounding box of the bytes an access pattern touches, and the bytes themselves (on chip,
+ *  those of each of its partitions). */
 Region region_of(const AccessPattern &ap) {
     Region r;
     neff::Footprint box = neff::footprint(ap);
@@ -56,9 +58,11 @@ Region region_of(const AccessPattern &ap) {
     r.p1 = box.end_row;
     r.b0 = box.begin;
     r.b1 = box.end;
-    if (ap.space == MemSpace::HBM)
-        if (std::optional<Intervals> iv = neff::byte_intervals(ap, kMaxListedRows))
-            r.bytes = std::make_shared<const Intervals>(std::move(*iv));
+    // On chip, the runs are what an access of several free dims touches in each partition: the
+    // bounding box of four transposes' results written as column slices of one tile would also
+    // cover the slices that other row tiles write in between.
+    if (std::optional<Intervals> iv = neff::byte_intervals(ap, kMaxListedRows))
+        r.bytes = std::make_shared<const Intervals>(std::move(*iv));
     return r;
 }
 

@@ -92,6 +92,7 @@ LoweredGroup lower_group(const sched::Group &g) {
     LoweredGroup lg;
     lg.partition_dim = g.partition_dim;
     lg.partition_split = g.partition_split;
+    lg.buffers = g.buffers;
     for (const alg::Stage &s : g.op.stages)
         if (s.stored_as)
             lg.stored_as[s.func.name()] = *s.stored_as;

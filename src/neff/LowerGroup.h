@@ -26,6 +26,7 @@ struct LoweredGroup {
     std::set<std::string> referenced;
     std::map<std::string, int> partition_dim;       ///< the schedule's layout hints
     std::map<std::string, int64_t> partition_split; ///< the schedule's layout hints
+    std::map<std::string, int> buffers;             ///< the schedule's buffer counts
     std::map<std::string, DType> stored_as;         ///< stage -> its storage type (tf32)
 };
 

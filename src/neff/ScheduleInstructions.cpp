@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace nhc::codegen {
 
@@ -129,15 +130,16 @@ private:
     std::vector<double> free_, dma_free_;
 };
 
-/** The ready instructions; pop() gives the one that can start first, the lowest index among
- *  equals: what a scan of all of them gives, without its quadratic cost on programs of a
- *  hundred thousand DMAs. Instructions are grouped by signature: in a group, those ready by the
- *  time the group's resources are free (`available`) start together, so its first is the
- *  lowest index; the others (`waiting`) start when ready. Resources only get busier, so an
+/** The ready instructions; pop() gives the one that can start first, among equals the lowest
+ *  (priority, index) (issue_priority): what a scan of all of them gives, without its quadratic cost
+ * on programs of a hundred thousand DMAs. Instructions are grouped by signature: in a group, those
+ * ready by the time the group's resources are free (`available`) start together, so its first is
+ * the lowest index; the others (`waiting`) start when ready. Resources only get busier, so an
  *  instruction never moves back from available to waiting. */
 class ReadyQueue {
 public:
-    explicit ReadyQueue(const Resources &res) : res_(res) {}
+    ReadyQueue(const Resources &res, const std::vector<int> &priority)
+        : res_(res), priority_(priority) {}
 
     void push(int i, double ready_at) {
         auto [it, fresh] = group_of_.emplace(res_.signature(i), int(groups_.size()));
@@ -150,41 +152,73 @@ public:
 
     /** The (start, index) of the instruction to issue, removed from the queue. */
     std::pair<double, int> pop() {
-        std::pair<double, int> best{std::numeric_limits<double>::infinity(), -1};
+        Rank best{std::numeric_limits<double>::infinity(), 0, -1};
         Group *from = nullptr;
         for (Group &g : groups_) {
             if (g.waiting.empty() && g.available.empty())
                 continue;
             double free_at = res_.start(g.member, 0);
             while (!g.waiting.empty() && g.waiting.begin()->first <= free_at) {
-                g.available.insert(g.waiting.begin()->second);
+                g.available.insert(key(g.waiting.begin()->second));
                 g.waiting.erase(g.waiting.begin());
             }
-            std::pair<double, int> first = g.available.empty()
-                                               ? *g.waiting.begin()
-                                               : std::make_pair(free_at, *g.available.begin());
+            Rank first = g.available.empty()
+                             ? rank(g.waiting.begin()->first, g.waiting.begin()->second)
+                             : rank(free_at, g.available.begin()->second);
             if (first < best)
                 best = first, from = &g;
         }
-        if (!from->available.empty() && *from->available.begin() == best.second)
+        int chosen = std::get<2>(best);
+        if (!from->available.empty() && from->available.begin()->second == chosen)
             from->available.erase(from->available.begin());
         else
             from->waiting.erase(from->waiting.begin());
         size_--;
-        return best;
+        return {std::get<0>(best), chosen};
     }
 
 private:
+    using Rank = std::tuple<double, int, int>; ///< (start, priority, index)
+    std::pair<int, int> key(int i) const { return {priority_[size_t(i)], i}; }
+    Rank rank(double start, int i) const { return {start, priority_[size_t(i)], i}; }
+
     struct Group {
         int member; ///< any instruction of the signature, to ask when its resources are free
         std::set<std::pair<double, int>> waiting; ///< (ready time, index)
-        std::set<int> available;
+        std::set<std::pair<int, int>> available;  ///< (priority, index)
     };
     const Resources &res_;
+    const std::vector<int> &priority_;
     std::map<std::vector<int>, int> group_of_;
     std::vector<Group> groups_;
     size_t size_ = 0;
 };
+
+/** The order among instructions that can start at the same time: a load from HBM ranks as the
+ *  first store (to HBM) that depends on it, every other instruction as itself. Loads that are
+ *  ready together, as an A-resident matmul's operands all are at the start, then go out in the
+ *  order the output needs them rather than the order of the loop nest: the first column tile's
+ *  B before A's later row tiles, whose root loop comes first in the program (MatMul 2048^3 bf16,
+ *  bench/README.md). Indices are program order, so the instructions that depend on `i` come
+ *  after it and one backward sweep suffices. */
+std::vector<int> issue_priority(const std::vector<SelectedInstr> &instrs,
+                                const std::vector<std::vector<int>> &succs) {
+    int n = static_cast<int>(instrs.size());
+    std::vector<int> first_store(static_cast<size_t>(n), n), priority(static_cast<size_t>(n), 0);
+    for (int i = n - 1; i >= 0; i--) {
+        const Instr &ins = instrs[size_t(i)].instr;
+        bool dma = ins.op == Opcode::Dma;
+        if (dma && ins.dst.space == neff::MemSpace::HBM)
+            first_store[size_t(i)] = i;
+        else
+            for (int s : succs[size_t(i)])
+                first_store[size_t(i)] = std::min(first_store[size_t(i)], first_store[size_t(s)]);
+        bool load =
+            dma && ins.src.space == neff::MemSpace::HBM && ins.dst.space != neff::MemSpace::HBM;
+        priority[size_t(i)] = load ? first_store[size_t(i)] : i;
+    }
+    return priority;
+}
 
 } // namespace
 
@@ -220,7 +254,8 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
     }
     std::vector<double> ready_at(n, 0);
     Resources res(t, instrs);
-    ReadyQueue ready(res);
+    std::vector<int> priority = issue_priority(instrs, succs);
+    ReadyQueue ready(res, priority);
     for (int i = 0; i < n; i++)
         if (pending[i] == 0)
             ready.push(i, ready_at[size_t(i)]);

@@ -38,6 +38,7 @@ select_group(const LoweredGroup &lg, SelectOptions &so,
              const std::function<HbmBinding(const std::string &)> &bind) {
     so.partition_dim = lg.partition_dim;
     so.partition_split = lg.partition_split;
+    so.buffers = lg.buffers;
     for (const auto &[stage, t] : lg.stored_as)
         so.stored_as[stage] = isa_dtype_of(t, stage);
     for (const auto &[buf, value] : lg.hbm_buffers)

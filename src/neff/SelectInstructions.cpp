@@ -226,7 +226,8 @@ void Selector::visit_allocate(const Allocate *op) {
         user_error("NHC_EGEN004", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
                    bytes, " bytes per partition in PSUM; a PSUM tile must fit one ",
                    opt_.target->psum_bank_bytes, "-byte bank");
-    b.offset = alloc.allocate(bytes);
+    int64_t fixed = next_fixed_buffer(op->name, alloc, bytes);
+    b.offset = fixed >= 0 ? fixed : alloc.allocate(bytes);
     if (b.offset < 0)
         user_error("NHC_EGEN005", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
                    bytes, " more bytes per partition of ", mem_space_name(b.space),
@@ -235,8 +236,40 @@ void Selector::visit_allocate(const Allocate *op) {
     if (b.space == MemSpace::PSUM)
         psum_pending_zero_[op->name] = false;
     walk(op->body);
-    alloc.release(b.offset);
+    if (fixed < 0)
+        alloc.release(b.offset);
     buffers_.erase(op->name);
+}
+
+int64_t Selector::next_fixed_buffer(const std::string &stage, OnChipAllocator &alloc,
+                                    int64_t bytes) {
+    auto count = opt_.buffers.find(stage);
+    if (count == opt_.buffers.end())
+        return -1;
+    FixedBuffers &fb = fixed_[stage];
+    if (fb.offsets.empty()) {
+        fb.bytes = bytes;
+        fb.alloc = &alloc;
+        for (int i = 0; i < count->second; i++) {
+            int64_t at = alloc.allocate(bytes);
+            if (at < 0)
+                user_error("NHC_EGEN005", "node '", opt_.node_name, "', stage '", stage,
+                           "': ", count->second, " buffers of ", bytes,
+                           " bytes per partition do not fit ", "in what is free of its memory (",
+                           alloc.capacity(), " bytes per partition); ask for fewer buffers");
+            fb.offsets.push_back(at);
+        }
+    }
+    if (bytes > fb.bytes)
+        return -1; // a tile larger than the first (tiles of unequal sizes) gets its own region
+    return fb.offsets[fb.next++ % fb.offsets.size()];
+}
+
+void Selector::release_fixed_buffers() {
+    for (auto &[stage, fb] : fixed_)
+        for (int64_t at : fb.offsets)
+            fb.alloc->release(at);
+    fixed_.clear();
 }
 
 bool Selector::collect_nest(const Stmt &s, Nest &n) const {
@@ -412,6 +445,7 @@ void Selector::release_temps() {
 std::vector<SelectedInstr> select_instructions(const Stmt &s, SelectOptions &options) {
     Selector sel(options);
     sel.walk(s);
+    sel.release_fixed_buffers();
     options.sbuf_cursor = sel.sbuf_cursor();
     options.psum_cursor = sel.psum_cursor();
     return sel.take();

@@ -43,7 +43,8 @@ struct SelectOptions {
     std::map<std::string, HbmBinding> hbm;          ///< Halide buffer name -> HBM variable
     std::map<std::string, int> partition_dim;       ///< stage -> Halide dim on partitions
     std::map<std::string, int64_t> partition_split; ///< stage -> partitions per chunk of that dim
-    std::map<std::string, neff::DType> stored_as;   ///< stage -> storage type beyond Halide's
+    std::map<std::string, int> buffers; ///< stage -> fixed buffers its tiles take turns in
+    std::map<std::string, neff::DType> stored_as; ///< stage -> storage type beyond Halide's
     std::string node_name; ///< carried by every instruction (traces, messages)
     int dma_queues = 4;    ///< DMA queues used round-robin
     /** In and out: where SBUF and PSUM allocation resume (OnChipAllocator::cursor), threaded

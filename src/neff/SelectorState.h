@@ -60,6 +60,8 @@ public:
     explicit Selector(const SelectOptions &o);
     void walk(const Halide::Internal::Stmt &s);
     std::vector<SelectedInstr> take() { return std::move(out_); }
+    /** Frees the stages' fixed buffers at the end of the group. */
+    void release_fixed_buffers();
 
     // Used by SelectCompute.cpp.
     const Buffer &buffer(const std::string &name) const;
@@ -93,6 +95,9 @@ private:
      *  partition the engines cannot start it at. */
     void check_partition_starts(const Nest &n, size_t first) const;
     void visit_allocate(const Halide::Internal::Allocate *op);
+    /** The offset of the next of a stage's fixed buffers (SelectOptions::buffers), allocated at
+     *  its first tile of that size; -1 if the stage has none or the tile is larger. */
+    int64_t next_fixed_buffer(const std::string &stage, OnChipAllocator &alloc, int64_t bytes);
     void visit_for(const Halide::Internal::For *op);
     bool collect_nest(const Halide::Internal::Stmt &s, Nest &n) const;
     void select_nest(const Nest &n);
@@ -125,6 +130,13 @@ private:
     size_t nest_first_ = 0; ///< the first instruction of the nest being selected
     std::array<double, neff::kNumEngines> queued_ns_{}; ///< estimated work per engine
     int next_queue_ = 0, next_store_queue_ = 0;
+    struct FixedBuffers {
+        std::vector<int64_t> offsets;
+        int64_t bytes = 0;
+        OnChipAllocator *alloc = nullptr;
+        size_t next = 0;
+    };
+    std::map<std::string, FixedBuffers> fixed_; ///< per stage with a buffer count
 };
 
 /** The load under any number of casts (a copy with a dtype conversion), or nullptr. */

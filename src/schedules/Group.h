@@ -43,6 +43,11 @@ struct Group {
     /** Optional: the partition dim is split, index % split on partitions and index / split as
      *  chunks laid out in the free axis (a K of 2048 staged as 16 chunks of 128). */
     std::map<std::string, int64_t> partition_split;
+    /** Optional: the stage's tiles take turns in this many fixed buffers, allocated once for the
+     *  group, instead of a new region per tile from the rotating allocator (OnChipAllocator).
+     *  Two or three are double or triple buffering; with PSUM's 8 banks, a stage bounded to a
+     *  few leaves the others to the accumulators, which then never wait for its reuse. */
+    std::map<std::string, int> buffers;
 
     /** Broadcast stages whose reads are folded to one tile of partitions (Func name -> the
      *  period P: reads b(x, y, z...) rewritten as b(x, y % P, 0...), schedules/FoldBroadcasts). */

@@ -28,6 +28,31 @@ bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L) {
     return 2 * k_chunk >= std::min<int64_t>(k, L.partitions);
 }
 
+/** A's PE transposes (A stored K innermost, `lhs` split into K chunks at `kco`) and their
+ *  natural load (at `row_tile`): the plan's number of K chunks per PSUM tile (a divisor of the
+ *  `chunks`, at most a bank of fp32 rows of `tm`), each tile one transpose per chunk and one
+ *  copy into `lhs`, in the plan's fixed PSUM buffers. */
+void place_a_transposes(Group &g, Func lhs, const Var &kco, int64_t chunks, int tm,
+                        const Halide::LoopLevel &row_tile, const MatmulPlan &p, const Limits &L) {
+    Func a_nat = g.stage("a_nat"), a_tp = g.stage("a_tp");
+    a_nat.compute_at(row_tile).store_in(SBUF);
+    int per_tile =
+        divisor_at_most(chunks, std::max(1, std::min(p.transposes_per_tile, L.moving_free / tm)));
+    int kc = static_cast<int>(g.partition_split.at(lhs.name()));
+    if (per_tile > 1) {
+        Var kq("kq"), kr("kr"), ta("ta"), tb("tb");
+        lhs.split(kco, kq, kr, per_tile);
+        a_tp.split(var(1), ta, tb, kc).unroll(ta).compute_at(lhs, kq).store_in(PSUM);
+        g.partition_split[a_tp.name()] = kc;
+    } else {
+        a_tp.compute_at(lhs, kco).store_in(PSUM);
+    }
+    if (p.transpose_buffers > 0)
+        g.buffers[a_tp.name()] = p.transpose_buffers;
+    g.partition_dim[a_nat.name()] = 1;
+    g.partition_dim[a_tp.name()] = 1;
+}
+
 /** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
  *  outer, K over one chunk, B whole and A's row tile within the SBUF budgets. */
 bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, int max_n) {
@@ -73,7 +98,7 @@ void place_2d_epilogue(Group &g, const TileLoop &tile) {
  *  K chunks. Each operand crosses HBM once (A once per row tile), instead of once per output
  *  tile and K chunk. */
 void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile,
-                    const Halide::LoopLevel &out_tile) {
+                    const Halide::LoopLevel &out_tile, const MatmulPlan &plan, const Limits &L) {
     Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
     Var kco("kco"), kci("kci");
     // B, whole, K chunks on partitions.
@@ -89,10 +114,10 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile
     g.partition_dim[lhs.name()] = 1;
     g.partition_split[lhs.name()] = k_chunk;
     if (k_innermost(*g.node, 0)) {
-        g.stage("a_nat").compute_at(row_tile).store_in(SBUF);
-        g.stage("a_tp").compute_at(lhs, kco).store_in(PSUM);
-        g.partition_dim[g.stage("a_nat").name()] = 1;
-        g.partition_dim[g.stage("a_tp").name()] = 1;
+        const Shape &s = g.outputs[0].result.shape;
+        int tm = balanced_tile(s[s.size() - 2], L.partitions);
+        place_a_transposes(g, lhs, kco, contraction_extent(g.stage("acc")) / k_chunk, tm, row_tile,
+                           plan, L);
     }
     place_accumulator(g, out_tile, k_chunk);
 }
@@ -106,7 +131,9 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile
  *  first row tile can finish (MatMul 2048^3 bf16: 289.9 -> 256.5 us, bench/README.md). Each
  *  operand crosses HBM once. Returns false, having changed nothing, if A^T or two B column tiles
  *  do not fit their SBUF budgets. */
-bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L, int max_n) {
+bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
+                                const MatmulPlan &plan) {
+    int max_n = max_tile_columns(plan, L);
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2 || g.node->op_type == "Gather" || k_innermost(*g.node, 1))
         return false;
@@ -133,18 +160,15 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L, int 
         .reorder(mti, kci, kco, mt);
     g.partition_dim[lhs.name()] = 1;
     g.partition_split[lhs.name()] = k_chunk;
-    if (k_innermost(*g.node, 0)) {
-        g.stage("a_nat").compute_at(lhs, mt).store_in(SBUF);
-        g.stage("a_tp").compute_at(lhs, kco).store_in(PSUM);
-        g.partition_dim[g.stage("a_nat").name()] = 1;
-        g.partition_dim[g.stage("a_tp").name()] = 1;
-    }
+    if (k_innermost(*g.node, 0))
+        place_a_transposes(g, lhs, kco, k / k_chunk, tm, Halide::LoopLevel(lhs, mt), plan, L);
     place_accumulator(g, Halide::LoopLevel(f, mo), k_chunk);
     place_2d_epilogue(g, {false, Halide::LoopLevel(f, mo)});
     return true;
 }
 
-bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, int max_n) {
+bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
+    int max_n = max_tile_columns(plan, L);
     if (!resident_fits(g, k_chunk, L, max_n))
         return false;
     const Shape &s = g.outputs[0].result.shape;
@@ -152,7 +176,7 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, int ma
     Var no("no"), mo("mo"), ni("ni"), mi("mi");
     f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[1], max_n),
            balanced_tile(s[0], L.partitions));
-    place_resident(g, k_chunk, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no));
+    place_resident(g, k_chunk, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no), plan, L);
     place_2d_epilogue(g, {false, Halide::LoopLevel(f, no)});
     return true;
 }
@@ -294,7 +318,8 @@ Func whole_rows_value(const Group &g) {
  *  and operands per column tile, the stages before the row reduction per column tile and those
  *  after it per row tile. Returns the column tile's loop. */
 TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop &row_tile,
-                          int64_t k_chunk, const Limits &L, int max_n) {
+                          int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
+    int max_n = max_tile_columns(plan, L);
     int rank = static_cast<int>(g.outputs[0].result.shape.size());
     place(rows, row_tile, SBUF);
     declare_layout(g, rows, rank);
@@ -302,7 +327,7 @@ TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop
     rows.split(var(0), no, ni, balanced_tile(row_elems, max_n)).reorder(ni, var(1), no);
     TileLoop column_tile{false, Halide::LoopLevel(rows, no)};
     if (rank == 2 && resident_fits(g, k_chunk, L, max_n))
-        place_resident(g, k_chunk, row_tile.level, column_tile.level);
+        place_resident(g, k_chunk, row_tile.level, column_tile.level, plan, L);
     else
         place_matmul(g, 0, *g.node, column_tile, L);
     int row_node = first_row_node(g);
@@ -326,7 +351,7 @@ TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop
  *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259). A
  *  batched matmul's leading axes are outer loops. Returns false, having changed nothing, when
  *  the rows do not fit or need no splitting. */
-bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, int max_n) {
+bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
     const Shape &s = g.outputs[0].result.shape;
     int rank = static_cast<int>(s.size());
     if (rank < 2 || g.outputs.size() != 1 || balanced_tile(s.back(), L.moving_free) >= s.back())
@@ -346,7 +371,7 @@ bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, int m
     Var mo("mo"), mi("mi");
     f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
-    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, max_n);
+    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
     for (const alg::Stage &st : g.op.stages)
         if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
             g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
@@ -369,17 +394,19 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan) {
     // The plan's operand movement when it applies, else the defaults in order (SchedulePlan.h).
     // A row reduction in the epilogue over rows wider than a PSUM bank needs whole rows.
     const Shape &out = g.outputs[0].result.shape;
+    MatmulPlan fallback = plan;
+    fallback.operands = Operands::Auto;
     if (first_row_node(g) > 0 && out.back() > L.moving_free && plan.operands != Operands::Auto)
-        return schedule_matmul(g, L, {Operands::Auto, plan.max_tile_n});
+        return schedule_matmul(g, L, fallback);
     auto wants = [&](Operands o) { return plan.operands == Operands::Auto || plan.operands == o; };
-    if (wants(Operands::WholeRows) && schedule_matmul_row_tiles(g, k_chunk, L, max_n))
+    if (wants(Operands::WholeRows) && schedule_matmul_row_tiles(g, k_chunk, L, plan))
         return;
-    if (wants(Operands::AResident) && schedule_matmul_a_resident(g, k_chunk, L, max_n))
+    if (wants(Operands::AResident) && schedule_matmul_a_resident(g, k_chunk, L, plan))
         return;
-    if (wants(Operands::BResident) && schedule_matmul_resident(g, k_chunk, L, max_n))
+    if (wants(Operands::BResident) && schedule_matmul_resident(g, k_chunk, L, plan))
         return;
     if (plan.operands != Operands::Auto && plan.operands != Operands::Streamed)
-        return schedule_matmul(g, L, {Operands::Auto, plan.max_tile_n});
+        return schedule_matmul(g, L, fallback);
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
     TileLoop tile = tile_matmul_output(f, s, L, max_n);
@@ -412,7 +439,7 @@ void schedule_attention(Group &g, int context_node, const Limits &L) {
         TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
         place_whole_rows(g, whole_rows_value(g), positions, row_tile,
                          divisor_at_most(contraction_extent(g.stage("acc", 0)), L.partitions), L,
-                         L.moving_free);
+                         MatmulPlan());
         place_matmul(g, context_node, *g.nodes[context_node], row_tile, L);
         for (const alg::Stage &st : g.op.stages)
             if (is_operand_role(st.role) || st.role == "acc")

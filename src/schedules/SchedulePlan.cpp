@@ -1,5 +1,7 @@
 #include "schedules/SchedulePlan.h"
 
+#include <vector>
+
 namespace nhc::sched {
 
 const char *operands_name(MatmulPlan::Operands o) {
@@ -21,40 +23,68 @@ const char *operands_name(MatmulPlan::Operands o) {
 std::string SchedulePlan::describe() const {
     if (is_default())
         return "default";
-    std::string s = std::string("matmul ") + operands_name(matmul.operands);
-    if (matmul.max_tile_n > 0)
-        s += ", n <= " + std::to_string(matmul.max_tile_n);
+    const MatmulPlan &m = matmul, d;
+    std::string s = std::string("matmul ") + operands_name(m.operands);
+    if (m.max_tile_n != d.max_tile_n)
+        s += ", n <= " + std::to_string(m.max_tile_n);
+    if (m.transposes_per_tile != d.transposes_per_tile)
+        s += ", transposes " + std::to_string(m.transposes_per_tile) + " per tile";
+    if (m.transpose_buffers != d.transpose_buffers)
+        s += ", " + std::to_string(m.transpose_buffers) + " buffers";
     return s;
 }
+
+namespace {
+
+/** The number that `part` holds between `prefix` and `suffix`, or -1. */
+int number_in(const std::string &part, const std::string &prefix, const std::string &suffix) {
+    if (part.size() <= prefix.size() + suffix.size() ||
+        part.size() > prefix.size() + suffix.size() + 6 ||
+        part.compare(0, prefix.size(), prefix) != 0 ||
+        part.compare(part.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return -1;
+    std::string digits = part.substr(prefix.size(), part.size() - prefix.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos)
+        return -1;
+    return std::stoi(digits);
+}
+
+} // namespace
 
 bool parse_plan(const std::string &text, SchedulePlan &plan) {
     plan = SchedulePlan();
     if (text == "default")
         return true;
-    const std::string head = "matmul ";
-    if (text.compare(0, head.size(), head) != 0)
-        return false;
-    std::string rest = text.substr(head.size()), operands = rest.substr(0, rest.find(','));
+    std::vector<std::string> parts;
+    for (size_t at = 0; at <= text.size();) {
+        size_t comma = text.find(", ", at);
+        parts.push_back(
+            text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        at = comma == std::string::npos ? text.size() + 1 : comma + 2;
+    }
     bool known = false;
     for (MatmulPlan::Operands o : {MatmulPlan::Operands::Auto, MatmulPlan::Operands::WholeRows,
                                    MatmulPlan::Operands::AResident, MatmulPlan::Operands::BResident,
                                    MatmulPlan::Operands::Streamed})
-        if (operands == operands_name(o)) {
+        if (parts[0] == std::string("matmul ") + operands_name(o)) {
             plan.matmul.operands = o;
             known = true;
         }
     if (!known)
         return false;
-    if (rest.size() == operands.size())
-        return !plan.is_default(); // "matmul auto" alone is written "default"
-    const std::string tile = ", n <= ";
-    std::string n = rest.substr(operands.size());
-    if (n.compare(0, tile.size(), tile) != 0 || n.size() == tile.size() ||
-        n.size() > tile.size() + 6 ||
-        n.find_first_not_of("0123456789", tile.size()) != std::string::npos)
-        return false;
-    plan.matmul.max_tile_n = std::stoi(n.substr(tile.size()));
-    return plan.matmul.max_tile_n > 0 && plan.describe() == text;
+    for (size_t i = 1; i < parts.size(); i++) {
+        int n = -1;
+        if ((n = number_in(parts[i], "n <= ", "")) > 0)
+            plan.matmul.max_tile_n = n;
+        else if ((n = number_in(parts[i], "transposes ", " per tile")) > 0)
+            plan.matmul.transposes_per_tile = n;
+        else if ((n = number_in(parts[i], "", " buffers")) > 0)
+            plan.matmul.transpose_buffers = n;
+        else
+            return false;
+    }
+    // One way to write each plan ("matmul auto" alone is written "default").
+    return !plan.is_default() && plan.describe() == text;
 }
 
 } // namespace nhc::sched

@@ -29,9 +29,20 @@ struct MatmulPlan {
     };
     Operands operands = Operands::Auto;
     int max_tile_n = 0; ///< columns of an output tile at most (0: one PSUM bank of fp32)
+    /** A stored K innermost is transposed on the PE, K chunk by K chunk, into PSUM, and copied
+     *  out by ACT or DVE. This many chunks' transposes share one PSUM tile and one copy (at most
+     *  a bank; 1: a tile per chunk): fewer, longer copies, each paying its fixed cost once
+     *  (the BERT-base layer at batch 8, fp32: 886.4 -> 863.9 us with 4; bench/README.md). */
+    int transposes_per_tile = 4;
+    /** The fixed PSUM buffers those tiles take turns in (Group::buffers; 0: a new bank per tile
+     *  from the rotating allocator, which then also hands the accumulators banks that the
+     *  transposes of later row tiles still use). */
+    int transpose_buffers = 0;
 
     bool operator==(const MatmulPlan &o) const {
-        return operands == o.operands && max_tile_n == o.max_tile_n;
+        return operands == o.operands && max_tile_n == o.max_tile_n &&
+               transposes_per_tile == o.transposes_per_tile &&
+               transpose_buffers == o.transpose_buffers;
     }
 };
 
@@ -41,7 +52,9 @@ struct SchedulePlan {
 
     bool is_default() const { return *this == SchedulePlan(); }
     bool operator==(const SchedulePlan &o) const { return matmul == o.matmul; }
-    /** For logs and --dump-schedules comments: "default", or "matmul a_resident, n <= 256". */
+    /** For logs, --dump-schedules comments and the tuning database: "default", or
+     *  "matmul a_resident, n <= 256, transposes 4 per tile, 3 buffers" (parts left out that
+     *  have their default value). */
     std::string describe() const;
 };
 

@@ -12,6 +12,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace nhc::sched {
@@ -258,9 +259,16 @@ void apply_fold_hint(Context &cx, const ScriptLine &l) {
 }
 
 void apply_hint(Context &cx, const ScriptLine &l) {
-    // partition_dim and partition_split (checked by the parser).
+    // partition_dim, partition_split and buffers (checked by the parser).
     Func f = cx.stage(l.hint_args[0].text);
     int64_t dim = l.hint_args[1].value;
+    if (l.hint == "buffers") {
+        if (dim <= 0 || dim > std::numeric_limits<int>::max())
+            cx.fail("NHC_ESCH115", "hint buffers " + l.hint_args[0].text + " " +
+                                       std::to_string(dim) + ": expected a positive count");
+        cx.group.buffers[f.name()] = static_cast<int>(dim);
+        return;
+    }
     if (l.hint == "partition_split") {
         if (dim <= 0)
             cx.fail("NHC_ESCH115", "hint partition_split " + l.hint_args[0].text + " " +

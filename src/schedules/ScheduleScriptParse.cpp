@@ -226,7 +226,8 @@ void Parser::parse_header(const LexedLine &l) {
 void Parser::parse_hint(ScriptLine &out) {
     next(); // `hint`
     out.kind = ScriptLine::Kind::Hint;
-    out.hint = expect_ident("the name of a hint (partition_dim, partition_split, fold_broadcast)");
+    out.hint = expect_ident(
+        "the name of a hint (partition_dim, partition_split, fold_broadcast, buffers)");
     while (peek().kind == Token::Kind::Ident || peek().kind == Token::Kind::Int) {
         ScriptArg a;
         a.kind = peek().kind == Token::Kind::Int ? ScriptArg::Kind::Int : ScriptArg::Kind::Name;
@@ -387,12 +388,15 @@ void Parser::check_directive(const ScriptLine &l) const {
 }
 
 void Parser::check_hint(const ScriptLine &l) const {
-    static const std::map<std::string, std::string> second_arg = {
-        {"partition_dim", "dim"}, {"partition_split", "chunk"}, {"fold_broadcast", "period"}};
+    static const std::map<std::string, std::string> second_arg = {{"partition_dim", "dim"},
+                                                                  {"partition_split", "chunk"},
+                                                                  {"fold_broadcast", "period"},
+                                                                  {"buffers", "count"}};
     auto it = second_arg.find(l.hint);
     if (it == second_arg.end())
         fail("NHC_ESCH102", "unknown hint '" + l.hint +
-                                "'; expected partition_dim, partition_split or fold_broadcast");
+                                "'; expected partition_dim, partition_split, fold_broadcast or "
+                                "buffers");
     if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
         l.hint_args[1].kind != ScriptArg::Kind::Int)
         fail("NHC_ESCH102", "wrong arguments for hint " + l.hint + ": expected 'hint " + l.hint +

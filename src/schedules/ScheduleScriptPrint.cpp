@@ -150,6 +150,9 @@ public:
             if (split != g_.partition_split.end())
                 b.lines.push_back(hint_line("partition_split", role, split->second));
         }
+        for (const auto &[role, f] : stages_)
+            if (auto count = g_.buffers.find(f.name()); count != g_.buffers.end())
+                b.lines.push_back(hint_line("buffers", role, count->second));
         return b;
     }
 

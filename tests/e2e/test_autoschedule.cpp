@@ -90,21 +90,74 @@ TEST_CASE("every matmul plan is a schedule a script states, and computes the pro
     std::set<std::string> schedules;
     for (Operands o : {Operands::Auto, Operands::WholeRows, Operands::AResident,
                        Operands::BResident, Operands::Streamed})
-        for (int max_n : {0, 128}) {
-            sched::SchedulePlan plan = plan_of(o, max_n);
-            CAPTURE(plan.describe());
-            sched::ScheduleScript script;
-            script.blocks.push_back(sched::describe_schedule(scheduled(g, mm, plan)));
-            schedules.insert(script.to_string());
-            // The plan's schedule, given back as a script, compiles to the right values.
-            CompileOptions o1;
-            o1.optlevel = 1;
-            o1.schedule = &script;
-            test::E2EResult got = test::run_program(generate_program(g, o1), g, inputs);
-            CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+        for (int max_n : {0, 128})
+            for (std::pair<int, int> transposes : {std::pair{4, 0}, {1, 0}, {4, 2}}) {
+                sched::SchedulePlan plan = plan_of(o, max_n);
+                plan.matmul.transposes_per_tile = transposes.first;
+                plan.matmul.transpose_buffers = transposes.second;
+                CAPTURE(plan.describe());
+                sched::ScheduleScript script;
+                script.blocks.push_back(sched::describe_schedule(scheduled(g, mm, plan)));
+                schedules.insert(script.to_string());
+                // The plan's schedule, given back as a script, compiles to the right values.
+                CompileOptions o1;
+                o1.optlevel = 1;
+                o1.schedule = &script;
+                test::E2EResult got = test::run_program(generate_program(g, o1), g, inputs);
+                CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+            }
+    // Whole rows, A resident, B resident and streamed operands differ, and so do tile widths
+    // and, where A is transposed, its transposes' placement.
+    CHECK(schedules.size() >= 12);
+}
+
+namespace {
+
+neff::Program compiled_with(const Graph &g, const Node &mm, const sched::SchedulePlan &plan) {
+    sched::ScheduleScript script;
+    script.blocks.push_back(sched::describe_schedule(scheduled(g, mm, plan)));
+    CompileOptions o;
+    o.optlevel = 1;
+    o.schedule = &script;
+    return generate_program(g, o);
+}
+
+/** ACT and DVE instructions that read PSUM: copies of transposes and of accumulators. */
+int psum_reads(const neff::Program &p) {
+    int n = 0;
+    for (neff::Engine e : {neff::Engine::ACT, neff::Engine::DVE})
+        for (const neff::Instr &i : p.stream(e))
+            n += i.src.space == neff::MemSpace::PSUM ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("A's transposes share PSUM tiles and take turns in the plan's fixed buffers") {
+    // A of [256, 384] is stored K innermost: 2 row tiles x 3 K chunks = 6 PE transposes.
+    Graph g = passed(kMatmul);
+    const Node &mm = node_with_output(g, "y");
+    sched::SchedulePlan one = plan_of(Operands::AResident), grouped = one;
+    one.matmul.transposes_per_tile = 1;
+    grouped.matmul.transposes_per_tile = 4; // 3 chunks: a tile of 3
+    grouped.matmul.transpose_buffers = 2;
+    neff::Program p1 = compiled_with(g, mm, one), p3 = compiled_with(g, mm, grouped);
+    std::set<int64_t> tiles1, tiles3;
+    for (const neff::Instr &i : p1.stream(neff::Engine::PE))
+        if (i.op == neff::Opcode::Transpose)
+            tiles1.insert(i.dst.offset);
+    int transposes = 0;
+    for (const neff::Instr &i : p3.stream(neff::Engine::PE))
+        if (i.op == neff::Opcode::Transpose) {
+            tiles3.insert(i.dst.offset - i.dst.offset % trn1().psum_bank_bytes);
+            transposes++;
         }
-    // Whole rows, A resident, B resident and streamed operands differ, and so do tile widths.
-    CHECK(schedules.size() >= 6);
+    CHECK(transposes == 6);
+    // Three transposes per tile: one copy each 3 instead of 6, the accumulators' unchanged.
+    CHECK(psum_reads(p1) - psum_reads(p3) == 4);
+    // Two fixed banks; without buffers, the rotating allocator gives each tile a new bank.
+    CHECK(tiles3.size() == 2);
+    CHECK(tiles1.size() == 6);
 }
 
 TEST_CASE("the default plan is the default schedule") {
@@ -202,9 +255,11 @@ TEST_CASE("plans read back as written; other text is not a plan") {
         CHECK(back == plan);
     }
     sched::SchedulePlan p;
-    for (const char *junk : {"", "matmul", "matmul auto", "matmul sideways",
-                             "matmul streamed, n <= ", "matmul streamed, n <= 12x",
-                             "matmul streamed, n <= 99999999999", "conv default"}) {
+    for (const char *junk :
+         {"", "matmul", "matmul auto", "matmul sideways", "matmul auto, 0 buffers",
+          "matmul auto, transposes 4 per tile", "matmul auto, 3 buffers, n <= 128",
+          "matmul auto, transposes x per tile", "matmul auto, 3 buffers,", "matmul streamed, n <= ",
+          "matmul streamed, n <= 12x", "matmul streamed, n <= 99999999999", "conv default"}) {
         CAPTURE(junk);
         CHECK_FALSE(sched::parse_plan(junk, p));
     }

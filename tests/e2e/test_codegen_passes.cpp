@@ -1,6 +1,7 @@
 // Code generation passes, checked on what they produce: broadcast stages built once per group
-// (schedules/FoldBroadcasts), exact HBM hazards between interleaved row tiles (neff/Hazards), and
-// the list scheduler's reordering (neff/ScheduleInstructions). Their numerics are checked end to
+// (schedules/FoldBroadcasts), exact hazards between interleaved row tiles in HBM and column slices
+// on chip (neff/Hazards), and the list scheduler's reordering and load order
+// (neff/ScheduleInstructions). Their numerics are checked end to
 // end by the e2e tests.
 
 #include "TextCases.h"
@@ -95,6 +96,73 @@ TEST_CASE("interleaved row tiles of one HBM tensor do not depend on each other")
     load.src = hbm_rows(1536 * 5 + 1000, 1536, 1, 8); // columns 500..507: the second and third
     load.dst = sbuf_tile(8192);
     CHECK(h.add(load, 4) == std::vector<int>{1, 2});
+}
+
+TEST_CASE("interleaved column slices of one on-chip tile do not depend on each other") {
+    // Four transposes' results copied as column slices: chunk c of each partition holds 256 fp32
+    // elements; one copy writes elements [0, 64) of every chunk, another [64, 128). Their
+    // bounding boxes overlap, their bytes do not.
+    auto slices = [](int64_t first_elem) {
+        AccessPattern a = sbuf_tile(first_elem * 4);
+        a.dims = {{256, 4}, {1, 64}};
+        return a;
+    };
+    Instr first, second, read;
+    first.op = second.op = read.op = neff::Opcode::TensorCopy;
+    first.src = sbuf_tile(65536);
+    first.dst = slices(0);
+    second.src = sbuf_tile(65536 + 1024);
+    second.dst = slices(64);
+    codegen::HazardTracker h;
+    CHECK(h.add(first, 0).empty());
+    CHECK(h.add(second, 1).empty());
+    // A read of chunk 2's elements [64, 128) depends on the second copy only; one of elements
+    // [32, 96) of chunk 0 on both.
+    read.dst = sbuf_tile(131072);
+    read.src = sbuf_tile((2 * 256 + 64) * 4);
+    CHECK(h.add(read, 2) == std::vector<int>{1});
+    read.dst = sbuf_tile(131072 + 1024);
+    read.src = sbuf_tile(32 * 4);
+    CHECK(h.add(read, 3) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("loads that are ready together go out in the order of the first store that needs them") {
+    // Program order: load X, load Y, then the store that needs Y and the store that needs X (an
+    // A-resident matmul's root loop loads A's later row tiles before the first column tile's B).
+    // Both loads are ready at once on one DMA queue; Y feeds the earlier store, so it goes first.
+    auto load = [](int64_t src_offset, int64_t dst) {
+        Instr i;
+        i.op = neff::Opcode::Dma;
+        i.src = hbm_rows(src_offset, 128, 128, 64);
+        i.src.var = 1;
+        i.dst = sbuf_tile(dst);
+        i.queue = 0;
+        return SelectedInstr{Engine::SP, i};
+    };
+    auto store_of = [](int64_t src, int64_t hbm_offset) {
+        Instr i;
+        i.op = neff::Opcode::Dma;
+        i.src = sbuf_tile(src);
+        i.dst = hbm_rows(hbm_offset, 128, 128, 64);
+        i.queue = 4;
+        return SelectedInstr{Engine::POOL, i};
+    };
+    std::vector<SelectedInstr> out = {load(0, 0), load(1 << 20, 4096), store_of(4096, 0),
+                                      store_of(0, 1 << 20)};
+    codegen::schedule_instructions(out, target::target_by_name("trn1"));
+    auto position = [&](neff::MemSpace dst_space, int64_t offset) {
+        for (size_t k = 0; k < out.size(); k++) {
+            const AccessPattern &ap =
+                out[k].instr.src.space == neff::MemSpace::HBM ? out[k].instr.src : out[k].instr.dst;
+            if (out[k].instr.dst.space == dst_space && ap.offset == offset)
+                return static_cast<int>(k);
+        }
+        return -1;
+    };
+    CHECK(position(neff::MemSpace::SBUF, 1 << 20) < position(neff::MemSpace::SBUF, 0));
+    // Each store still follows its load.
+    CHECK(position(neff::MemSpace::SBUF, 1 << 20) < position(neff::MemSpace::HBM, 0));
+    CHECK(position(neff::MemSpace::SBUF, 0) < position(neff::MemSpace::HBM, 1 << 20));
 }
 
 TEST_CASE("the instruction scheduler overlaps independent chains and keeps every dependency") {

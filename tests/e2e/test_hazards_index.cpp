@@ -2,7 +2,8 @@
 // it must find exactly the dependencies of the scan. The scan is written here as the oracle, from
 // the definition in Hazards.h: an instruction depends on every recorded access to bytes it
 // touches where one of the two writes, and a write drops the accesses whose bytes it covers.
-// Random programs mix small and large, strided and dense, on-chip and HBM accesses.
+// Random programs mix small and large, strided and dense, sliced and whole, on-chip and HBM
+// accesses.
 
 #include "neff/Footprint.h"
 #include "neff/Hazards.h"
@@ -46,15 +47,12 @@ public:
 private:
     struct Access {
         neff::Footprint box;
-        std::optional<neff::ByteIntervals> bytes; // HBM
+        std::optional<neff::ByteIntervals> bytes; // in HBM, or in each partition on chip
         int instr;
         bool write;
     };
     static Access access_of(const AccessPattern &ap, int index, bool write) {
-        Access a{neff::footprint(ap), std::nullopt, index, write};
-        if (ap.space == MemSpace::HBM)
-            a.bytes = neff::byte_intervals(ap, int64_t(1) << 16);
-        return a;
+        return {neff::footprint(ap), neff::byte_intervals(ap, int64_t(1) << 16), index, write};
     }
     static bool overlaps(const Access &a, const Access &b) {
         return a.box.overlaps(b.box) &&
@@ -65,9 +63,9 @@ private:
         if (!(o.space == i.space && o.var == i.var && o.first_row <= i.first_row &&
               i.end_row <= o.end_row && o.begin <= i.begin && i.end <= o.end))
             return false;
-        if (o.space != MemSpace::HBM)
-            return true;
-        return outer.bytes && in.bytes && neff::intervals_cover(*outer.bytes, *in.bytes);
+        if (!outer.bytes) // on chip, a box meets every access inside it
+            return o.space != MemSpace::HBM;
+        return in.bytes && neff::intervals_cover(*outer.bytes, *in.bytes);
     }
     std::vector<Access> history_;
 };
@@ -89,6 +87,8 @@ AccessPattern on_chip(Rng &r) {
     a.offset = 4 * r.below(2048);
     int64_t len = r.below(3) ? 1 + r.below(8) : 1 + r.below(2048); // mostly small
     a.dims = {{r.below(3) ? 1 : 2, len}};
+    if (!r.below(4)) // column slices of a few chunks, as grouped transposes write
+        a.dims = {{64 + r.below(64), 1 + r.below(4)}, {1, 1 + r.below(48)}};
     return a;
 }
 

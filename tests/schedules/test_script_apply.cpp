@@ -215,6 +215,13 @@ TEST_CASE("a partition_dim hint beyond the stage's dimensions is NHC_ESCH115") {
                  "dimension(s), numbered from 0 (v0, innermost)");
 }
 
+TEST_CASE("a buffers hint needs a positive count: NHC_ESCH115") {
+    Graph g = gemm_graph();
+    std::string msg;
+    CHECK(apply_error(g, "  hint buffers acc 0\n", &msg) == "NHC_ESCH115");
+    CHECK(msg == "t.sched:2: node \"node\": hint buffers acc 0: expected a positive count");
+}
+
 TEST_CASE("a schedule Halide cannot lower is NHC_ESCH116 at the line placing the stage") {
     Graph g = gemm_graph();
     // lhs_t inside final0's ni loop, but its consumer acc is computed outside it, at no.
