@@ -131,11 +131,11 @@ private:
 };
 
 /** The ready instructions; pop() gives the one that can start first, among equals the lowest
- *  (priority, index) (issue_priority): what a scan of all of them gives, without its quadratic cost
- * on programs of a hundred thousand DMAs. Instructions are grouped by signature: in a group, those
- * ready by the time the group's resources are free (`available`) start together, so its first is
- * the lowest index; the others (`waiting`) start when ready. Resources only get busier, so an
- *  instruction never moves back from available to waiting. */
+ *  (priority, index) (issue_priority): what a scan of all of them gives, without its quadratic
+ *  cost on programs of a hundred thousand DMAs. Instructions are grouped by signature: in a
+ *  group, those ready by the time the group's resources are free (`available`) start together,
+ *  so its first is the lowest (priority, index); the others (`waiting`) start when ready.
+ *  Resources only get busier, so an instruction never moves back from available to waiting. */
 class ReadyQueue {
 public:
     ReadyQueue(const Resources &res, const std::vector<int> &priority)

@@ -30,6 +30,7 @@ std::string select_error(const Graph &g, const std::function<void(sched::Group &
     so.target = &target::target_by_name("trn1");
     so.node_name = "node";
     so.partition_dim = grp.partition_dim;
+    so.buffers = grp.buffers;
     int var = 0;
     for (const auto &[buf, value] : lg.hbm_buffers)
         so.hbm[buf] = {var++, neff::DType::F32, shape_numel(g.value(value).shape) * 4};
@@ -65,6 +66,19 @@ void gemm_tiles(sched::Group &g, int tn, int tm, int tk) {
 TEST_CASE("a PSUM tile larger than one bank is NHC_EGEN004") {
     Graph g = test::one_node_graph("Gemm", {{128, 128}, {128, 1024}}, {128, 1024});
     CHECK(select_error(g, [](sched::Group &s) { gemm_tiles(s, 1024, 128, 128); }) == "NHC_EGEN004");
+}
+
+TEST_CASE("more fixed PSUM buffers than there are banks is NHC_EGEN005") {
+    // Four output tiles of one bank each; their accumulator asks for 9 fixed banks of the 8.
+    Graph g = test::one_node_graph("Gemm", {{128, 128}, {128, 2048}}, {128, 2048});
+    auto with_buffers = [](int count) {
+        return [count](sched::Group &s) {
+            gemm_tiles(s, 512, 128, 128);
+            s.buffers[s.stage("acc").name()] = count;
+        };
+    };
+    CHECK(select_error(g, with_buffers(9)) == "NHC_EGEN005");
+    CHECK(select_error(g, with_buffers(2)) == "no error");
 }
 
 TEST_CASE("a contraction chunk over 128 partitions is NHC_EGEN003") {
