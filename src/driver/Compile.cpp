@@ -168,6 +168,7 @@ void compile_model(const CompileOptions &options) {
     TimedStep step("write NEFF");
     neff::WriteOptions wo;
     wo.compress = !options.enable_fast_loading_neuron_binaries;
+    wo.jobs = options.num_parallel_jobs;
     std::optional<ProgressMeter> written; // gzip of the weights is most of a large model's compile
     wo.progress = [&](uint64_t done, uint64_t total) {
         if (!written)

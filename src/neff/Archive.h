@@ -2,9 +2,10 @@
 #define NHC_NEFF_ARCHIVE_H
 
 /** \file
- * The tar payload of a NEFF, through libarchive. Writing is deterministic: members sorted by
- * name, mtime 0, uid/gid 0, no user/group names, mode 0644, and a gzip header without a timestamp,
- * so the same members give the same bytes. Reading accepts plain tar and tar.gz.
+ * The tar payload of a NEFF, through libarchive (gzip by ParallelGzip). Writing is
+ * deterministic: members sorted by name, mtime 0, uid/gid 0, no user/group names, mode 0644, and a
+ * gzip stream cut into blocks independently of the job count, without a timestamp, so the same
+ * members give the same bytes. Reading accepts plain tar and tar.gz.
  */
 
 #include <cstdint>
@@ -26,8 +27,9 @@ std::vector<uint8_t> write_tar(const ArchiveMembers &members, bool gzip);
 using ArchiveSink = std::function<void(const uint8_t *data, size_t size)>;
 /** Told the members' bytes written so far and in all, as a long write goes (progress). */
 using ArchiveProgress = std::function<void(uint64_t done, uint64_t total)>;
+/** `jobs` threads compress (gzip only); the bytes do not depend on it. */
 void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
-               const ArchiveProgress &progress = nullptr);
+               const ArchiveProgress &progress = nullptr, int jobs = 1);
 
 /** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz. */
 ArchiveMembers read_tar(const uint8_t *data, size_t size);

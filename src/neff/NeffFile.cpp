@@ -224,7 +224,7 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
             h.data_size += n;
             sink(b, n);
         },
-        opt.progress);
+        opt.progress, opt.jobs);
     h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
     h.hash = digest_of(hasher);
     // uuid from the content hash (RFC 9562 version 8 = custom), never random.

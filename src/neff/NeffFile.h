@@ -56,6 +56,7 @@ NeffHeader decode_header(const uint8_t *bytes);
 struct WriteOptions {
     bool compress = true;     ///< false = --enable-fast-loading-neuron-binaries (plain tar)
     ArchiveProgress progress; ///< told the bytes written as the payload is made (may be empty)
+    int jobs = 1;             ///< threads that compress the payload (--num-parallel-jobs)
 };
 
 std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt = {});

@@ -5,10 +5,12 @@
 
 #include "neff/Archive.h"
 #include "neff/DefJson.h"
+#include "neff/ParallelGzip.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SHA256.h>
+#include <zlib.h>
 
 using namespace nhc;
 
@@ -123,6 +125,62 @@ TEST_CASE("NEFF write/read round trip, deterministic bytes, plain tar for fast l
     std::string def(members["sg00/def.json"].begin(), members["sg00/def.json"].end());
     CHECK(def.find("\"type\": \"file\"") != std::string::npos); // weights are NEFF file vars
     CHECK(def.find("\"hbm_offset\"") != std::string::npos);
+}
+
+namespace {
+
+/** What a standard gzip reader (zlib's inflate with the gzip wrapper, which checks the CRC-32
+ *  and the size in the trailer) makes of `gz`; empty and `ok` false if it is not one stream. */
+std::vector<uint8_t> gunzip(const std::vector<uint8_t> &gz, bool &ok) {
+    z_stream s{};
+    REQUIRE(inflateInit2(&s, 16 + 15) == Z_OK);
+    std::vector<uint8_t> out(size_t(64) << 20);
+    s.next_in = const_cast<Bytef *>(gz.data());
+    s.avail_in = uInt(gz.size());
+    s.next_out = out.data();
+    s.avail_out = uInt(out.size());
+    int rc = inflate(&s, Z_FINISH);
+    ok = rc == Z_STREAM_END && s.avail_in == 0;
+    out.resize(out.size() - s.avail_out);
+    inflateEnd(&s);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("gzip in blocks: one standard stream, the same bytes for any job count") {
+    // Sizes around the block (empty, one byte, a block less one, one, two and a half): text and
+    // float-like bytes, so that blocks compress unevenly and finish out of order.
+    const size_t block = neff::ParallelGzip::kBlockBytes;
+    for (size_t size : {size_t(0), size_t(1), block - 1, block, block * 5 / 2}) {
+        std::vector<uint8_t> in(size);
+        uint32_t x = 12345;
+        for (size_t i = 0; i < size; i++) {
+            x = x * 1103515245u + 12345u;
+            in[i] = (i / 65536) % 2 ? uint8_t(x >> 16) : uint8_t('a' + i % 7);
+        }
+        std::vector<uint8_t> first;
+        for (int jobs : {1, 2, 3, 8}) {
+            CAPTURE(size);
+            CAPTURE(jobs);
+            std::vector<uint8_t> gz;
+            neff::ParallelGzip z([&](const uint8_t *b, size_t n) { gz.insert(gz.end(), b, b + n); },
+                                 jobs);
+            // Written in uneven pieces, as libarchive hands over a tar.
+            for (size_t at = 0; at < size;) {
+                size_t n = std::min(size - at, size_t(1000003));
+                z.write(in.data() + at, n);
+                at += n;
+            }
+            z.finish();
+            bool ok = false;
+            CHECK(gunzip(gz, ok) == in);
+            CHECK(ok);
+            if (first.empty())
+                first = gz;
+            CHECK(gz == first);
+        }
+    }
 }
 
 TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {

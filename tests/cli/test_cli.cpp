@@ -217,6 +217,23 @@ TEST_CASE("the example compiles to a NEFF that runs") {
     CHECK(std::filesystem::exists(dir.path / "file.neff"));
 }
 
+TEST_CASE("--num-parallel-jobs compresses the NEFF on that many threads, to the same bytes") {
+    TempDir dir;
+    std::string neffs[2];
+    int jobs[2] = {1, 3};
+    for (int i = 0; i < 2; i++) {
+        std::string out = dir.file("j" + std::to_string(jobs[i]) + ".neff");
+        Run r = run(example_model() + " --num-parallel-jobs " + std::to_string(jobs[i]) +
+                        " --output " + out,
+                    dir.path.string());
+        INFO(r.out);
+        REQUIRE(r.status == 0);
+        neffs[i] = read_file(out);
+    }
+    CHECK(!neffs[0].empty());
+    CHECK(neffs[0] == neffs[1]);
+}
+
 TEST_CASE("-O1 compiles the default schedules; -O2 and -O3 search, say so, and stay exact") {
     TempDir dir;
     auto read = [&](const std::string &name) { return read_file(dir.file(name)); };

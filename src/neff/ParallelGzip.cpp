@@ -1,0 +1,110 @@
+#include "neff/ParallelGzip.h"
+
+#include "support/Error.h"
+
+#include <llvm/Support/ThreadPool.h>
+#include <zlib.h>
+
+namespace nhc::neff {
+
+namespace {
+
+/** Raw deflate of one block with a fresh state: a sync flush at its end (an empty stored block
+ *  that ends on a byte boundary), or, for the last block, the final block bit. */
+std::vector<uint8_t> deflate_block(const std::vector<uint8_t> &in, bool last) {
+    z_stream s{};
+    int rc = deflateInit2(&s, /*level=*/1, Z_DEFLATED, /*windowBits=*/-15, /*memLevel=*/8,
+                          Z_DEFAULT_STRATEGY);
+    nhc_assert(rc == Z_OK, "deflateInit2 failed: " << rc);
+    std::vector<uint8_t> out(deflateBound(&s, uLong(in.size())) + 16);
+    s.next_in = const_cast<Bytef *>(in.data());
+    s.avail_in = uInt(in.size());
+    s.next_out = out.data();
+    s.avail_out = uInt(out.size());
+    rc = deflate(&s, last ? Z_FINISH : Z_SYNC_FLUSH);
+    nhc_assert(rc == (last ? Z_STREAM_END : Z_OK) && s.avail_in == 0,
+               "deflate of a " << in.size() << "-byte block failed: " << rc);
+    out.resize(out.size() - s.avail_out);
+    deflateEnd(&s);
+    return out;
+}
+
+void put_le32(std::vector<uint8_t> &out, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        out.push_back(uint8_t(v >> (8 * i)));
+}
+
+} // namespace
+
+ParallelGzip::ParallelGzip(Sink sink, int jobs) : sink_(std::move(sink)), jobs_(jobs) {
+    nhc_assert(jobs_ >= 1, "ParallelGzip needs at least one job");
+    if (jobs_ > 1)
+        pool_ = std::make_unique<llvm::ThreadPool>(llvm::hardware_concurrency(unsigned(jobs_)));
+    crc_ = uint32_t(crc32(0, nullptr, 0));
+    // RFC 1952: magic, deflate, no flags, mtime 0, no extra flags, OS unknown (255).
+    const uint8_t header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255};
+    sink_(header, sizeof header);
+    pending_.reserve(kBlockBytes);
+}
+
+ParallelGzip::~ParallelGzip() {
+    if (pool_)
+        pool_->wait(); // an exception unwinding past an unfinished stream: no thread left behind
+}
+
+void ParallelGzip::write(const uint8_t *data, size_t size) {
+    nhc_assert(!finished_, "write after finish");
+    while (size > 0) {
+        size_t take = std::min(size, kBlockBytes - pending_.size());
+        pending_.insert(pending_.end(), data, data + take);
+        data += take;
+        size -= take;
+        if (pending_.size() == kBlockBytes)
+            submit(/*last=*/false);
+    }
+}
+
+void ParallelGzip::finish() {
+    nhc_assert(!finished_, "finish twice");
+    submit(/*last=*/true);
+    while (!in_flight_.empty())
+        emit_oldest();
+    std::vector<uint8_t> trailer;
+    put_le32(trailer, crc_);
+    put_le32(trailer, uint32_t(total_)); // ISIZE: the input size modulo 2^32
+    sink_(trailer.data(), trailer.size());
+    finished_ = true;
+}
+
+void ParallelGzip::submit(bool last) {
+    auto input = std::make_shared<std::vector<uint8_t>>(std::move(pending_));
+    pending_ = std::vector<uint8_t>();
+    pending_.reserve(kBlockBytes);
+    auto work = [input, last]() {
+        Block b;
+        b.deflated = deflate_block(*input, last);
+        b.crc = uint32_t(crc32(0, input->data(), uInt(input->size())));
+        b.size = input->size();
+        return b;
+    };
+    if (!pool_) {
+        std::promise<Block> done;
+        done.set_value(work());
+        in_flight_.push_back(done.get_future().share());
+    } else {
+        in_flight_.push_back(pool_->async(work));
+    }
+    // At most two blocks per job in memory: the oldest is written before more are read.
+    while (in_flight_.size() > size_t(2 * jobs_))
+        emit_oldest();
+}
+
+void ParallelGzip::emit_oldest() {
+    const Block &b = in_flight_.front().get();
+    sink_(b.deflated.data(), b.deflated.size());
+    crc_ = uint32_t(crc32_combine(crc_, b.crc, z_off_t(b.size)));
+    total_ += b.size;
+    in_flight_.pop_front();
+}
+
+} // namespace nhc::neff
