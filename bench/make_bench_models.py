@@ -3,6 +3,7 @@
 fixed seeds, so a rebuild is byte-identical):
 
   matmul_2048/model.onnx     one MatMul, A [2048, 2048] @ B [2048, 2048], both runtime inputs
+  matmul_4096x8192x8192/     the same, A [4096, 8192] @ B [8192, 8192] (the NKI expert kernel's shape)
   bert_embedding_b{1,8}/      BERT-base's word-embedding lookup: Gather of a [30522, 768] table by
                              int64 token ids [batch, 128] (batch 1 and 8)
   bert_base_layer/model.onnx a BERT-base encoder layer: hidden 768, 12 heads, FFN 3072, erf GELU,
@@ -12,7 +13,8 @@ fixed seeds, so a rebuild is byte-identical):
 
 and the real-size models of issue 15 from bench/torch_models.py (PyTorch export, float32
 references in test_data_set_0/): resnet50, mobilenet_v2, efficientnet_b0, vit_b_16 (224²),
-bert_base_b1/_b8 (12 layers, sequence 128), gpt2_small_s128/_s1024 (12 layers, vocabulary 50,257),
+bert_base_b1/_b8 (12 layers, sequence 128), bert_24_layers_b1 (the same with 24 layers, for
+compile-time scaling), gpt2_small_s128/_s1024 (12 layers, vocabulary 50,257),
 sd_unet_64 (a Stable-Diffusion-style UNet on a 64² latent); and, by name only (--only), the
 single operators past the chip's capacity of bench/operator_models.py (softmax_vocab, ...).
 
@@ -33,14 +35,17 @@ def save(model, out, name):
     onnx.save(model, os.path.join(out, name, "model.onnx"))
 
 
-def matmul_2048(out):
-    n = 2048
+def matmul(out, name, m, k, n):
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["a", "b"], ["c"], name="matmul")], "matmul_2048",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [n, n]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, [n, n])],
-        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [n, n])])
-    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, "matmul_2048")
+        [helper.make_node("MatMul", ["a", "b"], ["c"], name="matmul")], name,
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [k, n])],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [m, n])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, name)
+
+
+def matmul_2048(out):
+    matmul(out, "matmul_2048", 2048, 2048, 2048)
 
 
 def bert_base_layer(out, batch=8, seq=128, hidden=768, heads=12, ffn=3072):
@@ -123,6 +128,9 @@ def main():
     parser.add_argument("--only", help="comma-separated model names (default: all)")
     args = parser.parse_args()
     onnx_models = {"matmul_2048": matmul_2048, "bert_base_layer": bert_base_layer,
+                   # issue 16's large MatMul (the NKI expert kernel's shape)
+                   "matmul_4096x8192x8192": lambda out: matmul(out, "matmul_4096x8192x8192",
+                                                               4096, 8192, 8192),
                    "bert_embedding_b1": lambda out: bert_embedding(out, 1),
                    "bert_embedding_b8": lambda out: bert_embedding(out, 8)}
     names = args.only.split(",") if args.only else None

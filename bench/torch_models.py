@@ -113,9 +113,9 @@ def token_ids(seed, batch, seq, vocab):
     return torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(seed))
 
 
-def bert_base(batch):
+def bert_base(batch, layers=12):
     def build():
-        m = dev.BertModel(vocab=30522, hidden=768, layers=12, heads=12, ffn=3072)
+        m = dev.BertModel(vocab=30522, hidden=768, layers=layers, heads=12, ffn=3072)
         ids = token_ids(6101, batch, 128, 30522)
         mask = torch.ones(batch, 128, dtype=torch.int64)
         mask[:, 100:] = 0  # padded tail, so the additive mask matters
@@ -160,6 +160,8 @@ MODELS = {
     "vit_b_16": (6004, torchvision_model("vit_b_16", 6204)),
     "bert_base_b1": (6005, bert_base(1)),
     "bert_base_b8": (6006, bert_base(8)),
+    # BERT-base's shape with 24 layers: issue 16's compile-time scaling (24 layers vs 12).
+    "bert_24_layers_b1": (6007, bert_base(1, layers=24)),
     "gpt2_small_s128": (6007, gpt2_small(128)),
     "gpt2_small_s1024": (6008, gpt2_small(1024)),
     "sd_unet_64": (6009, sd_unet()),
