@@ -156,6 +156,14 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     expect_user_error(
         run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3", dir.path.string()),
         "NHC_ENYI001");
+    for (const char *type : {"transformer", "unet-inference"}) {
+        Run r = run(example_model() + " --model-type " + type, dir.path.string());
+        expect_user_error(r, "NHC_ENYI001");
+        CHECK(r.has(std::string("--model-type ") + type + " is not implemented yet"));
+    }
+    CHECK(run(example_model() + " --model-type generic --output " + dir.file("g.neff"),
+              dir.path.string())
+              .status == 0);
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
 }
 
