@@ -10,12 +10,14 @@
 #include "support/Error.h"
 #include "support/Log.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 namespace nhc {
 
@@ -175,7 +177,10 @@ void compile_model(const CompileOptions &options) {
     TimedStep step("write NEFF");
     neff::WriteOptions wo;
     wo.compress = !options.enable_fast_loading_neuron_binaries;
-    wo.jobs = options.num_parallel_jobs;
+    // The NEFF's bytes do not depend on the job count (ParallelGzip.h), so all threads by default.
+    wo.jobs = options.num_parallel_jobs > 0
+                  ? options.num_parallel_jobs
+                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     std::optional<ProgressMeter> written; // gzip of the weights is most of a large model's compile
     wo.progress = [&](uint64_t done, uint64_t total) {
         if (!written)

@@ -112,9 +112,13 @@ struct CompileFlags {
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,
         cl::cat(category())};
-    Opt<std::string> jobs{"num-parallel-jobs", cl::desc("Parallel compile jobs (default 1)"),
-                          cl::value_desc("N"), cl::sub(compile_cmd()),
-                          cl::ZeroOrMore,      cl::cat(category())};
+    Opt<std::string> jobs{
+        "num-parallel-jobs",
+        cl::desc("Threads that compress the NEFF (default: one per hardware thread)"),
+        cl::value_desc("N"),
+        cl::sub(compile_cmd()),
+        cl::ZeroOrMore,
+        cl::cat(category())};
     cl::list<std::string> input_shapes{
         "input-shape",
         cl::desc("Fix an input's shape: name=d0,d1,... (repeatable)"),

@@ -41,8 +41,8 @@ struct CompileOptions {
     int logical_nc_config = 1;                ///< default 2 on trn2
     std::string output = "file.neff";
     std::string logfile = "log-neuron-cc.txt";
-    int verbose = 30; ///< Python logging level; "warning"
-    int num_parallel_jobs = 1;
+    int verbose = 30;          ///< Python logging level; "warning"
+    int num_parallel_jobs = 0; ///< threads that compress the NEFF; 0: one per hardware thread
     std::vector<InputShapeOverride> input_shapes;
     std::vector<FrozenInput> frozen_inputs; ///< --freeze-input
     std::string schedule_file;
