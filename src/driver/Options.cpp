@@ -114,7 +114,7 @@ struct CompileFlags {
         cl::cat(category())};
     Opt<std::string> jobs{
         "num-parallel-jobs",
-        cl::desc("Threads that compress the NEFF (default: one per hardware thread)"),
+        cl::desc("Threads that compress the NEFF (default: the machine's, at most 8)"),
         cl::value_desc("N"),
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,

@@ -42,7 +42,7 @@ struct CompileOptions {
     std::string output = "file.neff";
     std::string logfile = "log-neuron-cc.txt";
     int verbose = 30;          ///< Python logging level; "warning"
-    int num_parallel_jobs = 0; ///< threads that compress the NEFF; 0: one per hardware thread
+    int num_parallel_jobs = 0; ///< threads that compress the NEFF; 0: the machine's, at most 8
     std::vector<InputShapeOverride> input_shapes;
     std::vector<FrozenInput> frozen_inputs; ///< --freeze-input
     std::string schedule_file;

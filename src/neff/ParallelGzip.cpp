@@ -5,6 +5,8 @@
 #include <llvm/Support/ThreadPool.h>
 #include <zlib.h>
 
+#include <algorithm>
+
 namespace nhc::neff {
 
 namespace {

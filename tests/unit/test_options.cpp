@@ -40,7 +40,7 @@ TEST_CASE("defaults follow neuronx-cc") {
     CHECK(o.output == "file.neff");
     CHECK(o.logfile == "log-neuron-cc.txt");
     CHECK(o.verbose == 30);
-    CHECK(o.num_parallel_jobs == 0); // one per hardware thread: the NEFF is the same for any count
+    CHECK(o.num_parallel_jobs == 0); // the machine's threads: the NEFF is the same for any count
 }
 
 TEST_CASE("a model file as the first argument means compile") {
