@@ -156,8 +156,17 @@ void Selector::walk(const Stmt &s) {
         Nest n;
         nhc_assert(collect_nest(s, n), "a lone store must form a nest");
         select_nest(n);
-    } else if (s.as<AssertStmt>()) {
-        // Halide's checks of buffer shapes, constants by construction: nothing to select.
+    } else if (const auto *op = s.as<AssertStmt>()) {
+        // Halide's checks: of the buffers' pointers and shapes (true by construction, though
+        // not decidable here) and of the bounds a schedule gave its stages, constants once the
+        // loops are unrolled. One that is false is a schedule Halide would refuse at run time
+        // (a split that computes a stage beyond the bound a script gave it); the NEFF has no
+        // such checks, and would compute the wrong values.
+        if (is_const_zero(subst(op->condition)))
+            user_error("NHC_EGEN020", "node '", opt_.node_name,
+                       "': the schedule fails a check of Halide's lowering: ", op->message,
+                       " (a split or a compute level that makes a stage exceed an explicit bound, "
+                       "or a tile larger than its buffer)");
     } else if (const auto *op = s.as<IfThenElse>()) {
         // A split's tail guard (GuardWithIf that Halide did not peel into a loop of its own):
         // its loop is not one instruction, so every loop it names is unrolled and fixed here.

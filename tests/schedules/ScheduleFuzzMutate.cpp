@@ -3,8 +3,8 @@
 // loops that exist at that point (an edit may still make the schedule illegal: the compiler must
 // then refuse it with a code). The edits are those a person tuning a schedule makes: other split
 // factors (divisors or not, larger than the extent) and tails, new splits, reorders, fuses,
-// unrolls, other compute and store levels, memory types and partition hints, dropped lines, and a
-// reduction split with a producer computed at its outer loop.
+// unrolls, other compute and store levels, memory types, partition and buffer hints, dropped lines,
+// and a reduction split with a producer computed at its outer loop.
 
 #include "ScheduleFuzz.h"
 
@@ -124,6 +124,7 @@ public:
                                    {6, [&] { return change_partition_dim(); }},
                                    {4, [&] { return add_partition_split(); }},
                                    {4, [&] { return change_fold(); }},
+                                   {4, [&] { return change_buffers(); }},
                                    {4, [&] { return drop_line(); }},
                                    {10, [&] { return split_reduction(); }}};
         int total = 0;
@@ -382,6 +383,16 @@ private:
         remove_hint("fold_broadcast", s->role);
         static const std::vector<int64_t> periods = {7, 16, 32, 64, 100, 128};
         return append("hint fold_broadcast " + s->role + " " + std::to_string(rng_.pick(periods)));
+    }
+
+    /** Fixed buffers for an on-chip stage (schedules' `hint buffers`): its tiles take turns in
+     *  them, so every reuse must wait for the previous tile's readers. */
+    std::string change_buffers() {
+        const StageInfo *s = pick_stage(false);
+        if (!s)
+            return "";
+        remove_hint("buffers", s->role);
+        return append("hint buffers " + s->role + " " + std::to_string(1 + rng_.below(4)));
     }
 
     std::string drop_line() {

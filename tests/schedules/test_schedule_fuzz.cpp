@@ -9,6 +9,7 @@
 #include "driver/Codegen.h"
 #include "support/Log.h"
 
+#include <algorithm>
 #include <doctest/doctest.h>
 #include <iostream>
 
@@ -50,4 +51,38 @@ TEST_CASE("mutated schedules of every family compile and match, or are refused w
         CHECK(row.outcomes.count(fuzz::Outcome::Refused));
     }
     std::cout << tally.to_string();
+}
+
+TEST_CASE("a split that takes a stage past the bound the script gave it is NHC_EGEN020") {
+    // Found by the fuzzer: the padded image of a convolution bounded to its 10 rows, then split
+    // by 16. ShiftInwards starts the tile 6 rows early; Halide's check of the explicit bound
+    // fails, and the code generator, which selected no instruction for Halide's checks, wrote a
+    // NEFF with wrong values.
+    Logger::instance().set_console_level(100);
+    register_codegen_operators();
+    const std::vector<std::string> &all = fuzz::families();
+    size_t f = size_t(std::find(all.begin(), all.end(), "conv") - all.begin());
+    REQUIRE(f < all.size());
+    fuzz::Rng rng(kSeed * 1000003u + f * 131u);
+    fuzz::FuzzCase c = fuzz::make_case("conv", rng);
+    REQUIRE(c.describe == "Conv([2,1,8,6], [4,1,3,3]) -> [2,4,8,6] as ConvTaps");
+    std::string bounded = R"(node "node__conv_taps1":
+  final0.split(v2, coo, coi, 4).split(v1, ohb, ohr, 8).split(ohr, oho, ohi, 8).split(v0, owo, owi, 6).reorder(owi, ohi, coi, owo, oho, coo, ohb, v3)
+  out.compute_at(final0, owo).store_in(SBUF)
+  acc.compute_at(final0, owo).store_in(PSUM)
+  acc.update().split(r.x, cio, cii, 1).reorder(cii, v0, v1, v2, r.y, r.z, cio, v3).unroll(r.y).unroll(r.z).unroll(cio)
+  w_t.compute_root().store_in(SBUF)
+  x_pad.compute_at(final0, v3).bound(v0, 0, 8).bound(v1, 0, 10).store_in(SBUF)
+  hint partition_dim x_pad 2
+  hint partition_dim w_t 3
+  hint partition_dim acc 2
+  hint partition_dim out 2
+)";
+    fuzz::Result fits = fuzz::run_variant_forked(c, bounded, kTimeoutSeconds);
+    CHECK(fits.outcome == fuzz::Outcome::Matched);
+    fuzz::Result past =
+        fuzz::run_variant_forked(c, bounded + "  x_pad.split(v1, v1o, v1i, 16)\n", kTimeoutSeconds);
+    CHECK(past.outcome == fuzz::Outcome::Refused);
+    CHECK(past.code == "NHC_EGEN020");
+    CHECK(past.message.find("x_pad") != std::string::npos);
 }
