@@ -15,12 +15,17 @@ constexpr Operands kMovements[] = {Operands::Auto, Operands::WholeRows, Operands
 struct Transposes {
     int per_tile, buffers;
 };
-constexpr Transposes kDefaultTransposes = {4, 0};
 
-sched::SchedulePlan matmul_plan(Operands o, int max_n, Transposes tp = kDefaultTransposes) {
+/** A plan with the default transposes (MatmulPlan's own defaults). */
+sched::SchedulePlan matmul_plan(Operands o, int max_n) {
     sched::SchedulePlan p;
     p.matmul.operands = o;
     p.matmul.max_tile_n = max_n;
+    return p;
+}
+
+sched::SchedulePlan matmul_plan(Operands o, int max_n, Transposes tp) {
+    sched::SchedulePlan p = matmul_plan(o, max_n);
     p.matmul.transposes_per_tile = tp.per_tile;
     p.matmul.transpose_buffers = tp.buffers;
     return p;

@@ -22,7 +22,7 @@ using neff::intervals_cover;
 using neff::intervals_meet;
 
 // An access with more runs than this is kept as its bounding box only (conservative).
-constexpr int64_t kMaxListedRows = 1 << 16;
+constexpr int64_t kMaxListedRuns = 1 << 16;
 
 struct Region {
     MemSpace space = MemSpace::None;
@@ -61,7 +61,7 @@ Region region_of(const AccessPattern &ap) {
     // On chip, the runs are what an access of several free dims touches in each partition: the
     // bounding box of four transposes' results written as column slices of one tile would also
     // cover the slices that other row tiles write in between.
-    if (std::optional<Intervals> iv = neff::byte_intervals(ap, kMaxListedRows))
+    if (std::optional<Intervals> iv = neff::byte_intervals(ap, kMaxListedRuns))
         r.bytes = std::make_shared<const Intervals>(std::move(*iv));
     return r;
 }

@@ -23,7 +23,8 @@ const char *operands_name(MatmulPlan::Operands o) {
 std::string SchedulePlan::describe() const {
     if (is_default())
         return "default";
-    const MatmulPlan &m = matmul, d;
+    const MatmulPlan &m = matmul;
+    const MatmulPlan d; // the defaults, left out of the text
     std::string s = std::string("matmul ") + operands_name(m.operands);
     if (m.max_tile_n != d.max_tile_n)
         s += ", n <= " + std::to_string(m.max_tile_n);
