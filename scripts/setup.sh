@@ -5,10 +5,11 @@ set -euo pipefail
 
 packages=(
   g++ meson ninja-build pkg-config cmake            # build (meson finds Halide through cmake)
-  libhalide14-0-dev llvm-14-dev                     # Halide 14 and LLVM 14 (Support: cl, json, SHA256)
+  libhalide14-0-dev llvm-14-dev                     # Halide 14 and LLVM 14 (Support: cl, json, threads)
   libonnx-dev libprotobuf-dev                       # ONNX 1.12: protos, checker, shape inference
   libeigen3-dev libarchive-dev doctest-dev          # simulator matmuls, NEFF tar, unit tests
   zlib1g-dev                                        # the NEFF's gzip, compressed in parallel
+  libssl-dev                                        # the NEFF's SHA-256 (libcrypto, CPU SHA extensions)
   libsqlite3-dev                                    # the autoscheduler's tuning database
   libonnx-testdata                                  # the ONNX backend test suite (sweep, conformance)
   python3-onnx python3-numpy                        # example and test model generators

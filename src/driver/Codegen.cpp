@@ -3,6 +3,7 @@
 #include "autoscheduler/Autoschedule.h"
 #include "driver/CopyGroups.h"
 #include "driver/FormGroups.h"
+#include "driver/LoweringCache.h"
 
 #include "graph/AutoCast.h"
 #include "graph/CancelTransposes.h"
@@ -66,6 +67,10 @@ public:
         }
         if (autosched::measured_budget(o_.optlevel) > 0 || o_.tuning)
             log_info(autoscheduler_.summary());
+        log_info("lowering: ", lowering_.lowered_count(), " groups lowered through Halide, ",
+                 lowering_.reused_count(),
+                 " took the lowering of an earlier group of their "
+                 "workload and plan");
         if (o_.chosen_plans)
             *o_.chosen_plans = autoscheduler_.chosen();
         copy_outputs_without_producer();
@@ -230,7 +235,7 @@ private:
         codegen::LoweredGroup lg =
             block ? sched::lower_scripted(*o_.schedule, *block, grp,
                                           [&] { return codegen::lower_group(grp); })
-                  : codegen::lower_group(grp);
+                  : lower_default(grp, output_perm, plan);
         codegen::SelectOptions so;
         so.target = target_;
         so.node_name = name;
@@ -243,6 +248,16 @@ private:
         log_debug(name, ": ", ins.size(), " instructions");
         group_starts_.push_back(selected_.size());
         selected_.insert(selected_.end(), ins.begin(), ins.end());
+    }
+
+    // A default-scheduled group: lowered once per workload and plan (driver/LoweringCache.h).
+    codegen::LoweredGroup lower_default(const sched::Group &grp,
+                                        const std::map<std::string, std::vector<int64_t>> &perm,
+                                        const sched::SchedulePlan &plan) {
+        if (!o_.reuse_lowered_groups)
+            return codegen::lower_group(grp);
+        std::string workload = autosched::workload_of(g_, grp, perm, target_->name).text;
+        return lowering_.lowered(grp, workload, plan, [&] { return codegen::lower_group(grp); });
     }
 
     // Groups whose outputs their consumer Transpose folds are stored permuted (plan_memory).
@@ -380,6 +395,7 @@ private:
     const CompileOptions &o_;
     const target::TargetInfo *target_ = nullptr;
     autosched::Autoscheduler autoscheduler_;
+    LoweringCache lowering_;
     neff::Program prog_;
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases

@@ -64,6 +64,9 @@ struct CompileOptions {
     std::map<std::string, sched::SchedulePlan> *chosen_plans = nullptr;
     /** Weights without their bytes: a program only timed, never run on values. */
     bool without_weight_bytes = false;
+    /** A group of the workload and plan of one lowered before takes that lowering
+     *  (driver/LoweringCache.h); off in tests that compare against lowering every group. */
+    bool reuse_lowered_groups = true;
 };
 
 enum class Command { Compile, ListOperators };

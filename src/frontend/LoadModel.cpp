@@ -1,26 +1,26 @@
 #include "frontend/LoadModel.h"
 
 #include "support/Error.h"
+#include "support/Files.h"
 #include "support/Log.h"
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 namespace nhc {
 
 namespace {
 
-std::string read_file_bytes(const std::string &path, const char *what) {
+std::vector<uint8_t> read_model_bytes(const std::string &path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
-        user_error("NHC_EIO001", what, " '", path, "' does not exist");
+        user_error("NHC_EIO001", "model file '", path, "' does not exist");
     if (std::filesystem::is_directory(path, ec))
-        user_error("NHC_EIO001", what, " '", path, "' is a directory; expected a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        user_error("NHC_EIO001", what, " '", path, "' cannot be opened for reading");
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        user_error("NHC_EIO001", "model file '", path, "' is a directory; expected a file");
+    std::vector<uint8_t> bytes;
+    if (!read_whole_file(path, &bytes))
+        user_error("NHC_EIO001", "model file '", path, "' cannot be opened for reading");
+    return bytes;
 }
 
 // Resolves one tensor stored outside the model file into raw_data.
@@ -88,11 +88,15 @@ void inline_external_data(onnx::ModelProto &model, const std::string &model_dir)
 }
 
 onnx::ModelProto load_model_file(const std::string &path) {
-    std::string bytes = read_file_bytes(path, "model file");
+    std::vector<uint8_t> bytes = read_model_bytes(path);
     onnx::ModelProto model;
     if (bytes.empty())
         user_error("NHC_EONX001", "model file '", path, "' is empty; expected an ONNX model");
-    if (!model.ParseFromString(bytes))
+    if (bytes.size() > size_t(INT32_MAX))
+        user_error("NHC_EONX001", "model file '", path, "' has ", bytes.size(),
+                   " bytes; a protobuf holds at most 2 GiB, so larger models keep their weights "
+                   "as ONNX external data beside the model");
+    if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
         user_error("NHC_EONX001", "model file '", path, "' (", bytes.size(),
                    " bytes) is not a valid ONNX protobuf; it may be truncated or corrupted");
     if (!model.has_graph())

@@ -3,15 +3,15 @@
 #include "neff/Archive.h"
 #include "neff/DefJson.h"
 #include "neff/Encoding.h"
+#include "neff/Sha256.h"
 #include "support/Error.h"
+#include "support/Files.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
-#include <llvm/Support/SHA256.h>
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 
 #ifndef NHC_VERSION
 #define NHC_VERSION "0.0.0"
@@ -45,20 +45,6 @@ void put_str(uint8_t *b, size_t off, size_t len, const std::string &s) {
 std::string get_str(const uint8_t *b, size_t off, size_t len) {
     const char *c = reinterpret_cast<const char *>(b + off);
     return std::string(c, strnlen(c, len));
-}
-
-/** The digest of everything `h` was given. */
-std::array<uint8_t, 32> digest_of(llvm::SHA256 &h) {
-    auto r = h.final();
-    std::array<uint8_t, 32> out{};
-    std::memcpy(out.data(), r.data(), 32);
-    return out;
-}
-
-std::array<uint8_t, 32> sha256(const uint8_t *data, size_t n) {
-    llvm::SHA256 h;
-    h.update(llvm::ArrayRef<uint8_t>(data, n));
-    return digest_of(h);
 }
 
 void load_streams(const ArchiveMembers &m, const std::vector<std::string> &files, Program &p) {
@@ -214,19 +200,19 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
             view[weight_member(int(i))] = {v.data.data(), v.data.size()};
         }
     }
-    llvm::SHA256 hasher;
+    Sha256 hasher;
     NeffHeader h;
     h.data_size = 0;
     write_tar(
         view, opt.compress,
         [&](const uint8_t *b, size_t n) {
-            hasher.update(llvm::ArrayRef<uint8_t>(b, n));
+            hasher.update(b, n);
             h.data_size += n;
             sink(b, n);
         },
         opt.progress, opt.jobs);
     h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
-    h.hash = digest_of(hasher);
+    h.hash = hasher.final();
     // uuid from the content hash (RFC 9562 version 8 = custom), never random.
     std::memcpy(h.uuid.data(), h.hash.data(), 16);
     h.uuid[6] = uint8_t((h.uuid[6] & 0x0f) | 0x80);
@@ -302,12 +288,12 @@ NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
     f.read(reinterpret_cast<char *>(head.data()), kHeaderSize);
     NeffContents c;
     c.header = check_header(head.data(), file_size - kHeaderSize);
-    llvm::SHA256 hasher;
+    Sha256 hasher;
     bool first = true;
     ArchiveSource source = [&](uint8_t *buf, size_t capacity) {
         f.read(reinterpret_cast<char *>(buf), std::streamsize(capacity));
         size_t n = size_t(f.gcount());
-        hasher.update(llvm::ArrayRef<uint8_t>(buf, n));
+        hasher.update(buf, n);
         if (first && n >= 2) {
             c.compressed = buf[0] == 0x1f && buf[1] == 0x8b;
         }
@@ -319,7 +305,7 @@ NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
         std::vector<uint8_t> rest(size_t(1) << 20);
         while (source(rest.data(), rest.size()) > 0) {
         }
-        return digest_of(hasher);
+        return hasher.final();
     };
     ArchiveRead r;
     try {
@@ -336,11 +322,11 @@ NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
+    std::vector<uint8_t> bytes;
+    if (!read_whole_file(path, &bytes)) {
         user_error("NHC_ENEFF010", "cannot open '", path, "' for reading");
     }
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+    return bytes;
 }
 
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes) {

@@ -31,6 +31,40 @@ std::vector<uint8_t> deflate_block(const std::vector<uint8_t> &in, bool last) {
     return out;
 }
 
+/** Deflate's stored blocks (RFC 1951 3.2.4) of at most 65,535 bytes each: the bytes as they
+ *  are, at the speed of a copy. Each block starts on a byte, as the blocks before it end on one. */
+std::vector<uint8_t> store_block(const std::vector<uint8_t> &in, bool last) {
+    constexpr size_t kMaxStored = 65535;
+    std::vector<uint8_t> out;
+    out.reserve(in.size() + 5 * (in.size() / kMaxStored + 1));
+    size_t at = 0;
+    do {
+        size_t len = std::min(kMaxStored, in.size() - at);
+        bool final_block = last && at + len == in.size();
+        const uint8_t header[5] = {uint8_t(final_block ? 1 : 0), uint8_t(len), uint8_t(len >> 8),
+                                   uint8_t(~len), uint8_t(~len >> 8)};
+        out.insert(out.end(), header, header + 5);
+        out.insert(out.end(), in.begin() + long(at), in.begin() + long(at + len));
+        at += len;
+    } while (at < in.size());
+    return out;
+}
+
+/** Whether deflate pays for a block: its first kProbeBytes, deflated, must shrink by at least
+ *  kMinSaving. Trained weights shrink by some 7% at 28 MB/s a core (measured on BERT-base's
+ *  fp32 weights, level 1), which makes writing the NEFF the longest step of a compile for 7% of
+ *  disk; instruction streams and zero-filled tensors shrink by far more, and stay deflated. The
+ *  probe reads only the block, so the choice is the same for any job count. */
+bool worth_deflating(const std::vector<uint8_t> &in) {
+    constexpr size_t kProbeBytes = 64 << 10;
+    constexpr double kMinSaving = 0.10;
+    std::vector<uint8_t> probe(in.begin(), in.begin() + long(std::min(in.size(), kProbeBytes)));
+    if (probe.empty())
+        return true;
+    std::vector<uint8_t> deflated = deflate_block(probe, /*last=*/true);
+    return double(deflated.size()) <= (1.0 - kMinSaving) * double(probe.size());
+}
+
 void put_le32(std::vector<uint8_t> &out, uint32_t v) {
     for (int i = 0; i < 4; i++)
         out.push_back(uint8_t(v >> (8 * i)));
@@ -84,7 +118,8 @@ void ParallelGzip::submit(bool last) {
     pending_.reserve(kBlockBytes);
     auto work = [input, last]() {
         Block b;
-        b.deflated = deflate_block(*input, last);
+        b.deflated =
+            worth_deflating(*input) ? deflate_block(*input, last) : store_block(*input, last);
         b.crc = uint32_t(crc32(0, input->data(), uInt(input->size())));
         b.size = input->size();
         return b;

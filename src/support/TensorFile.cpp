@@ -1,23 +1,23 @@
 #include "support/TensorFile.h"
 
 #include "support/Error.h"
+#include "support/Files.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 
 namespace nhc {
 
 namespace {
 
 std::vector<uint8_t> slurp(const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
+    std::vector<uint8_t> bytes;
+    if (!read_whole_file(path, &bytes)) {
         user_error("NHC_ERT013", "cannot open tensor file '", path, "'");
     }
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+    return bytes;
 }
 
 /** ONNX TensorProto.DataType -> our dtype name and the typed field that holds it. */

@@ -149,15 +149,17 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t> &gz, bool &ok) {
 } // namespace
 
 TEST_CASE("gzip in blocks: one standard stream, the same bytes for any job count") {
-    // Sizes around the block (empty, one byte, a block less one, one, two and a half): text and
-    // float-like bytes, so that blocks compress unevenly and finish out of order.
+    // Sizes around the block (empty, one byte, a block less one, one, two less 7 bytes, two and a
+    // half): even blocks alternate text and random bytes and are deflated, odd blocks are random
+    // and stored, so that blocks finish out of order and either kind can end the stream.
     const size_t block = neff::ParallelGzip::kBlockBytes;
-    for (size_t size : {size_t(0), size_t(1), block - 1, block, block * 5 / 2}) {
+    for (size_t size : {size_t(0), size_t(1), block - 1, block, block * 2 - 7, block * 5 / 2}) {
         std::vector<uint8_t> in(size);
         uint32_t x = 12345;
         for (size_t i = 0; i < size; i++) {
             x = x * 1103515245u + 12345u;
-            in[i] = (i / 65536) % 2 ? uint8_t(x >> 16) : uint8_t('a' + i % 7);
+            bool random = (i / block) % 2 || (i / 65536) % 2;
+            in[i] = random ? uint8_t(x >> 16) : uint8_t('a' + i % 7);
         }
         std::vector<uint8_t> first;
         for (int jobs : {1, 2, 3, 8}) {
@@ -179,6 +181,38 @@ TEST_CASE("gzip in blocks: one standard stream, the same bytes for any job count
             if (first.empty())
                 first = gz;
             CHECK(gz == first);
+        }
+    }
+}
+
+TEST_CASE("gzip in blocks: bytes deflate cannot shrink by a tenth are stored, text is deflated") {
+    const size_t size = neff::ParallelGzip::kBlockBytes * 3 / 2;
+    std::vector<uint8_t> random(size), text(size);
+    uint32_t x = 777;
+    for (size_t i = 0; i < size; i++) {
+        x = x * 1103515245u + 12345u;
+        random[i] = uint8_t(x >> 16);
+        text[i] = uint8_t('a' + i % 7);
+    }
+    for (const std::vector<uint8_t> *in : {&random, &text}) {
+        std::vector<uint8_t> gz;
+        neff::ParallelGzip z([&](const uint8_t *b, size_t n) { gz.insert(gz.end(), b, b + n); }, 2);
+        z.write(in->data(), in->size());
+        z.finish();
+        bool ok = false;
+        CHECK(gunzip(gz, ok) == *in);
+        CHECK(ok);
+        if (in == &random) {
+            // Stored: the input, a 5-byte header per stored block of at most 65,535 bytes (each
+            // 4 MiB block is cut on its own), and the gzip header and trailer (18 bytes).
+            size_t headers = 0;
+            for (size_t at = 0; at < size; at += neff::ParallelGzip::kBlockBytes) {
+                size_t len = std::min(size - at, neff::ParallelGzip::kBlockBytes);
+                headers += (len + 65534) / 65535;
+            }
+            CHECK(gz.size() == size + 5 * headers + 18);
+        } else {
+            CHECK(gz.size() < size / 100);
         }
     }
 }

@@ -1,14 +1,16 @@
 // The autoscheduler (issue 16): schedule plans as data, the search per workload at -O2/-O3 and
-// its budgets, and the values of what it chooses, checked on the simulator against the host
-// reference.
+// its budgets, the values of what it chooses, checked on the simulator against the host
+// reference, and lowerings reused across groups of one workload.
 
 #include "TextCases.h"
 #include "autoscheduler/Autoschedule.h"
 #include "autoscheduler/Candidates.h"
 #include "autoscheduler/TuningDb.h"
 #include "autoscheduler/Workload.h"
+#include "driver/LoweringCache.h"
 #include "driver/WholeProgramCheck.h"
 #include "neff/Assembler.h"
+#include "neff/LowerGroup.h"
 #include "runtime/Simulator.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
@@ -338,4 +340,78 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     neff::Program p = generate_program(g, o); // with the weights' bytes, as written
     rt::Machine machine(trn1(), p, /*functional=*/false);
     CHECK(rt::simulate(machine).summary.total_ns == c.program_ns);
+}
+
+namespace {
+
+// Two layers of one workload (matmul, bias, activation: one fused group each), a third of another
+// shape, and a softmax over the result.
+const char *kBiasLayers = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 256] w1, float[256] b1, float[256, 256] w2, float[256] b2,
+   float[256, 384] w3) => (float[128, 384] y) {
+  m1 = MatMul(x, w1)
+  a1 = Add(m1, b1)
+  h1 = Relu(a1)
+  m2 = MatMul(h1, w2)
+  a2 = Add(m2, b2)
+  h2 = Relu(a2)
+  m3 = MatMul(h2, w3)
+  y = Softmax<axis = -1>(m3)
+}
+)";
+
+} // namespace
+
+TEST_CASE("a group of a workload and plan lowered before takes that lowering, rebound") {
+    Graph g = passed(kLayers);
+    const Node &l1 = node_with_output(g, "h1"), &l2 = node_with_output(g, "h2"),
+               &l3 = node_with_output(g, "y");
+    LoweringCache cache;
+    int lowerings = 0;
+    auto lower = [&](const Node &n, const sched::SchedulePlan &plan) {
+        sched::Group grp = scheduled(g, n, plan);
+        std::string workload = autosched::workload_of(g, grp, {}, "trn1").text;
+        return cache.lowered(grp, workload, plan, [&] {
+            lowerings++;
+            return codegen::lower_group(grp);
+        });
+    };
+    auto values = [](const codegen::LoweredGroup &lg) {
+        std::set<std::string> v;
+        for (const auto &[buffer, value] : lg.hbm_buffers)
+            v.insert(value);
+        return v;
+    };
+    codegen::LoweredGroup first = lower(l1, {});
+    CHECK(values(first) == std::set<std::string>{"x", "w1", "h1"});
+    codegen::LoweredGroup second = lower(l2, {});
+    CHECK(lowerings == 1); // the second layer is the first's workload: not lowered again
+    CHECK(second.body.same_as(first.body));
+    CHECK(values(second) == std::set<std::string>{"h1", "w2", "h2"});
+    lower(l3, {}); // another shape
+    CHECK(lowerings == 2);
+    lower(l2, plan_of(Operands::BResident)); // another plan: another schedule, lowered
+    CHECK(lowerings == 3);
+    CHECK(cache.lowered_count() == 3);
+    CHECK(cache.reused_count() == 1);
+}
+
+TEST_CASE("reusing lowerings changes neither the values nor the time of a program") {
+    Graph loaded = load_text(kBiasLayers);
+    auto inputs = test::random_inputs(loaded, 5);
+    auto want = alg::run_reference(loaded, inputs);
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        Graph g = loaded;
+        apply_graph_passes(g, o);
+        test::E2EResult reused = test::run_program(generate_program(g, o), g, inputs);
+        o.reuse_lowered_groups = false;
+        test::E2EResult each = test::run_program(generate_program(g, o), g, inputs);
+        CHECK(reused.outputs.at("y").bytes() == each.outputs.at("y").bytes());
+        CHECK(reused.summary.total_ns == each.summary.total_ns);
+        CHECK(test::compare(reused.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+    }
 }
