@@ -60,7 +60,7 @@ int run() {
     for (const auto &[name, file] : files) {
         std::string path = file.size() && file[0] == '/' ? file : dir + "/" + file;
         neff::Variable &v = p.vars[size_t(p.var_index(name))];
-        v.data = weight_bytes(v, read_tensor_file(path), path);
+        v.set_bytes(weight_bytes(v, read_tensor_file(path), path));
     }
     neff::WriteOptions wo;
     wo.compress = !fast_loading;

@@ -68,9 +68,7 @@ public:
         if (autosched::measured_budget(o_.optlevel) > 0 || o_.tuning)
             log_info(autoscheduler_.summary());
         log_info("lowering: ", lowering_.lowered_count(), " groups lowered through Halide, ",
-                 lowering_.reused_count(),
-                 " took the lowering of an earlier group of their "
-                 "workload and plan");
+                 lowering_.reused_count(), " reused an earlier group's (same workload and plan)");
         if (o_.chosen_plans)
             *o_.chosen_plans = autoscheduler_.chosen();
         copy_outputs_without_producer();
@@ -90,7 +88,8 @@ private:
         var.dtype = isa_dtype_of(v.dtype, v.name);
         var.shape = v.shape;
         if (kind == neff::VarKind::Weight && !o_.without_weight_bytes)
-            var.data = v.constant->bytes();
+            var.data =
+                std::shared_ptr<const std::vector<uint8_t>>(v.constant, &v.constant->bytes());
         prog_.vars.push_back(std::move(var));
         return static_cast<int>(prog_.vars.size()) - 1;
     }

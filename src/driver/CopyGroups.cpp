@@ -107,7 +107,7 @@ void im2col(const CopyTarget &t, const Node &n) {
     zeros.kind = neff::VarKind::Weight;
     zeros.dtype = dt;
     zeros.shape = cols.shape;
-    zeros.data.assign(static_cast<size_t>(zeros.num_elements() * es), 0);
+    zeros.set_bytes(std::vector<uint8_t>(static_cast<size_t>(zeros.num_elements() * es), 0));
     t.program.vars.push_back(std::move(zeros));
     flat_copy(t, static_cast<int>(t.program.vars.size()) - 1, cols_var, n.name);
     std::vector<int64_t> tap(sp, 0);

@@ -302,6 +302,11 @@ uint8_t slot_flag_bit(Slot s) {
     return 0;
 }
 
+const std::vector<uint8_t> &Variable::bytes() const {
+    static const std::vector<uint8_t> none;
+    return data ? *data : none;
+}
+
 int64_t Variable::num_elements() const {
     int64_t n = 1;
     for (int64_t d : shape) {

@@ -79,7 +79,7 @@ void load_weights(ArchiveRead &r, Program &p, const ReadOptions &opt) {
                        v.size_bytes());
         }
         if (kept != r.members.end()) {
-            v.data = std::move(kept->second);
+            v.set_bytes(std::move(kept->second));
         }
     }
 }
@@ -194,10 +194,10 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
     for (size_t i = 0; i < p.vars.size(); i++) {
         const Variable &v = p.vars[i];
         if (v.kind == VarKind::Weight) {
-            nhc_assert(int64_t(v.data.size()) == v.size_bytes(),
-                       "weight '" << v.name << "' has " << v.data.size() << " bytes, expected "
+            nhc_assert(int64_t(v.bytes().size()) == v.size_bytes(),
+                       "weight '" << v.name << "' has " << v.bytes().size() << " bytes, expected "
                                   << v.size_bytes());
-            view[weight_member(int(i))] = {v.data.data(), v.data.size()};
+            view[weight_member(int(i))] = {v.bytes().data(), v.bytes().size()};
         }
     }
     Sha256 hasher;

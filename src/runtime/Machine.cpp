@@ -38,7 +38,7 @@ Machine::Machine(const target::TargetInfo &t, const neff::Program &p, bool funct
     hbm_.assign(size_t(hbm), 0);
     for (size_t i = 0; i < p.vars.size(); i++) {
         if (p.vars[i].kind == neff::VarKind::Weight) {
-            std::memcpy(hbm_var(int(i)), p.vars[i].data.data(), p.vars[i].data.size());
+            std::memcpy(hbm_var(int(i)), p.vars[i].bytes().data(), p.vars[i].bytes().size());
         }
     }
 }

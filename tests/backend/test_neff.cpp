@@ -30,7 +30,7 @@ neff::Program sample_program() {
 .engine dve
   tensor_tensor dst=sbuf.f32[0:128,512][[1,64]] src=sbuf.f32[0:128,0][[1,64]] src1=sbuf.bf16[0:128,256][[1,64]] op=add wait=s0>=2 signal=s1
 )");
-    p.vars[1].data = test::bytes_of(neff::DType::BF16, test::random_floats(128 * 64, 7));
+    p.vars[1].set_bytes(test::bytes_of(neff::DType::BF16, test::random_floats(128 * 64, 7)));
     return p;
 }
 
@@ -102,7 +102,7 @@ TEST_CASE("NEFF write/read round trip, deterministic bytes, plain tar for fast l
         CHECK(c.program.vars[i].shape == p.vars[i].shape);
         CHECK(c.program.vars[i].hbm_offset == p.vars[i].hbm_offset);
     }
-    CHECK(c.program.vars[1].data == p.vars[1].data);
+    CHECK(c.program.vars[1].bytes() == p.vars[1].bytes());
     for (int e = 0; e < neff::kNumEngines; e++) {
         CHECK(c.program.streams[e] == p.streams[e]);
     }
@@ -300,9 +300,9 @@ TEST_CASE("a model loaded for timing only holds no weights, times like a full lo
     lo.timing_only = true;
     REQUIRE(rt::nrt_load_file(path, lo, timing).ok());
     std::remove(path.c_str());
-    CHECK(full->program().vars[1].data.size() == 128 * 64 * 2);
-    CHECK(full->program().vars[1].data == sample_program().vars[1].data);
-    CHECK(timing->program().vars[1].data.empty());
+    CHECK(full->program().vars[1].bytes().size() == 128 * 64 * 2);
+    CHECK(full->program().vars[1].bytes() == sample_program().vars[1].bytes());
+    CHECK(timing->program().vars[1].bytes().empty());
     CHECK(!timing->program().weights_loaded);
     rt::ExecOptions eo;
     eo.timing_only = true;
