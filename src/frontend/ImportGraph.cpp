@@ -54,7 +54,7 @@ std::string symbolic_input_hint(const onnx::GraphProto &g,
 
 class Importer {
 public:
-    Importer(const onnx::ModelProto &model) : model_(model), g_(model.graph()) {
+    Importer(onnx::ModelProto &model) : model_(model), g_(model.graph()) {
         types_ = collect_value_types(g_);
         for (const auto &t : g_.initializer())
             initializers_.insert(t.name());
@@ -66,10 +66,11 @@ public:
         graph.opset = opset;
         graph.original_opset = original_opset;
         reject_control_flow();
-        for (const auto &t : g_.initializer()) {
+        for (onnx::TensorProto &t : *model_.mutable_graph()->mutable_initializer()) {
             Value v = typed_value(t.name(), "weight");
             v.constant = std::make_shared<const HostTensor>(HostTensor::from_onnx(t, t.name()));
             graph.values[t.name()] = v;
+            std::string().swap(*t.mutable_raw_data()); // freed: the next weight reuses it
         }
         for (const auto &vi : g_.input()) {
             if (initializers_.count(vi.name()))
@@ -154,7 +155,7 @@ private:
         return node;
     }
 
-    const onnx::ModelProto &model_;
+    onnx::ModelProto &model_;
     const onnx::GraphProto &g_;
     std::map<std::string, ValueType> types_;
     std::set<std::string> initializers_;
@@ -162,7 +163,7 @@ private:
 
 } // namespace
 
-Graph import_graph(const onnx::ModelProto &model, int opset, int original_opset) {
+Graph import_graph(onnx::ModelProto &model, int opset, int original_opset) {
     return Importer(model).run(opset, original_opset);
 }
 

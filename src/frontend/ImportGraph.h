@@ -15,7 +15,10 @@
 
 namespace nhc {
 
-Graph import_graph(const onnx::ModelProto &model, int opset, int original_opset);
+/** The Graph of `model`. Each initializer's bytes are taken out of `model` (its raw data freed)
+ *  once copied into the graph, so that the next weight's copy can reuse that memory rather than
+ *  fault in fresh pages: the model is spent afterwards. */
+Graph import_graph(onnx::ModelProto &model, int opset, int original_opset);
 
 } // namespace nhc
 

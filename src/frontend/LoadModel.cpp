@@ -6,21 +6,23 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 namespace nhc {
 
 namespace {
 
-std::vector<uint8_t> read_model_bytes(const std::string &path) {
+/** The model file, mapped (support/Files.h). */
+std::unique_ptr<MappedFile> map_model_file(const std::string &path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         user_error("NHC_EIO001", "model file '", path, "' does not exist");
     if (std::filesystem::is_directory(path, ec))
         user_error("NHC_EIO001", "model file '", path, "' is a directory; expected a file");
-    std::vector<uint8_t> bytes;
-    if (!read_whole_file(path, &bytes))
+    auto file = std::make_unique<MappedFile>(path);
+    if (!file->ok())
         user_error("NHC_EIO001", "model file '", path, "' cannot be opened for reading");
-    return bytes;
+    return file;
 }
 
 // Resolves one tensor stored outside the model file into raw_data.
@@ -88,9 +90,10 @@ void inline_external_data(onnx::ModelProto &model, const std::string &model_dir)
 }
 
 onnx::ModelProto load_model_file(const std::string &path) {
-    std::vector<uint8_t> bytes = read_model_bytes(path);
+    std::unique_ptr<MappedFile> file = map_model_file(path);
+    const MappedFile &bytes = *file;
     onnx::ModelProto model;
-    if (bytes.empty())
+    if (bytes.size() == 0)
         user_error("NHC_EONX001", "model file '", path, "' is empty; expected an ONNX model");
     if (bytes.size() > size_t(INT32_MAX))
         user_error("NHC_EONX001", "model file '", path, "' has ", bytes.size(),

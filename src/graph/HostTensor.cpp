@@ -320,16 +320,20 @@ HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::stri
                        shape_str(shape));
     nhc_assert(proto.data_location() != onnx::TensorProto::EXTERNAL,
                "external data of '" << what << "' must be resolved before decoding");
-    HostTensor t(*dt, shape);
     if (proto.has_raw_data()) {
         const std::string &raw = proto.raw_data();
-        if (raw.size() != t.bytes_.size())
+        HostTensor t;
+        t.dtype_ = *dt;
+        t.shape_ = shape;
+        size_t need = static_cast<size_t>(t.numel()) * dtype_size(*dt);
+        if (raw.size() != need)
             user_error("NHC_EONX007", "tensor '", what, "' has ", raw.size(),
                        " bytes of raw data but its shape ", shape_str(shape), " and type ",
-                       dtype_name(*dt), " need ", t.bytes_.size());
-        std::memcpy(t.bytes_.data(), raw.data(), raw.size());
+                       dtype_name(*dt), " need ", need);
+        t.bytes_.assign(raw.begin(), raw.end()); // one pass over the weights, not zeros first
         return t;
     }
+    HostTensor t(*dt, shape);
     auto set_i = [&](int64_t i, int64_t v) { t.set_i64(i, v); };
     auto set_bits16 = [&](int64_t i, int32_t v) { store<uint16_t>(t.bytes_.data() + 2 * i, v); };
     switch (*dt) {

@@ -16,6 +16,25 @@ namespace nhc {
 /** The bytes of the regular file at `path`, into `out`; false if it cannot be opened or read. */
 bool read_whole_file(const std::string &path, std::vector<uint8_t> *out);
 
+/** A whole file mapped read-only, its pages taken from the page cache: no buffer of the file's
+ *  size is allocated and filled (for a 400 MB model, fresh pages cost more than the read). */
+class MappedFile {
+public:
+    /** Maps `path`; ok() is false if it cannot be opened or mapped. */
+    explicit MappedFile(const std::string &path);
+    ~MappedFile();
+    MappedFile(const MappedFile &) = delete;
+    MappedFile &operator=(const MappedFile &) = delete;
+    bool ok() const { return ok_; }
+    const uint8_t *data() const { return data_; }
+    size_t size() const { return size_; }
+
+private:
+    const uint8_t *data_ = nullptr;
+    size_t size_ = 0;
+    bool ok_ = false;
+};
+
 } // namespace nhc
 
 #endif

@@ -268,6 +268,11 @@ TEST_CASE("files that are not ONNX models are rejected with codes") {
     TempDir dir;
     CHECK_THROWS_WITH_AS(run_frontend(dir.file("missing.onnx"), {}),
                          doctest::Contains("does not exist"), UserError);
+    std::ofstream(dir.file("empty.onnx")).flush(); // mapped files of no bytes map nothing
+    CHECK_THROWS_WITH_AS(run_frontend(dir.file("empty.onnx"), {}), doctest::Contains("is empty"),
+                         UserError);
+    CHECK_THROWS_WITH_AS(run_frontend(dir.path.string(), {}), doctest::Contains("is a directory"),
+                         UserError);
     std::ofstream(dir.file("junk.onnx")) << "this is not a protobuf \x01\x02\xff";
     try {
         run_frontend(dir.file("junk.onnx"), {});
