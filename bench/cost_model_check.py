@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Issue 16's cost-model check: for every workload of a tuning database (neuron-halide-tune) with
 at least --min feasible candidates, the Spearman rank correlation between the analytic estimate
-recorded with each candidate (predicted_ns: the busiest engine's summed instruction estimates,
-autoscheduler/MeasureGroup.h) and its simulated time between its neighbours (simulated_ns). A
-benchmark, not a test: nothing is asserted.
+recorded with each candidate (predicted_ns: the list schedule's estimate of the window the
+candidate is measured in, from src/target's cost formulas, autoscheduler/MeasureGroup.h) and its
+simulated time in that window, between its neighbours (simulated_ns). A benchmark, not a test:
+nothing is asserted.
 
 usage: /usr/bin/python3 bench/cost_model_check.py [--min 3] TUNE.db...
 """

@@ -8,6 +8,7 @@
 #include "support/Error.h"
 #include "support/Log.h"
 
+#include <cmath>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -126,11 +127,15 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
         GroupTiming t = measure_group(fresh, g_, target_, context);
         measured++;
         stats_.measured++;
-        log_debug("  candidate ", plan.describe(), ": ",
-                  t.feasible ? us(t.simulated_ns) : "refused: " + t.why_not);
+        if (t.feasible)
+            log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): simulated ",
+                      std::llround(t.simulated_ns), " ns, estimated ", std::llround(t.estimated_ns),
+                      " ns, busiest engine ", std::llround(t.busiest_ns), " ns");
+        else
+            log_debug("  candidate ", plan.describe(), ": refused: ", t.why_not);
         if (recording) {
             opts_.db->record({w.hash, w.text, target_.name, plan.describe(), text, t.feasible,
-                              t.busiest_ns, t.simulated_ns, t.why_not});
+                              t.estimated_ns, t.simulated_ns, t.why_not});
             stats_.recorded++;
         }
         if (!t.feasible) {

@@ -26,13 +26,14 @@ double busiest_engine_ns(const std::vector<codegen::SelectedInstr> &instrs,
     return most;
 }
 
-double simulate(std::vector<codegen::SelectedInstr> instrs, neff::Program prog,
-                const target::TargetInfo &target) {
-    codegen::schedule_instructions(instrs, target);
+/** Estimates (the list schedule) and simulates the window `instrs`, into `t`. */
+void estimate_and_simulate(std::vector<codegen::SelectedInstr> instrs, neff::Program prog,
+                           const target::TargetInfo &target, GroupTiming &t) {
+    t.estimated_ns = codegen::schedule_instructions(instrs, target);
     codegen::insert_semaphores(instrs, prog);
     prog.layout_hbm();
     rt::Machine machine(target, prog, /*functional=*/false);
-    return rt::simulate(machine).summary.total_ns;
+    t.simulated_ns = rt::simulate(machine).summary.total_ns;
 }
 
 GroupTiming simulate_group(const sched::Group &group, const Graph &g,
@@ -76,7 +77,7 @@ GroupTiming simulate_group(const sched::Group &group, const Graph &g,
         std::vector<codegen::SelectedInstr> next = codegen::select_group(*following, so, bind);
         instrs.insert(instrs.end(), next.begin(), next.end());
     }
-    t.simulated_ns = simulate(std::move(instrs), std::move(prog), target);
+    estimate_and_simulate(std::move(instrs), std::move(prog), target, t);
     return t;
 }
 

@@ -46,7 +46,10 @@ struct GroupTiming {
     bool feasible = false;
     std::string why_not;     ///< the refusal, when not feasible
     double simulated_ns = 0; ///< simulated time of the prefix, the group and those following
-    double busiest_ns = 0;   ///< the group's busiest engine, summed instruction estimates
+    /** The analytic estimate of that same window: the list schedule's finish
+     *  (codegen::schedule_instructions), from src/target's cost formulas, without simulating. */
+    double estimated_ns = 0;
+    double busiest_ns = 0; ///< the group's busiest engine, summed instruction estimates
 };
 
 GroupTiming measure_group(const sched::Group &group, const Graph &g,

@@ -101,11 +101,12 @@ TuningDb::~TuningDb() {
     sqlite3_close(db_);
 }
 
-// The release and the generation of the plans' meaning: bump the latter whenever what a plan
-// text makes the schedules do changes, so that older records are not trusted (plans2: A's
-// transposes 4 per PSUM tile by default).
+// The release and the generation of the records' meaning: bump the latter whenever what a plan
+// text makes the schedules do, or what a record's figures mean, changes, so that older records
+// are not trusted (plans2: A's transposes 4 per PSUM tile by default; plans3: predicted_ns is the
+// list schedule's estimate of the window, no longer the busiest engine of the group alone).
 std::string TuningDb::compiler_version() {
-    return NHC_VERSION "+plans2";
+    return NHC_VERSION "+plans3";
 }
 
 void TuningDb::exec(const std::string &sql) const {

@@ -6,8 +6,8 @@
  * in an SQLite file (Debian's libsqlite3) that `neuron-halide-cc --tuning-db` compiles from.
  * A row holds the workload (Workload.h: its text is the key, its hash for people), the target,
  * the compiler version, the plan (SchedulePlan::describe, read back by parse_plan), the schedule
- * as script text, the analytic estimate (the busiest engine) and the simulated time, or the
- * refusal.
+ * as script text, the analytic estimate of the window the candidate is measured in (the list
+ * schedule's finish, MeasureGroup.h) and its simulated time, or the refusal.
  *
  * Durability and sharing: WAL journal, each row committed on its own, so a tuner killed with
  * SIGKILL loses at most the row it was writing and leaves a readable file; several tuners may

@@ -241,7 +241,7 @@ double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
     return target::compute_ns(t, q);
 }
 
-void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
+double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
     int n = static_cast<int>(instrs.size());
     std::vector<std::vector<int>> succs(n);
     std::vector<int> pending(n, 0);
@@ -261,9 +261,11 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
             ready.push(i, ready_at[size_t(i)]);
     std::vector<int> order;
     order.reserve(n);
+    double makespan = 0;
     while (!ready.empty()) {
         auto [start, i] = ready.pop();
         double finish = res.take(i, start);
+        makespan = std::max(makespan, finish);
         order.push_back(i);
         for (int s : succs[size_t(i)]) {
             ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
@@ -277,6 +279,7 @@ void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::Tar
     for (int i : order)
         reordered.push_back(std::move(instrs[static_cast<size_t>(i)]));
     instrs = std::move(reordered);
+    return makespan;
 }
 
 } // namespace nhc::codegen

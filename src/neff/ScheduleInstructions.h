@@ -23,8 +23,11 @@ namespace nhc::codegen {
 /** An estimate of how long `i` keeps its engine (or DMA queue) busy, in ns. */
 double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Instr &i);
 
-/** Reorders `instrs` (see the file comment). */
-void schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
+/** Reorders `instrs` (see the file comment); returns the list schedule's estimate of when the
+ *  last instruction finishes, in ns: the analytic cost model the autoscheduler reports next to
+ *  the simulated time (estimated_ns per instruction, the dependencies, one instruction at a time
+ *  per engine and DMA queue, DMA engines shared; no semaphores). */
+double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
 
 } // namespace nhc::codegen
 

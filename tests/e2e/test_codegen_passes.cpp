@@ -172,7 +172,16 @@ TEST_CASE("the instruction scheduler overlaps independent chains and keeps every
         op_on(Engine::ACT, 2048, 3072), op_on(Engine::ACT, 4096, 5120),
         op_on(Engine::DVE, 5120, 6144), op_on(Engine::ACT, 6144, 7168)};
     std::vector<SelectedInstr> out = in;
-    codegen::schedule_instructions(out, target::target_by_name("trn1"));
+    const target::TargetInfo &trn1 = target::target_by_name("trn1");
+    double estimate = codegen::schedule_instructions(out, trn1);
+    // The estimate (the cost model the autoscheduler reports) is the list schedule's finish: no
+    // less than ACT's four steps one after another, nor than one chain's three; less than all six
+    // in a row, since the chains overlap.
+    double act = codegen::estimated_ns(trn1, Engine::ACT, in[0].instr),
+           dve = codegen::estimated_ns(trn1, Engine::DVE, in[1].instr);
+    CHECK(estimate >= 4 * act);
+    CHECK(estimate >= 2 * act + dve);
+    CHECK(estimate < 4 * act + 2 * dve);
     auto position = [&](int64_t dst_offset) {
         for (size_t k = 0; k < out.size(); k++)
             if (out[k].instr.dst.offset == dst_offset)
