@@ -13,11 +13,13 @@
 
 namespace nhc {
 
-/** The bytes of the regular file at `path`, into `out`; false if it cannot be opened or read. */
+/** The bytes of the file at `path` (a regular file, or a pipe read to its end), into `out`;
+ *  false if it cannot be opened or read. */
 bool read_whole_file(const std::string &path, std::vector<uint8_t> *out);
 
 /** A whole file mapped read-only, its pages taken from the page cache: no buffer of the file's
- *  size is allocated and filled (for a 400 MB model, fresh pages cost more than the read). */
+ *  size is allocated and filled (for a 400 MB model, fresh pages cost more than the read). A
+ *  pipe or a device, which cannot be mapped, is read into memory instead. */
 class MappedFile {
 public:
     /** Maps `path`; ok() is false if it cannot be opened or mapped. */
@@ -32,7 +34,8 @@ public:
 private:
     const uint8_t *data_ = nullptr;
     size_t size_ = 0;
-    bool ok_ = false;
+    bool ok_ = false, mapped_ = false;
+    std::vector<uint8_t> fallback_; ///< the bytes of a file that is not a regular one
 };
 
 } // namespace nhc

@@ -8,6 +8,8 @@
 #include "support/TensorFile.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <thread>
 
 using namespace nhc;
 using nhc::test::TempDir;
@@ -261,6 +263,29 @@ g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
         .write(reinterpret_cast<const char *>(data), sizeof data);
     Graph g = run_frontend(path, {});
     CHECK(g.value("W").constant->get_f64(0) == 1.5);
+    CHECK(g.value("W").constant->get_f64(1) == -2.0);
+}
+
+TEST_CASE("a model read from a pipe loads as from a file (process substitution, /dev/stdin)") {
+    onnx::ModelProto m = test::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
+)");
+    onnx::TensorProto *w = m.mutable_graph()->add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(2);
+    float data[2] = {1.5f, -2.0f};
+    w->set_raw_data(std::string(reinterpret_cast<const char *>(data), sizeof data));
+    // Bigger than a pipe's buffer and a read chunk, so that the reader takes several reads.
+    m.set_doc_string(std::string(3 << 20, 'x'));
+    std::string bytes = m.SerializeAsString();
+    TempDir dir;
+    std::string fifo = dir.file("model.fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });
+    Graph g = run_frontend(fifo, {});
+    writer.join();
     CHECK(g.value("W").constant->get_f64(1) == -2.0);
 }
 
