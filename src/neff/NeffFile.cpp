@@ -7,9 +7,6 @@
 #include "support/Error.h"
 #include "support/Files.h"
 
-#include <llvm/ADT/ArrayRef.h>
-#include <llvm/ADT/StringRef.h>
-
 #include <cstring>
 #include <fstream>
 
