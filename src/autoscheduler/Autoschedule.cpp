@@ -9,6 +9,7 @@
 #include "support/Log.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -124,8 +125,20 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
         std::string text = scheduled_text(fresh, plan, target_);
         if (text.empty() || !seen.insert(text).second || recorded.count(plan.describe()))
             continue;
-        GroupTiming t = measure_group(fresh, g_, target_, context);
+        // Outside tuning sessions, a candidate estimated far above the best simulated so far is
+        // not simulated (SearchOptions::prune_above).
+        const double bound = found && !recording && opts_.prune_above > 0
+                                 ? opts_.prune_above * best_ns
+                                 : std::numeric_limits<double>::infinity();
+        GroupTiming t = measure_group(fresh, g_, target_, context, bound);
         measured++;
+        if (t.feasible && !t.simulated) {
+            stats_.pruned++;
+            log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): estimated ",
+                      std::llround(t.estimated_ns), " ns, above ", opts_.prune_above,
+                      "x the best simulated: not simulated");
+            continue;
+        }
         stats_.measured++;
         if (t.feasible)
             log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): simulated ",
@@ -172,9 +185,10 @@ std::string Autoscheduler::summary() const {
        << " workloads searched, " << stats_.fixed << " given by the whole-program check, "
        << stats_.from_db << " from the tuning database, " << stats_.reused
        << " groups reused a searched plan, " << stats_.measured << " schedules measured ("
-       << stats_.infeasible
-       << " refused); searched groups with their neighbours: " << us(stats_.default_ns)
-       << " by default, " << us(stats_.chosen_ns) << " chosen";
+       << stats_.infeasible << " refused, " << stats_.pruned
+       << " estimated far above the best and not simulated); searched groups with their "
+          "neighbours: "
+       << us(stats_.default_ns) << " by default, " << us(stats_.chosen_ns) << " chosen";
     if (opts_.record_trials > 0)
         os << "; " << stats_.recorded << " candidates recorded";
     return os.str();

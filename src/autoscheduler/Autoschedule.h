@@ -46,6 +46,14 @@ namespace nhc::autosched {
  *  three or four neighbours on each side (bench/README.md). */
 constexpr int kContextGroups = 4;
 
+/** The default of SearchOptions::prune_above, a heuristic measured, not proven: on 678
+ *  candidates of 90 workloads (six models, -O2 and -O3, fp32 and bf16) the estimate was 0.85 to
+ *  1.33 times the simulated time (1.08 or less for 99%), and no candidate whose estimate was
+ *  above 1.05x the best simulated time so far beat it; 1.1 keeps a margin (bench/README.md,
+ *  "The cost model"). A candidate whose estimate overshoots by more than that could be skipped
+ *  although it would have won. */
+constexpr double kPruneAbove = 1.1;
+
 /** Distinct schedules measured per workload at an optimisation level (0 at -O1). */
 int measured_budget(int optlevel);
 
@@ -59,6 +67,10 @@ struct SearchOptions {
     /** Plans decided already (the whole-program check, driver/WholeProgramCheck.h): taken as
      *  they are, before the database and the search. */
     const PlanMap *fixed = nullptr;
+    /** A candidate whose analytic estimate (MeasureGroup.h) is above this many times the best
+     *  simulated time so far is not simulated (0: every candidate is). Tuning sessions, which
+     *  record every candidate, simulate them all. */
+    double prune_above = kPruneAbove;
 };
 
 struct SearchStats {
@@ -68,6 +80,7 @@ struct SearchStats {
     int workloads = 0;  ///< workloads searched
     int reused = 0;     ///< groups that took an already searched workload's plan
     int measured = 0;   ///< candidates timed on the simulator
+    int pruned = 0;     ///< candidates only estimated: far above the best simulated (prune_above)
     int infeasible = 0; ///< candidates the code generator or Halide refused
     /** Summed over searched workloads: the time of the group between its neighbours
      *  (MeasureGroup.h) with the default plan, and with the chosen one. */

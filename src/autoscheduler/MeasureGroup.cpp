@@ -26,10 +26,15 @@ double busiest_engine_ns(const std::vector<codegen::SelectedInstr> &instrs,
     return most;
 }
 
-/** Estimates (the list schedule) and simulates the window `instrs`, into `t`. */
+/** Estimates (the list schedule) and, unless the estimate is above `simulate_below`, simulates
+ *  the window `instrs`, into `t`. */
 void estimate_and_simulate(std::vector<codegen::SelectedInstr> instrs, neff::Program prog,
-                           const target::TargetInfo &target, GroupTiming &t) {
+                           const target::TargetInfo &target, double simulate_below,
+                           GroupTiming &t) {
     t.estimated_ns = codegen::schedule_instructions(instrs, target);
+    if (t.estimated_ns > simulate_below)
+        return;
+    t.simulated = true;
     codegen::insert_semaphores(instrs, prog);
     prog.layout_hbm();
     rt::Machine machine(target, prog, /*functional=*/false);
@@ -37,7 +42,8 @@ void estimate_and_simulate(std::vector<codegen::SelectedInstr> instrs, neff::Pro
 }
 
 GroupTiming simulate_group(const sched::Group &group, const Graph &g,
-                           const target::TargetInfo &target, const ProgramContext &cx) {
+                           const target::TargetInfo &target, const ProgramContext &cx,
+                           double simulate_below) {
     codegen::LoweredGroup lg = codegen::lower_group(group);
     neff::Program prog;
     prog.target = target.name;
@@ -77,16 +83,17 @@ GroupTiming simulate_group(const sched::Group &group, const Graph &g,
         std::vector<codegen::SelectedInstr> next = codegen::select_group(*following, so, bind);
         instrs.insert(instrs.end(), next.begin(), next.end());
     }
-    estimate_and_simulate(std::move(instrs), std::move(prog), target, t);
+    estimate_and_simulate(std::move(instrs), std::move(prog), target, simulate_below, t);
     return t;
 }
 
 } // namespace
 
 GroupTiming measure_group(const sched::Group &group, const Graph &g,
-                          const target::TargetInfo &target, const ProgramContext &context) {
+                          const target::TargetInfo &target, const ProgramContext &context,
+                          double simulate_below) {
     try {
-        return simulate_group(group, g, target, context);
+        return simulate_group(group, g, target, context, simulate_below);
     } catch (const UserError &e) {
         return {false, e.formatted()};
     } catch (const Halide::CompileError &e) {

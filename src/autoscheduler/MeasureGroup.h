@@ -23,6 +23,7 @@
 #include "target/Target.h"
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,11 +50,15 @@ struct GroupTiming {
     /** The analytic estimate of that same window: the list schedule's finish
      *  (codegen::schedule_instructions), from src/target's cost formulas, without simulating. */
     double estimated_ns = 0;
-    double busiest_ns = 0; ///< the group's busiest engine, summed instruction estimates
+    double busiest_ns = 0;  ///< the group's busiest engine, summed instruction estimates
+    bool simulated = false; ///< false when the estimate was above the caller's bound
 };
 
+/** Estimates the group in its window and, unless the estimate is above `simulate_below`,
+ *  simulates it. */
 GroupTiming measure_group(const sched::Group &group, const Graph &g,
-                          const target::TargetInfo &target, const ProgramContext &context);
+                          const target::TargetInfo &target, const ProgramContext &context,
+                          double simulate_below = std::numeric_limits<double>::infinity());
 
 } // namespace nhc::autosched
 

@@ -415,3 +415,35 @@ TEST_CASE("reusing lowerings changes neither the values nor the time of a progra
         CHECK(test::compare(reused.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
     }
 }
+
+TEST_CASE("candidates estimated far above the best are not simulated, and change no choice") {
+    // GPT-2's QKV projection at sequence 128: some plans are estimated well above the best.
+    Graph g = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
+  y = MatMul(x, w)
+}
+)");
+    const Node &mm = node_with_output(g, "y");
+    int pruned = 0;
+    for (int level : {2, 3}) {
+        CAPTURE(level);
+        auto search = [&](double prune_above) {
+            autosched::SearchOptions o{level};
+            o.prune_above = prune_above;
+            autosched::Autoscheduler a(g, trn1(), o);
+            sched::SchedulePlan plan = a.plan_for(
+                sched::build_node_group(g, mm), {}, [&] { return sched::build_node_group(g, mm); },
+                [] { return autosched::ProgramContext(); });
+            return std::pair{plan, a.stats()};
+        };
+        auto [every_plan, every] = search(0);
+        auto [plan, stats] = search(autosched::kPruneAbove);
+        CHECK(every.pruned == 0);
+        CHECK(plan == every_plan);
+        CHECK(stats.chosen_ns == every.chosen_ns);
+        CHECK(stats.measured + stats.pruned == every.measured);
+        pruned += stats.pruned;
+    }
+    CHECK(pruned > 0);
+}
