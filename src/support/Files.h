@@ -2,9 +2,9 @@
 #define NHC_SUPPORT_FILES_H
 
 /** \file
- * Whole-file reads for the model, the NEFF and tensor files: one sized read, not a character
- * iterator (which takes seconds on a 400 MB model). Callers turn a failure into their own coded
- * error, as each names a different kind of file.
+ * Whole files for the model (mapped), the NEFF and tensor files (read): one sized read, not a
+ * character iterator (which takes seconds on a 400 MB model); pipes are read to their end.
+ * Callers turn a failure into their own coded error, as each names a different kind of file.
  */
 
 #include <cstdint>

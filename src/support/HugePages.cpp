@@ -1,7 +1,7 @@
 #include "support/HugePages.h"
 
 #include <cstdlib>
-#include <cstring>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
@@ -11,8 +11,11 @@ void reexec_with_huge_pages(char **argv) {
     constexpr const char *kTunable = "glibc.malloc.hugetlb=1";
     if (std::getenv("NHC_NO_HUGE_PAGES"))
         return;
-    const char *tunables = std::getenv("GLIBC_TUNABLES");
-    std::string value = tunables ? tunables : "";
+    // A copy: setenv may free the string getenv pointed to.
+    const char *given = std::getenv("GLIBC_TUNABLES");
+    const std::optional<std::string> original =
+        given ? std::optional<std::string>(given) : std::nullopt;
+    std::string value = original.value_or("");
     if (value.find("glibc.malloc.hugetlb") != std::string::npos)
         return; // set by the user, or by the re-execution: never loops
     value += value.empty() ? kTunable : std::string(":") + kTunable;
@@ -21,8 +24,8 @@ void reexec_with_huge_pages(char **argv) {
     execv("/proc/self/exe", argv);
     // Only reached if execv failed (no /proc, say): go on as we are, with the variable restored
     // so that children see what the user gave.
-    if (tunables)
-        setenv("GLIBC_TUNABLES", tunables, 1);
+    if (original)
+        setenv("GLIBC_TUNABLES", original->c_str(), 1);
     else
         unsetenv("GLIBC_TUNABLES");
 }
