@@ -12,6 +12,14 @@ namespace nhc {
 
 namespace {
 
+/** A single-file model is one protobuf, which holds at most 2 GiB. */
+void refuse_over_protobuf_limit(const std::string &path, uint64_t size) {
+    if (size > uint64_t(INT32_MAX))
+        user_error("NHC_EONX001", "model file '", path, "' has ", size,
+                   " bytes; a protobuf holds at most 2 GiB, so larger models keep their weights "
+                   "as ONNX external data beside the model");
+}
+
 /** The model file, mapped (support/Files.h). */
 std::unique_ptr<MappedFile> map_model_file(const std::string &path) {
     std::error_code ec;
@@ -19,6 +27,9 @@ std::unique_ptr<MappedFile> map_model_file(const std::string &path) {
         user_error("NHC_EIO001", "model file '", path, "' does not exist");
     if (std::filesystem::is_directory(path, ec))
         user_error("NHC_EIO001", "model file '", path, "' is a directory; expected a file");
+    // Refused before mapping (and MAP_POPULATE reading) gigabytes it cannot parse.
+    if (std::filesystem::is_regular_file(path, ec))
+        refuse_over_protobuf_limit(path, std::filesystem::file_size(path, ec));
     auto file = std::make_unique<MappedFile>(path);
     if (!file->ok())
         user_error("NHC_EIO001", "model file '", path, "' cannot be opened for reading");
@@ -95,10 +106,7 @@ onnx::ModelProto load_model_file(const std::string &path) {
     onnx::ModelProto model;
     if (bytes.size() == 0)
         user_error("NHC_EONX001", "model file '", path, "' is empty; expected an ONNX model");
-    if (bytes.size() > size_t(INT32_MAX))
-        user_error("NHC_EONX001", "model file '", path, "' has ", bytes.size(),
-                   " bytes; a protobuf holds at most 2 GiB, so larger models keep their weights "
-                   "as ONNX external data beside the model");
+    refuse_over_protobuf_limit(path, bytes.size()); // a pipe's size is known only once read
     if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
         user_error("NHC_EONX001", "model file '", path, "' (", bytes.size(),
                    " bytes) is not a valid ONNX protobuf; it may be truncated or corrupted");

@@ -33,6 +33,19 @@ std::string error_of(const std::string &text, const std::vector<InputShapeOverri
     return "no error";
 }
 
+/** `Y = Add(X, W)` over float[2], W an initializer whose data the caller states. */
+onnx::ModelProto add_of_weight(onnx::TensorProto **w) {
+    onnx::ModelProto m = test::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
+)");
+    *w = m.mutable_graph()->add_initializer();
+    (*w)->set_name("W");
+    (*w)->set_data_type(onnx::TensorProto::FLOAT);
+    (*w)->add_dims(2);
+    return m;
+}
+
 // The GroupNorm pattern torch exports: Shape -> Gather -> Concat -> Reshape on a dynamic batch.
 const char *kSymbolicReshape = R"(
 <ir_version: 8, opset_import: ["" : 17]>
@@ -234,14 +247,8 @@ g (float[2, 3] X) => (float[7, 7] Y) { Y = Transpose(X) }
 }
 
 TEST_CASE("external data is read from beside the model, and its absence is reported") {
-    onnx::ModelProto m = test::parse_model(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
-)");
-    onnx::TensorProto *w = m.mutable_graph()->add_initializer();
-    w->set_name("W");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    w->add_dims(2);
+    onnx::TensorProto *w = nullptr;
+    onnx::ModelProto m = add_of_weight(&w);
     w->set_data_location(onnx::TensorProto::EXTERNAL);
     auto *loc = w->add_external_data();
     loc->set_key("location");
@@ -267,14 +274,8 @@ g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
 }
 
 TEST_CASE("a model read from a pipe loads as from a file (process substitution, /dev/stdin)") {
-    onnx::ModelProto m = test::parse_model(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[2] X) => (float[2] Y) { Y = Add(X, W) }
-)");
-    onnx::TensorProto *w = m.mutable_graph()->add_initializer();
-    w->set_name("W");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    w->add_dims(2);
+    onnx::TensorProto *w = nullptr;
+    onnx::ModelProto m = add_of_weight(&w);
     float data[2] = {1.5f, -2.0f};
     w->set_raw_data(std::string(reinterpret_cast<const char *>(data), sizeof data));
     // Bigger than a pipe's buffer and a read chunk, so that the reader takes several reads.
@@ -296,6 +297,11 @@ TEST_CASE("files that are not ONNX models are rejected with codes") {
     std::ofstream(dir.file("empty.onnx")).flush(); // mapped files of no bytes map nothing
     CHECK_THROWS_WITH_AS(run_frontend(dir.file("empty.onnx"), {}), doctest::Contains("is empty"),
                          UserError);
+    // Past protobuf's 2 GiB: refused by its size (a sparse file: nothing is written or read).
+    std::ofstream(dir.file("huge.onnx")).flush();
+    std::filesystem::resize_file(dir.file("huge.onnx"), (uint64_t(1) << 31) + 1);
+    CHECK_THROWS_WITH_AS(run_frontend(dir.file("huge.onnx"), {}),
+                         doctest::Contains("a protobuf holds at most 2 GiB"), UserError);
     CHECK_THROWS_WITH_AS(run_frontend(dir.path.string(), {}), doctest::Contains("is a directory"),
                          UserError);
     std::ofstream(dir.file("junk.onnx")) << "this is not a protobuf \x01\x02\xff";
