@@ -54,8 +54,12 @@ void place_a_transposes(Group &g, Func lhs, const Var &kco, int64_t chunks, int 
 }
 
 /** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
- *  outer, K over one chunk, B whole and A's row tile within the SBUF budgets. */
-bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, int max_n) {
+ *  outer, K over one chunk, and B, or its blocks of `b_columns`, on chip with A's row tile. B
+ *  whole must fit the resident budget with A's row tile in half of it. A block (which only a
+ *  searched plan asks for) must fit the SBUF with one of each tile that is live beside it (A's
+ *  row tile, natural and transposed, and an output tile of `tn` columns): the simulator then
+ *  charges the little room left for double buffering. */
+bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, int64_t b_columns, int tn) {
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2 || k_innermost(*g.node, 1) || g.node->op_type == "Gather")
         return false;
@@ -64,9 +68,29 @@ bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, int max_n) 
     int64_t k = *Halide::Internal::as_const_int(rv.extent);
     int64_t op_bytes = rhs.output_types()[0].bytes();
     int64_t tm = balanced_tile(s[0], L.partitions);
-    return k > k_chunk && full_k_chunks(k, k_chunk, L) &&
-           (k / k_chunk) * s[1] * op_bytes <= L.resident_budget &&
-           2 * k * op_bytes + (k / k_chunk) * tm * op_bytes <= L.resident_budget / 2;
+    if (k <= k_chunk || !full_k_chunks(k, k_chunk, L))
+        return false;
+    int64_t b_bytes = (k / k_chunk) * b_columns * op_bytes;
+    int64_t a_row_tile = k * op_bytes + (k / k_chunk) * tm * op_bytes;
+    if (b_columns < s[1])
+        return b_bytes + a_row_tile + tn * int64_t(sizeof(float)) <= L.sbuf_capacity;
+    return b_bytes <= L.resident_budget && a_row_tile + k * op_bytes <= L.resident_budget / 2;
+}
+
+/** The block of a resident operand's dimension `extent` (rows of A^T, columns of B) to keep on
+ *  chip: the whole extent if it fits; else, when the plan asks for blocks, the largest multiple
+ *  of the output tile `tile`, at most its resident_block, that divides the extent and fits;
+ *  else 0 (the plan does not apply). Blocks are a fallback, never a choice over a whole operand
+ *  that fits, so that they add candidates only to the matmuls that need them. */
+template <typename Fits>
+int64_t resident_block(const MatmulPlan &p, int64_t extent, int64_t tile, Fits fits) {
+    if (fits(extent))
+        return extent;
+    for (int64_t block = std::min<int64_t>(p.resident_block, extent) / tile * tile; block > 0;
+         block -= tile)
+        if (extent % block == 0 && fits(block))
+            return block;
+    return 0;
 }
 
 /** The accumulator of a 2-D matmul: in PSUM per output tile (at `out_tile`), summed over K
@@ -93,17 +117,18 @@ void place_2d_epilogue(Group &g, const TileLoop &tile) {
 }
 
 /** Operand reuse for a 2-D matmul: B is staged once, whole, with K split into chunks of <= 128
- *  partitions; A once per row tile (at `row_tile`; loaded naturally and transposed chunk by chunk
- *  on the PE when its K is innermost); the accumulator per output tile (at `out_tile`) over the
- *  K chunks. Each operand crosses HBM once (A once per row tile), instead of once per output
- *  tile and K chunk. */
-void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile,
-                    const Halide::LoopLevel &out_tile, const MatmulPlan &plan, const Limits &L) {
+ *  partitions (at `b_block`: root, or a block of columns); A once per row tile (at `row_tile`;
+ *  loaded naturally and transposed chunk by chunk on the PE when its K is innermost); the
+ *  accumulator per output tile (at `out_tile`) over the K chunks. Each operand crosses HBM once
+ *  (A once per row tile and B block), instead of once per output tile and K chunk. */
+void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &b_block,
+                    const Halide::LoopLevel &row_tile, const Halide::LoopLevel &out_tile,
+                    const MatmulPlan &plan, const Limits &L) {
     Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
     Var kco("kco"), kci("kci");
-    // B, whole, K chunks on partitions.
+    // B, whole (at root) or per block of columns, K chunks on partitions.
     // One DMA per K chunk (unrolled), so that the first matmuls start after the first chunk.
-    rhs.compute_root()
+    rhs.compute_at(b_block)
         .store_in(SBUF)
         .split(var(1), kco, kci, static_cast<int>(k_chunk))
         .unroll(kco);
@@ -129,8 +154,10 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &row_tile
  *  arrive, so the PE starts after one row tile of A and one column tile of B, where a resident
  *  B (schedule_matmul_resident) needs all of B, chunk by chunk over all columns, before the
  *  first row tile can finish (MatMul 2048^3 bf16: 289.9 -> 256.5 us, bench/README.md). Each
- *  operand crosses HBM once. Returns false, having changed nothing, if A^T or two B column tiles
- *  do not fit their SBUF budgets. */
+ *  operand crosses HBM once. A^T too large to stay whole is kept in blocks of rows (the plan's
+ *  resident_block), each built once, and B then crosses HBM once per block. Returns false,
+ *  having changed nothing, if A^T (or its block) or two B column tiles do not fit their SBUF
+ *  budgets. */
 bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
                                 const MatmulPlan &plan) {
     int max_n = max_tile_columns(plan, L);
@@ -140,20 +167,38 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
     Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
     int64_t k = contraction_extent(g.stage("acc")), op_bytes = rhs.output_types()[0].bytes();
     int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], max_n);
+    // A^T whole within the resident budget with two B column tiles in the layout budget; a
+    // block of A^T within the SBUF with one of each tile live beside it (resident_fits).
+    int64_t a_row_bytes = (k / k_chunk) * op_bytes, b_tile = (k / k_chunk) * tn * op_bytes;
+    int64_t block = resident_block(plan, s[0], tm, [&](int64_t rows) {
+        if (rows == s[0])
+            return rows * a_row_bytes <= L.resident_budget && 2 * b_tile <= L.layout_budget;
+        return rows * a_row_bytes + b_tile + k * op_bytes + tn * int64_t(sizeof(float)) <=
+               L.sbuf_capacity;
+    });
     int kc = static_cast<int>(k_chunk);
-    if (k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L) ||
-        (k / k_chunk) * s[0] * op_bytes > L.resident_budget ||
-        2 * (k / k_chunk) * tn * op_bytes > L.layout_budget)
+    if (block == 0 || k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L))
         return false;
     Func f = g.outputs[0].func;
     Var no("no"), ni("ni"), mo("mo"), mi("mi"), kco("kco"), kci("kci"), mt("mt"), mti("mti");
-    f.split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, mo, no);
+    Halide::LoopLevel a_level = Halide::LoopLevel::root();
+    if (block < s[0]) {
+        // Blocks of A^T's rows, outermost; B crosses HBM once per block.
+        Var mb("mb"), mr("mr");
+        f.split(var(1), mb, mr, static_cast<int>(block))
+            .split(var(0), no, ni, tn)
+            .split(mr, mo, mi, tm)
+            .reorder(ni, mi, mo, no, mb);
+        a_level = Halide::LoopLevel(f, mb);
+    } else {
+        f.split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, mo, no);
+    }
     // B, per column tile, K chunks on partitions, one DMA per chunk.
     rhs.compute_at(f, no).store_in(SBUF).split(var(1), kco, kci, kc).unroll(kco);
     g.partition_dim[rhs.name()] = 1;
     g.partition_split[rhs.name()] = k_chunk;
-    // A^T, whole, built row tile by row tile.
-    lhs.compute_root()
+    // A^T, whole or per block, built row tile by row tile.
+    lhs.compute_at(a_level)
         .store_in(SBUF)
         .split(var(0), mt, mti, tm)
         .split(var(1), kco, kci, kc)
@@ -167,16 +212,34 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
     return true;
 }
 
+/** B resident, A streamed (2-D matmuls): B is staged whole, or in blocks of columns (the
+ *  plan's resident_block) when it is too large to stay on chip; for each block, A streams past
+ *  row tile by row tile (transposed on the PE again per block when stored K innermost), and
+ *  the output is computed tile by tile. Blocks trade A's extra reads for a B that fits: the
+ *  4096x8192x8192 MatMul's B (128 MiB in bf16) is otherwise staged per output tile with A.
+ *  Returns false, having changed nothing, when the plan's B does not fit. */
 bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
-    int max_n = max_tile_columns(plan, L);
-    if (!resident_fits(g, k_chunk, L, max_n))
-        return false;
     const Shape &s = g.outputs[0].result.shape;
+    if (s.size() != 2)
+        return false;
+    int tn = balanced_tile(s[1], max_tile_columns(plan, L));
+    int64_t block = resident_block(
+        plan, s[1], tn, [&](int64_t columns) { return resident_fits(g, k_chunk, L, columns, tn); });
+    if (block == 0)
+        return false;
     Func f = g.outputs[0].func;
-    Var no("no"), mo("mo"), ni("ni"), mi("mi");
-    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[1], max_n),
-           balanced_tile(s[0], L.partitions));
-    place_resident(g, k_chunk, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no), plan, L);
+    Var nb("nb"), nr("nr"), no("no"), mo("mo"), ni("ni"), mi("mi");
+    Halide::LoopLevel b_level = Halide::LoopLevel::root();
+    if (block < s[1]) {
+        f.split(var(0), nb, nr, static_cast<int>(block))
+            .tile(nr, var(1), no, mo, ni, mi, tn, balanced_tile(s[0], L.partitions))
+            .reorder(ni, mi, no, mo, nb);
+        b_level = Halide::LoopLevel(f, nb);
+    } else {
+        f.tile(var(0), var(1), no, mo, ni, mi, tn, balanced_tile(s[0], L.partitions));
+    }
+    place_resident(g, k_chunk, b_level, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no), plan,
+                   L);
     place_2d_epilogue(g, {false, Halide::LoopLevel(f, no)});
     return true;
 }
@@ -326,8 +389,10 @@ TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop
     Var no("no"), ni("ni");
     rows.split(var(0), no, ni, balanced_tile(row_elems, max_n)).reorder(ni, var(1), no);
     TileLoop column_tile{false, Halide::LoopLevel(rows, no)};
-    if (rank == 2 && resident_fits(g, k_chunk, L, max_n))
-        place_resident(g, k_chunk, row_tile.level, column_tile.level, plan, L);
+    if (rank == 2 &&
+        resident_fits(g, k_chunk, L, g.outputs[0].result.shape[1], balanced_tile(row_elems, max_n)))
+        place_resident(g, k_chunk, Halide::LoopLevel::root(), row_tile.level, column_tile.level,
+                       plan, L);
     else
         place_matmul(g, 0, *g.node, column_tile, L);
     int row_node = first_row_node(g);

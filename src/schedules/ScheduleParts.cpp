@@ -17,7 +17,8 @@ Limits limits_of(const target::TargetInfo &t) {
             t.sbuf_usable_per_partition / 3,
             t.sbuf_usable_per_partition / 8,
             t.sbuf_usable_per_partition / 8,
-            t.dma.small_row_bytes};
+            t.dma.small_row_bytes,
+            t.sbuf_usable_per_partition};
 }
 
 int64_t staged_image_budget(const Limits &L) {

@@ -25,6 +25,7 @@ struct Limits {
     int64_t broadcast_budget; ///< SBUF bytes per partition one broadcast built once may take
     int64_t row_budget;       ///< SBUF bytes per partition of a whole-row matmul epilogue
     int64_t short_dma_row;    ///< DMA rows up to this many bytes move at the lowest rate
+    int64_t sbuf_capacity;    ///< SBUF bytes per partition in all (what the budgets divide)
 };
 Limits limits_of(const target::TargetInfo &t);
 /** SBUF bytes per partition the padded image a window node (ConvTaps, PoolTaps) stages may take,

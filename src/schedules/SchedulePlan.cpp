@@ -32,6 +32,8 @@ std::string SchedulePlan::describe() const {
         s += ", transposes " + std::to_string(m.transposes_per_tile) + " per tile";
     if (m.transpose_buffers != d.transpose_buffers)
         s += ", " + std::to_string(m.transpose_buffers) + " buffers";
+    if (m.resident_block != d.resident_block)
+        s += ", blocks of " + std::to_string(m.resident_block);
     return s;
 }
 
@@ -81,6 +83,8 @@ bool parse_plan(const std::string &text, SchedulePlan &plan) {
             plan.matmul.transposes_per_tile = n;
         else if ((n = number_in(parts[i], "", " buffers")) > 0)
             plan.matmul.transpose_buffers = n;
+        else if ((n = number_in(parts[i], "blocks of ", "")) > 0)
+            plan.matmul.resident_block = n;
         else
             return false;
     }

@@ -38,11 +38,18 @@ struct MatmulPlan {
      *  from the rotating allocator, which then also hands the accumulators banks that the
      *  transposes of later row tiles still use). */
     int transpose_buffers = 0;
+    /** Two-level tiling for an operand too large to keep whole: an A-resident matmul keeps A^T
+     *  in blocks of at most this many rows, a B-resident one B in blocks of at most this many
+     *  columns, each block loaded once while the other operand streams past it; the other
+     *  operand then crosses HBM once per block. The schedule takes the largest block that is a
+     *  multiple of the output tile, divides the dimension and fits; an operand that fits whole
+     *  stays whole (0: no blocks). */
+    int resident_block = 0;
 
     bool operator==(const MatmulPlan &o) const {
         return operands == o.operands && max_tile_n == o.max_tile_n &&
                transposes_per_tile == o.transposes_per_tile &&
-               transpose_buffers == o.transpose_buffers;
+               transpose_buffers == o.transpose_buffers && resident_block == o.resident_block;
     }
 };
 
@@ -53,8 +60,8 @@ struct SchedulePlan {
     bool is_default() const { return *this == SchedulePlan(); }
     bool operator==(const SchedulePlan &o) const { return matmul == o.matmul; }
     /** For logs, --dump-schedules comments and the tuning database: "default", or
-     *  "matmul a_resident, n <= 256, transposes 4 per tile, 3 buffers" (parts left out that
-     *  have their default value). */
+     *  "matmul b_resident, n <= 256, transposes 4 per tile, 3 buffers, blocks of 512" (parts
+     *  left out that have their default value). */
     std::string describe() const;
 };
 

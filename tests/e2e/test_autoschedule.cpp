@@ -162,6 +162,65 @@ TEST_CASE("A's transposes share PSUM tiles and take turns in the plan's fixed bu
     CHECK(tiles1.size() == 6);
 }
 
+namespace {
+
+/** The product of `text`'s MatMul y under `plan`, given back as a script: its schedule text,
+ *  and whether its values match the host reference. */
+std::pair<std::string, bool> blocked_product(const char *text, const sched::SchedulePlan &plan) {
+    Graph loaded = load_text(text);
+    Graph g = passed(text);
+    auto inputs = test::random_inputs(loaded, 11);
+    auto want = alg::run_reference(loaded, inputs);
+    sched::ScheduleScript script;
+    script.blocks.push_back(sched::describe_schedule(scheduled(g, node_with_output(g, "y"), plan)));
+    CompileOptions o1;
+    o1.optlevel = 1;
+    o1.schedule = &script;
+    test::E2EResult got = test::run_program(generate_program(g, o1), g, inputs);
+    return {script.to_string(),
+            test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5};
+}
+
+} // namespace
+
+TEST_CASE("an operand too large to stay whole is kept in blocks, and the product is right") {
+    // B of [1024, 3072] fp32 is 96 KiB per partition, over the resident budget (88 KiB): in
+    // blocks of at most 2048 columns, the largest multiple of the 512-column tile that divides
+    // 3072 is 1536, and x crosses HBM once per block.
+    const char *wide_b = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 1024] x, float[1024, 3072] w) => (float[128, 3072] y) {
+  y = MatMul(x, w)
+}
+)";
+    sched::SchedulePlan b_blocks = plan_of(Operands::BResident);
+    b_blocks.matmul.resident_block = 2048;
+    auto [b_text, b_right] = blocked_product(wide_b, b_blocks);
+    CHECK(b_text.find("split(v0, nb, nr, 1536)") != std::string::npos);
+    CHECK(b_text.find("rhs.split(v1, kco, kci, 128).unroll(kco).compute_at(final0, nb)") !=
+          std::string::npos);
+    CHECK(b_right);
+    // Without blocks B does not fit, and the plan falls back to the default.
+    Graph g = passed(wide_b);
+    const Node &mm = node_with_output(g, "y");
+    CHECK(schedule_text(scheduled(g, mm, plan_of(Operands::BResident))) ==
+          schedule_text(scheduled(g, mm, {})));
+    // A^T of [4096, 768] fp32 is 96 KiB per partition: blocks of 384 rows (640 and 512 do not
+    // divide 768), each built once, B staged once per block.
+    const char *tall_a = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[768, 4096] x, float[4096, 128] w) => (float[768, 128] y) {
+  y = MatMul(x, w)
+}
+)";
+    sched::SchedulePlan a_blocks = plan_of(Operands::AResident);
+    a_blocks.matmul.resident_block = 2048;
+    auto [a_text, a_right] = blocked_product(tall_a, a_blocks);
+    CHECK(a_text.find("split(v1, mb, mr, 384)") != std::string::npos);
+    CHECK(a_text.find("compute_at(final0, mb)") != std::string::npos);
+    CHECK(a_right);
+}
+
 TEST_CASE("the default plan is the default schedule") {
     Graph g = passed(kMatmul);
     const Node &mm = node_with_output(g, "y");
@@ -261,6 +320,7 @@ TEST_CASE("plans read back as written; other text is not a plan") {
          {"", "matmul", "matmul auto", "matmul sideways", "matmul auto, 0 buffers",
           "matmul auto, transposes 4 per tile", "matmul auto, 3 buffers, n <= 128",
           "matmul auto, transposes x per tile", "matmul auto, 3 buffers,", "matmul streamed, n <= ",
+          "matmul b_resident, blocks of 0", "matmul b_resident, blocks of",
           "matmul streamed, n <= 12x", "matmul streamed, n <= 99999999999", "conv default"}) {
         CAPTURE(junk);
         CHECK_FALSE(sched::parse_plan(junk, p));
