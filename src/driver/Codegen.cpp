@@ -26,6 +26,7 @@
 #include "graph/ReduceLastAxis.h"
 #include "graph/ResizeMatmul.h"
 #include "graph/WeightLayout.h"
+#include "neff/ForwardStores.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
 #include "neff/ScheduleInstructions.h"
@@ -74,6 +75,7 @@ public:
         copy_outputs_without_producer();
         if (o_.used_schedules)
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
+        keep_tensors_resident();
         codegen::schedule_instructions(selected_, *target_);
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
@@ -366,6 +368,17 @@ private:
 
     void flat_copy(const std::string &from, const std::string &to, const std::string &name) {
         codegen_copies::flat_copy(copy_target(), var(from), var(to), name);
+    }
+
+    /** Whole-model move: loads of tensors still in SBUF become on-chip copies. */
+    void keep_tensors_resident() {
+        if (o_.optlevel < 2 || !o_.keep_resident)
+            return;
+        TimedStep step("keep tensors resident");
+        codegen::ForwardStats f = codegen::forward_stores(selected_, prog_);
+        log_info("residency: ", f.loads_forwarded, " loads of tensors still in SBUF became ",
+                 f.copies, " on-chip copies; ", f.stores_dropped,
+                 " stores of tensors no longer read from HBM dropped");
     }
 
     void copy_outputs_without_producer() {

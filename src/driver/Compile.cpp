@@ -161,6 +161,7 @@ void compile_model(const CompileOptions &options) {
         TimedStep step("whole-program check");
         checked = check_plans_on_program(graph, codegen_options);
         codegen_options.fixed_plans = &checked.plans;
+        codegen_options.keep_resident = checked.keep_resident;
     }
     sched::ScheduleScript used;
     if (!options.dump_schedules.empty())

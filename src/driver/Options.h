@@ -67,6 +67,10 @@ struct CompileOptions {
     /** A group of the workload and plan of one lowered before takes that lowering
      *  (driver/LoweringCache.h); off in tests that compare against lowering every group. */
     bool reuse_lowered_groups = true;
+    /** At -O2 and -O3, tensors stay in SBUF between groups where they can
+     *  (neff/ForwardStores.h); -O3's whole-program check turns it off if the program is faster
+     *  without (WholeProgramCheck.h), and tests to compare. */
+    bool keep_resident = true;
 };
 
 enum class Command { Compile, ListOperators };

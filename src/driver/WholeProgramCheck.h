@@ -8,8 +8,9 @@
  * compiled with the windows' plans and timed on the timing simulator (timing-only, weights
  * without their bytes), then, workload by workload in the order of their text, compiled and timed
  * with that workload's plan put back to the default, and each change that makes the program
- * faster is kept. One code generation per workload whose plan is not the default, plus one.
- * Assumes `g` has been through the graph passes.
+ * faster is kept. Then the program without tensors kept resident between groups
+ * (neff/ForwardStores.h) is timed, and kept if faster. One code generation per workload whose
+ * plan is not the default, plus two. Assumes `g` has been through the graph passes.
  */
 
 #include "autoscheduler/Autoschedule.h"
@@ -19,10 +20,11 @@
 namespace nhc {
 
 struct CheckedPlans {
-    autosched::PlanMap plans; ///< what to compile `g` with (CompileOptions::fixed_plans)
-    double program_ns = 0;    ///< the simulated time of the program with them
-    int tried = 0;            ///< plans timed against the default in the program
-    int put_back = 0;         ///< of those, put back to the default
+    autosched::PlanMap plans;  ///< what to compile `g` with (CompileOptions::fixed_plans)
+    double program_ns = 0;     ///< the simulated time of the program with them
+    int tried = 0;             ///< plans timed against the default in the program
+    int put_back = 0;          ///< of those, put back to the default
+    bool keep_resident = true; ///< CompileOptions::keep_resident: tensors kept in SBUF
 };
 
 /** The plans to compile `g` with at -O3 (the options' other settings as given). */

@@ -1,0 +1,253 @@
+#include "neff/ForwardStores.h"
+
+#include "neff/Footprint.h"
+
+#include <map>
+#include <optional>
+
+namespace nhc::codegen {
+
+using neff::AccessPattern;
+using neff::Engine;
+using neff::Instr;
+using neff::MemSpace;
+
+namespace {
+
+/** Instructions between a store and its load that are searched for writes to the stored tiles;
+ *  a load further away is left as it is (a bound on compile time, not a hardware figure). */
+constexpr int64_t kMaxDistance = 1 << 16;
+
+/** A transfer's operand as rows of contiguous elements: row r on partition first + r (SBUF) or
+ *  at byte offset + r * row_step (HBM), `elems` elements each. */
+struct Rows {
+    int64_t first = 0, rows = 0, offset = 0, row_step = 0, elems = 0;
+};
+
+std::optional<Rows> rows_of(const AccessPattern &ap) {
+    const bool hbm = ap.space == MemSpace::HBM;
+    const int64_t unit = hbm ? neff::dtype_size(ap.dtype) : 1; // HBM steps are bytes
+    Rows r{hbm ? 0 : ap.start_partition, ap.num_partitions, ap.offset, hbm ? ap.partition_step : 0,
+           1};
+    // The free dims, innermost first, must each continue the run of the ones inside them.
+    for (auto d = ap.dims.rbegin(); d != ap.dims.rend(); ++d) {
+        if (d->num == 1)
+            continue;
+        if (d->step != unit * r.elems)
+            return std::nullopt;
+        r.elems *= d->num;
+    }
+    return r;
+}
+
+/** The float types whose casts an engine copy makes as a DMA does, through fp32 (nc.md:L247,
+ *  L309; fp8 left out, unchecked). */
+bool plain_float(neff::DType t) {
+    return t == neff::DType::F32 || t == neff::DType::BF16 || t == neff::DType::F16 ||
+           t == neff::DType::TF32;
+}
+
+/** A DMA between SBUF and HBM of float types, with no other operand; of one type unless
+ *  `may_cast` (a cast through fp32, nc.md:L247, as an engine's copy does, nc.md:L309). */
+bool plain_transfer(const Instr &i, MemSpace from, MemSpace to, bool may_cast = false) {
+    return i.op == neff::Opcode::Dma && i.src.space == from && i.dst.space == to &&
+           (may_cast || i.src.dtype == i.dst.dtype) && plain_float(i.src.dtype) &&
+           plain_float(i.dst.dtype) && !i.src1.present() && !i.pred.present() && !i.accum.present();
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
+
+/** Part of a load served by one store: load rows [j0, j1) and load columns [c0, c1) (elements),
+ *  and where the store holds them on chip. */
+struct Piece {
+    int store = -1;
+    neff::DType src_type = neff::DType::F32; ///< as the store read it on chip
+    int64_t j0 = 0, j1 = 0, c0 = 0, c1 = 0;
+    int64_t src_partition = 0, src_offset = 0;
+};
+
+/** The piece of load `l` that store `s` wrote; nullopt if they share no element; a piece with
+ *  store -1 if they share elements that cannot be forwarded. */
+std::optional<Piece> piece_of(const Instr &l, const Instr &s, int store_index) {
+    Piece bad;
+    auto lh = rows_of(l.src), ld = rows_of(l.dst), sh = rows_of(s.dst), ss = rows_of(s.src);
+    // One cast at most, on either side: the copy makes it, through fp32 as both would.
+    bool casts_twice = s.src.dtype != s.dst.dtype && l.src.dtype != l.dst.dtype;
+    if (!lh || !ld || !sh || !ss || l.src.dtype != s.dst.dtype || casts_twice ||
+        lh->elems != ld->elems || lh->rows != ld->rows || sh->elems != ss->elems ||
+        sh->rows != ss->rows)
+        return bad;
+    const int64_t es = neff::dtype_size(l.src.dtype);
+    if (lh->rows > 1 && sh->rows > 1 && lh->row_step != sh->row_step)
+        return bad;
+    const int64_t row_step = sh->rows > 1 ? sh->row_step : lh->row_step;
+    // Rows longer than their step would overlap the next one.
+    if ((sh->rows > 1 && sh->elems * es > row_step) || (lh->rows > 1 && lh->elems * es > row_step))
+        return bad;
+    // Load row j meets store row j + shift for the shifts its bytes reach; each such shift must
+    // be the one that keeps the partition (an engine copy moves no data across partitions).
+    const int64_t d = lh->offset - sh->offset;
+    int64_t first_shift = 0, last_shift = 0;
+    if (row_step > 0) {
+        first_shift = floor_div(d - (sh->elems - 1) * es, row_step);
+        last_shift = floor_div(d + (lh->elems - 1) * es, row_step);
+    }
+    if (last_shift - first_shift > 64)
+        return bad;
+    const int64_t same_partition = ld->first - ss->first;
+    std::optional<Piece> found;
+    for (int64_t shift = first_shift; shift <= last_shift; shift++) {
+        const int64_t col = d - shift * row_step; // load column 0 at this byte of the store row
+        if (col % es != 0)
+            return bad;
+        const int64_t col_e = col / es;
+        Piece p;
+        p.store = store_index;
+        p.j0 = std::max<int64_t>(0, -shift);
+        p.j1 = std::min(lh->rows, sh->rows - shift);
+        p.c0 = std::max<int64_t>(0, -col_e);
+        p.c1 = std::min(lh->elems, sh->elems - col_e);
+        if (p.j0 >= p.j1 || p.c0 >= p.c1)
+            continue;
+        if (shift != same_partition)
+            return bad;
+        p.src_type = s.src.dtype;
+        p.src_partition = ss->first + p.j0 + shift;
+        p.src_offset = ss->offset + (p.c0 + col_e) * neff::dtype_size(s.src.dtype);
+        found = p;
+    }
+    return found;
+}
+
+bool pieces_overlap(const Piece &a, const Piece &b) {
+    return a.j0 < b.j1 && b.j0 < a.j1 && a.c0 < b.c1 && b.c0 < a.c1;
+}
+
+/** Whether an instruction in (from, to) writes the SBUF bytes of `box`. */
+bool written_between(const std::vector<SelectedInstr> &instrs, int from, int to,
+                     const neff::Footprint &box) {
+    for (int k = from + 1; k < to; k++) {
+        const Instr &i = instrs[static_cast<size_t>(k)].instr;
+        for (const AccessPattern *w : {&i.dst, &i.accum})
+            if (w->space == MemSpace::SBUF && neff::footprint(*w).overlaps(box))
+                return true;
+    }
+    return false;
+}
+
+AccessPattern sbuf_run(neff::DType t, int64_t partition, int64_t partitions, int64_t offset,
+                       int64_t elems) {
+    AccessPattern ap;
+    ap.space = MemSpace::SBUF;
+    ap.dtype = t;
+    ap.start_partition = static_cast<int32_t>(partition);
+    ap.num_partitions = static_cast<int32_t>(partitions);
+    ap.offset = offset;
+    ap.dims = {{1, elems}};
+    return ap;
+}
+
+/** The copies that replace load `li`, or none if it cannot be forwarded. `writers` are the
+ *  earlier instructions that write the load's variable. */
+std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
+                             const std::vector<int> &writers) {
+    const Instr &l = instrs[static_cast<size_t>(li)].instr;
+    const neff::Footprint want = neff::footprint(l.src);
+    std::vector<Piece> pieces;
+    for (int si : writers) {
+        const Instr &s = instrs[static_cast<size_t>(si)].instr;
+        if (!neff::footprint(s.dst).overlaps(want))
+            continue;
+        if (!plain_transfer(s, MemSpace::SBUF, MemSpace::HBM, true) || li - si > kMaxDistance)
+            return {};
+        std::optional<Piece> p = piece_of(l, s, si);
+        if (!p)
+            continue;
+        if (p->store < 0)
+            return {};
+        for (const Piece &q : pieces)
+            if (pieces_overlap(*p, q))
+                return {}; // two stores of the same bytes: leave the order to HBM
+        pieces.push_back(*p);
+    }
+    auto ld = rows_of(l.dst);
+    int64_t covered = 0;
+    for (const Piece &p : pieces)
+        covered += (p.j1 - p.j0) * (p.c1 - p.c0);
+    if (pieces.empty() || covered != ld->rows * ld->elems)
+        return {};
+    const int64_t es = neff::dtype_size(l.dst.dtype);
+    std::vector<Instr> copies;
+    for (const Piece &p : pieces) {
+        Instr c;
+        c.op = neff::Opcode::TensorCopy;
+        c.src = sbuf_run(p.src_type, p.src_partition, p.j1 - p.j0, p.src_offset, p.c1 - p.c0);
+        c.dst = sbuf_run(l.dst.dtype, ld->first + p.j0, p.j1 - p.j0, ld->offset + p.c0 * es,
+                         p.c1 - p.c0);
+        c.name = l.name;
+        if (written_between(instrs, p.store, li, neff::footprint(c.src)))
+            return {};
+        copies.push_back(c);
+    }
+    return copies;
+}
+
+} // namespace
+
+ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program) {
+    ForwardStats stats;
+    auto scratch = [&](int var) {
+        return var >= 0 && var < static_cast<int>(program.vars.size()) &&
+               program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Scratch;
+    };
+    std::map<int, std::vector<int>> writers; // HBM variable -> indices of its writers
+    std::map<int, int> reads_left;           // HBM variable -> readers not forwarded
+    std::vector<std::vector<Instr>> replacement(instrs.size());
+    std::vector<bool> replaced(instrs.size(), false);
+    for (size_t k = 0; k < instrs.size(); k++) {
+        const Instr &i = instrs[k].instr;
+        const int index = static_cast<int>(k);
+        if (plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true) && scratch(i.src.var) &&
+            writers.count(i.src.var)) {
+            std::vector<Instr> copies = forwarded(instrs, index, writers[i.src.var]);
+            if (!copies.empty()) {
+                replacement[k] = std::move(copies);
+                replaced[k] = true;
+                stats.loads_forwarded++;
+                stats.copies += static_cast<int>(replacement[k].size());
+                continue;
+            }
+        }
+        neff::for_each_operand(i, [&](const AccessPattern &ap, bool write) {
+            if (ap.space != MemSpace::HBM)
+                return;
+            if (write)
+                writers[ap.var].push_back(index);
+            else
+                reads_left[ap.var]++;
+        });
+    }
+    // A scratch tensor that no instruction reads from HBM any more need not be stored there.
+    std::vector<SelectedInstr> out;
+    out.reserve(instrs.size());
+    for (size_t k = 0; k < instrs.size(); k++) {
+        const Instr &i = instrs[k].instr;
+        if (replaced[k]) {
+            for (Instr &c : replacement[k])
+                out.push_back({Engine::POOL, std::move(c)});
+            continue;
+        }
+        if (plain_transfer(i, MemSpace::SBUF, MemSpace::HBM) && scratch(i.dst.var) &&
+            reads_left[i.dst.var] == 0) {
+            stats.stores_dropped++;
+            continue;
+        }
+        out.push_back(std::move(instrs[k]));
+    }
+    instrs = std::move(out);
+    return stats;
+}
+
+} // namespace nhc::codegen

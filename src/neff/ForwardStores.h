@@ -1,0 +1,47 @@
+#ifndef NHC_NEFF_FORWARDSTORES_H
+#define NHC_NEFF_FORWARDSTORES_H
+
+/** \file
+ * Keeps tensors resident in SBUF between groups (issue 16's whole-model move): a load of an
+ * intermediate tensor from HBM whose bytes were stored there, earlier in the program, from SBUF
+ * tiles that nothing has overwritten since, becomes an on-chip copy of those tiles on GpSimd.
+ * Every group stores its output to HBM and the next group loads it back; each of those transfers
+ * pays the DMA fixed cost (nc.md:L252, L265) on the chain from one group to the next, where an
+ * on-chip copy pays an instruction's (nc.md:L302). When every reader of a scratch tensor is
+ * forwarded, its stores are dropped too, and the tensor never crosses HBM.
+ *
+ * A load is forwarded only when each of its elements was last written by a store from the same
+ * SBUF partition it is loaded into (compute engines do not move data across partitions), both
+ * sides being rows of contiguous floats cast once at most, by the store or by the load (auto-
+ * cast's): the copy then makes that cast, through fp32 as a DMA does (nc.md:L247, L309); and no
+ * instruction between that store and the load, in program order, writes the stored SBUF bytes
+ * (box overlap, as Footprint.h: conservative). Program order is what Hazards.h orders by, so the
+ * copy, placed where the load was, waits for the tiles' writers and holds back their next
+ * writers, as the load did with the store.
+ *
+ * GpSimd makes the copies: it otherwise only issues stores (SelectTransfers.cpp). Measured
+ * against DVE and ACT at -O2 (bench/README.md): within 0.5% on the dev models and the fp32
+ * BERT-base layer, and 4% faster on the bf16 layer (464.3 us against 484.6 and 485.0), where
+ * DVE and ACT already carry the epilogues.
+ *
+ * Assumes program order (groups in sequence, each group's instructions as selected), before
+ * instruction scheduling and semaphores.
+ */
+
+#include "neff/SelectInstructions.h"
+
+namespace nhc::codegen {
+
+struct ForwardStats {
+    int loads_forwarded = 0; ///< loads replaced by on-chip copies
+    int copies = 0;          ///< copies they became
+    int stores_dropped = 0;  ///< stores of tensors no longer read from HBM
+};
+
+/** Forwards stores to loads in `instrs` (see the file comment). `program` names the variables:
+ *  only Scratch ones are forwarded. */
+ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program);
+
+} // namespace nhc::codegen
+
+#endif

@@ -1,0 +1,194 @@
+// Tensors kept in SBUF between groups (neff/ForwardStores): which loads become on-chip copies,
+// which stay loads, and which stores are dropped, on hand-built instruction lists; then on
+// compiled programs, whose values must not change.
+
+#include "E2E.h"
+#include "TextCases.h"
+#include "neff/ForwardStores.h"
+
+#include <doctest/doctest.h>
+
+using namespace nhc;
+using codegen::SelectedInstr;
+using neff::AccessPattern;
+using neff::Engine;
+using neff::Instr;
+using neff::MemSpace;
+
+namespace {
+
+/** Variable 0 is a scratch tensor of [64, 256] fp32, variable 1 an output of the same shape. */
+neff::Program two_vars() {
+    neff::Program p;
+    for (auto [name, kind] :
+         {std::pair{"t", neff::VarKind::Scratch}, {"y", neff::VarKind::Output}}) {
+        neff::Variable v;
+        v.name = name;
+        v.kind = kind;
+        v.shape = {64, 256};
+        p.vars.push_back(v);
+    }
+    return p;
+}
+
+/** Rows [row0, row0 + rows) and columns [col0, col0 + cols) of a [64, 256] variable. */
+AccessPattern hbm(int var, int row0, int rows, int col0, int cols,
+                  neff::DType t = neff::DType::F32) {
+    const int64_t es = neff::dtype_size(t);
+    AccessPattern a;
+    a.space = MemSpace::HBM;
+    a.dtype = t;
+    a.var = var;
+    a.num_partitions = rows;
+    a.partition_step = 256 * es;
+    a.offset = (row0 * 256 + col0) * es;
+    a.dims = {{es, cols}};
+    return a;
+}
+
+AccessPattern sbuf(int partition, int partitions, int64_t byte_offset, int cols) {
+    AccessPattern a;
+    a.space = MemSpace::SBUF;
+    a.start_partition = partition;
+    a.num_partitions = partitions;
+    a.offset = byte_offset;
+    a.dims = {{1, cols}};
+    return a;
+}
+
+SelectedInstr dma(const AccessPattern &dst, const AccessPattern &src) {
+    Instr i;
+    i.op = neff::Opcode::Dma;
+    i.dst = dst;
+    i.src = src;
+    return {Engine::SP, i};
+}
+
+SelectedInstr write_on_dve(const AccessPattern &dst) {
+    Instr i;
+    i.op = neff::Opcode::Memset;
+    i.dst = dst;
+    return {Engine::DVE, i};
+}
+
+int count(const std::vector<SelectedInstr> &v, neff::Opcode op, Engine e) {
+    int n = 0;
+    for (const SelectedInstr &s : v)
+        n += s.instr.op == op && s.engine == e;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("a load of a tensor still in SBUF becomes a copy on GpSimd, and its store is dropped") {
+    neff::Program p = two_vars();
+    std::vector<SelectedInstr> v = {write_on_dve(sbuf(0, 64, 0, 256)),
+                                    dma(hbm(0, 0, 64, 0, 256), sbuf(0, 64, 0, 256)),
+                                    dma(sbuf(0, 64, 4096, 256), hbm(0, 0, 64, 0, 256))};
+    codegen::ForwardStats s = codegen::forward_stores(v, p);
+    CHECK(s.loads_forwarded == 1);
+    CHECK(s.stores_dropped == 1);
+    REQUIRE(v.size() == 2);
+    CHECK(v[1].engine == Engine::POOL);
+    CHECK(v[1].instr.op == neff::Opcode::TensorCopy);
+    CHECK(v[1].instr.src == sbuf(0, 64, 0, 256));
+    CHECK(v[1].instr.dst == sbuf(0, 64, 4096, 256));
+}
+
+TEST_CASE("a load served by two stores' column halves becomes two copies") {
+    neff::Program p = two_vars();
+    // Columns [0, 128) from tile A at byte 0, [128, 256) from tile B at byte 2048; the load
+    // takes rows 16..47, columns 64..191, into partitions 16..47.
+    std::vector<SelectedInstr> v = {dma(hbm(0, 0, 64, 0, 128), sbuf(0, 64, 0, 128)),
+                                    dma(hbm(0, 0, 64, 128, 128), sbuf(0, 64, 2048, 128)),
+                                    dma(sbuf(16, 32, 8192, 128), hbm(0, 16, 32, 64, 128))};
+    codegen::ForwardStats s = codegen::forward_stores(v, p);
+    CHECK(s.loads_forwarded == 1);
+    CHECK(s.copies == 2);
+    REQUIRE(v.size() == 2); // both stores dropped
+    CHECK(v[0].instr.src == sbuf(16, 32, 64 * 4, 64));
+    CHECK(v[0].instr.dst == sbuf(16, 32, 8192, 64));
+    CHECK(v[1].instr.src == sbuf(16, 32, 2048, 64));
+    CHECK(v[1].instr.dst == sbuf(16, 32, 8192 + 64 * 4, 64));
+}
+
+TEST_CASE("loads stay loads when the tiles were overwritten, or partitions or types differ") {
+    neff::Program p = two_vars();
+    const SelectedInstr st = dma(hbm(0, 0, 64, 0, 256), sbuf(0, 64, 0, 256));
+    const SelectedInstr ld = dma(sbuf(0, 64, 4096, 256), hbm(0, 0, 64, 0, 256));
+    auto forwarded = [&](std::vector<SelectedInstr> v) {
+        return codegen::forward_stores(v, p).loads_forwarded;
+    };
+    CHECK(forwarded({st, ld}) == 1);
+    // The stored tile is written again before the load: the bytes in SBUF are not the tensor's.
+    CHECK(forwarded({st, write_on_dve(sbuf(32, 8, 512, 4)), ld}) == 0);
+    // A write elsewhere on chip changes nothing.
+    CHECK(forwarded({st, write_on_dve(sbuf(0, 64, 8192, 256)), ld}) == 1);
+    // Loaded onto other partitions: an engine cannot move it there.
+    CHECK(forwarded({st, dma(sbuf(64, 64, 4096, 256), hbm(0, 0, 64, 0, 256))}) == 0);
+    // Cast on both sides (fp32 -> bf16 stored, bf16 -> fp32 loaded): not one copy's rounding.
+    const AccessPattern t16 = hbm(0, 0, 64, 0, 256, neff::DType::BF16);
+    SelectedInstr st16 = dma(t16, sbuf(0, 64, 0, 256)), ld16 = dma(sbuf(0, 64, 4096, 256), t16);
+    CHECK(forwarded({st16, ld16}) == 0);
+    // Cast on one side only: the copy makes it.
+    ld16.instr.dst.dtype = neff::DType::BF16;
+    CHECK(forwarded({st16, ld16}) == 1);
+    // Only a part of the load was stored: the rest is whatever HBM held.
+    CHECK(forwarded({dma(hbm(0, 0, 32, 0, 256), sbuf(0, 32, 0, 256)), ld}) == 0);
+    // An output variable is not forwarded.
+    SelectedInstr st_y = st, ld_y = ld;
+    st_y.instr.dst.var = 1;
+    ld_y.instr.src.var = 1;
+    CHECK(forwarded({st_y, ld_y}) == 0);
+}
+
+TEST_CASE("a store stays while a load of its tensor is not forwarded") {
+    neff::Program p = two_vars();
+    std::vector<SelectedInstr> v = {dma(hbm(0, 0, 64, 0, 256), sbuf(0, 64, 0, 256)),
+                                    dma(sbuf(0, 64, 4096, 256), hbm(0, 0, 64, 0, 256)),
+                                    dma(sbuf(64, 64, 4096, 256), hbm(0, 0, 64, 0, 256))};
+    codegen::ForwardStats s = codegen::forward_stores(v, p);
+    CHECK(s.loads_forwarded == 1);
+    CHECK(s.stores_dropped == 0);
+    CHECK(count(v, neff::Opcode::Dma, Engine::SP) == 2);
+    CHECK(count(v, neff::Opcode::TensorCopy, Engine::POOL) == 1);
+}
+
+TEST_CASE("between two Gemms the hidden tensor stays in SBUF, and the values do not change") {
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 256] w1, float[256, 384] w2) => (float[128, 384] y) {
+  h = MatMul(x, w1)
+  r = Relu(h)
+  y = MatMul(r, w2)
+}
+)");
+    auto inputs = test::random_inputs(g, 5);
+    auto want = alg::run_reference(g, inputs);
+    CompileOptions resident, not_resident;
+    not_resident.keep_resident = false;
+    Graph passed = g;
+    apply_graph_passes(passed, resident);
+    neff::Program with = generate_program(passed, resident);
+    neff::Program without = generate_program(passed, not_resident);
+    int hbm_reads_with = 0, hbm_reads_without = 0;
+    for (const neff::Variable &v : with.vars)
+        if (v.kind == neff::VarKind::Scratch) {
+            hbm_reads_with += test::dmas_reading(with, v.name);
+            hbm_reads_without += test::dmas_reading(without, v.name);
+        }
+    CHECK(hbm_reads_without > 0);
+    CHECK(hbm_reads_with == 0);
+    auto copies_on_pool = [](const neff::Program &p) {
+        int n = 0;
+        for (const Instr &i : p.stream(Engine::POOL))
+            n += i.op == neff::Opcode::TensorCopy;
+        return n;
+    };
+    CHECK(copies_on_pool(with) > copies_on_pool(without));
+    // Both race-free (run_program checks races) and equal to the reference.
+    for (neff::Program *p : {&with, &without}) {
+        test::E2EResult got = test::run_program(*p, passed, inputs);
+        CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-5, 1e-5).rel_l2 < 1e-6);
+    }
+}
