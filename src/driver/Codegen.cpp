@@ -376,6 +376,8 @@ private:
             return;
         TimedStep step("keep tensors resident");
         codegen::ForwardStats f = codegen::forward_stores(selected_, prog_);
+        if (o_.loads_kept_resident)
+            *o_.loads_kept_resident = f.loads_forwarded;
         log_info("residency: ", f.loads_forwarded, " loads of tensors still in SBUF became ",
                  f.copies, " on-chip copies; ", f.stores_dropped,
                  " stores of tensors no longer read from HBM dropped");

@@ -71,6 +71,8 @@ struct CompileOptions {
      *  (neff/ForwardStores.h); -O3's whole-program check turns it off if the program is faster
      *  without (WholeProgramCheck.h), and tests to compare. */
     bool keep_resident = true;
+    /** Where code generation reports how many loads stayed on chip that way, or null. */
+    int *loads_kept_resident = nullptr;
 };
 
 enum class Command { Compile, ListOperators };

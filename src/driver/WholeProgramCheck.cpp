@@ -10,9 +10,10 @@ namespace {
 
 /** The simulated time of `g` compiled with `fixed` (and the search for anything else). */
 double program_ns(const Graph &g, CompileOptions o, const autosched::PlanMap *fixed,
-                  autosched::PlanMap *chosen) {
+                  autosched::PlanMap *chosen, int *loads_kept_resident = nullptr) {
     o.fixed_plans = fixed;
     o.chosen_plans = chosen;
+    o.loads_kept_resident = loads_kept_resident;
     o.without_weight_bytes = true;
     o.used_schedules = nullptr;
     neff::Program p = generate_program(g, o);
@@ -24,7 +25,8 @@ double program_ns(const Graph &g, CompileOptions o, const autosched::PlanMap *fi
 
 CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o) {
     CheckedPlans c;
-    c.program_ns = program_ns(g, o, nullptr, &c.plans);
+    int kept_resident = 0;
+    c.program_ns = program_ns(g, o, nullptr, &c.plans, &kept_resident);
     for (const auto &[workload, plan] : autosched::PlanMap(c.plans)) {
         if (plan.is_default())
             continue;
@@ -40,7 +42,7 @@ CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o) {
             c.put_back++;
         }
     }
-    if (o.keep_resident) {
+    if (o.keep_resident && kept_resident > 0) {
         CompileOptions without = o;
         without.keep_resident = false;
         double ns = program_ns(g, without, &c.plans, nullptr);

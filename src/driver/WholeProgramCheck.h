@@ -8,9 +8,9 @@
  * compiled with the windows' plans and timed on the timing simulator (timing-only, weights
  * without their bytes), then, workload by workload in the order of their text, compiled and timed
  * with that workload's plan put back to the default, and each change that makes the program
- * faster is kept. Then the program without tensors kept resident between groups
- * (neff/ForwardStores.h) is timed, and kept if faster. One code generation per workload whose
- * plan is not the default, plus two. Assumes `g` has been through the graph passes.
+ * faster is kept. Then, if any tensor stayed in SBUF between groups (neff/ForwardStores.h), the
+ * program without that is timed, and kept if faster. One code generation per workload whose
+ * plan is not the default, plus one or two. Assumes `g` has been through the graph passes.
  */
 
 #include "autoscheduler/Autoschedule.h"
