@@ -463,7 +463,7 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int scales = flatten_channel_scales(g);
     log_info("channel scales: ", scales, " elementwise nodes compute on [N*C, H*W] rows");
-    int flattened = flatten_elementwise_after_views(g);
+    int flattened = flatten_elementwise_after_views(g, window_limits);
     log_info("flatten: ", flattened, " elementwise nodes compute on their Gemm's 2-D shape");
     int folded = fold_transposes_into_matmuls(g);
     log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");

@@ -94,13 +94,19 @@ public:
         const Node &front = *group.front();
         if (!fusable(n))
             return false;
-        bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm";
+        // A convolution's elementwise epilogue joins it when the channels fill the partitions
+        // enough (conv_epilogue_joins; FlattenElementwise then left the chain in its shape).
+        bool conv_group = front.domain == "nhc" && front.op_type == "ConvTaps" &&
+                          conv_epilogue_joins(cx_.graph.value(front.outputs[0]).shape.at(1),
+                                              sched::conv_limits(cx_.target));
+        bool matmul_group = front.op_type == "MatMul" || front.op_type == "Gemm" || conv_group;
         // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
         // holds whole rows (N within one PSUM bank: attention scores never leave the chip), or
         // a row tile's whole rows fit on chip (a residual + LayerNorm after a linear layer,
         // attention over 1,024 positions).
         const Shape &shape = cx_.graph.value(n.outputs[0]).shape;
-        bool row_op = (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
+        bool row_op = !conv_group &&
+                      (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
                       !shape.empty() && n.attr_int("axis", -1) == -1 &&
                       sched::row_reduction_joins_matmul(shape.back(), cx_.target);
         if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&

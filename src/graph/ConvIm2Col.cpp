@@ -90,6 +90,10 @@ bool chunked_image_fits(int64_t channels, int64_t image_bytes, const ConvLimits 
            channels / chunk * image_bytes <= limits.image_bytes;
 }
 
+bool conv_epilogue_joins(int64_t out_channels, const ConvLimits &limits) {
+    return 2 * out_channels >= limits.channels;
+}
+
 bool tap_weights_fit(int64_t channels, int64_t taps, int64_t out_channels,
                      const ConvLimits &limits) {
     int64_t chunks = channels / channel_chunk(channels, limits.channels);

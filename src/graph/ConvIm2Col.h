@@ -67,6 +67,15 @@ struct ConvLimits {
     int64_t channels = 0, image_bytes = 0, weight_bytes = 0;
 };
 
+/** Whether elementwise nodes after a ConvTaps of `out_channels` output channels join its group,
+ *  computed per output tile with the channels on partitions, rather than on their own over
+ *  [N*C*H, W] rows (graph/FlattenElementwise): when the channels fill at least half the
+ *  partitions, as chunked_image_fits asks of input channels. The tile then spares the result a
+ *  round trip through HBM in rows of W elements (ResNet-50 at 224²: 4,894.8 -> 2,526.7 us at
+ *  -O1, bench/README.md); below, the activation on few partitions costs more than the trip
+ *  (dev_unet's 16-channel convolutions: 922.4 -> 1,128.8 us). */
+bool conv_epilogue_joins(int64_t out_channels, const ConvLimits &limits);
+
 /** The input channels ConvTaps contracts per matmul (its schedule splits the channels on
  *  partitions into chunks of this many): the largest divisor of `channels` within `partitions`,
  *  so that every chunk is full. */

@@ -13,9 +13,12 @@
  * A chain also starts, without a 2-D input, at a node whose runtime input of the output's shape
  * comes (through views and row-wise nodes) from an operator other than a matmul, such as a
  * convolution's [N, C, H, W] output: computed as [N*C*H, W] its tiles fill the partitions rather
- * than holding H rows each. Chains from matmuls keep their shapes (attention's fusion needs them).
+ * than holding H rows each. Chains from matmuls keep their shapes (attention's fusion needs them),
+ * and so do chains from a ConvTaps whose output channels fill the partitions enough for the chain
+ * to join its group (conv_epilogue_joins).
  */
 
+#include "graph/ConvIm2Col.h"
 #include "graph/Graph.h"
 
 #include <set>
@@ -24,7 +27,7 @@
 namespace nhc {
 
 /** Returns the number of nodes rewritten. */
-int flatten_elementwise_after_views(Graph &g);
+int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits);
 
 /** Elementwise operators (one output, ONNX broadcasting, no reduction). */
 bool is_elementwise_op(const std::string &op_type);

@@ -200,6 +200,40 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
     CHECK(test::dmas_reading(p, "x") == 1);
 }
 
+TEST_CASE("a convolution's ReLU and residual Add join its group when its channels fill half the "
+          "partitions, and match") {
+    // 64 output channels: c never reaches HBM (the Add with the residual r and the Relu run on
+    // the conv's output tiles, channels on partitions). 16 channels: the Relu is a group of its
+    // own over [N*C*H, W] rows and reads c from HBM.
+    auto model = [](int co) {
+        std::string c = std::to_string(co);
+        return R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 8, 12, 12] x, float[)" +
+               c + R"(, 8, 3, 3] w, float[1, )" + c + R"(, 12, 12] r) => (float[1, )" + c +
+               R"(, 12, 12] y) {
+  c = Conv <pads = [1, 1, 1, 1]> (x, w)
+  s = Add(c, r)
+  y = Relu(s)
+}
+)";
+    };
+    for (int co : {64, 16}) {
+        CAPTURE(co);
+        Graph g = load_text(model(co));
+        CHECK(test::worst_rel_l2(g, test::random_inputs(g, 3), {"y"}, 1e-4, 1e-5) <= 1e-6);
+        CompileOptions o1;
+        o1.optlevel = 1; // no tensor kept in SBUF between groups: the grouping alone
+        neff::Program p = test::compile_graph(g, o1);
+        // (w, a runtime input, is permuted into a scratch tensor of its own: not counted.)
+        bool stored = false;
+        for (const neff::Variable &v : p.vars)
+            stored = stored || (v.kind == neff::VarKind::Scratch &&
+                                v.num_elements() == co * 12 * 12 && test::dmas_reading(p, v.name));
+        CHECK(stored == (co == 16));
+    }
+}
+
 TEST_CASE("ConvTaps past the chip: 256 input channels in two chunks accumulated in PSUM; an "
           "image over the budget staged in bands of output rows with their halo; both match") {
     Graph wide = load_text(R"(
