@@ -187,7 +187,10 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
         c.dst = sbuf_run(l.dst.dtype, ld->first + p.j0, p.j1 - p.j0, ld->offset + p.c0 * es,
                          p.c1 - p.c0);
         c.name = l.name;
-        if (written_between(instrs, p.store, li, neff::footprint(c.src)))
+        // A copy onto bytes it reads (the load's tile allocated where the stored one was) would
+        // depend on the order in which the engine streams them: left to the DMA.
+        if (written_between(instrs, p.store, li, neff::footprint(c.src)) ||
+            neff::footprint(c.src).overlaps(neff::footprint(c.dst)))
             return {};
         copies.push_back(c);
     }

@@ -124,6 +124,8 @@ TEST_CASE("loads stay loads when the tiles were overwritten, or partitions or ty
     CHECK(forwarded({st, write_on_dve(sbuf(32, 8, 512, 4)), ld}) == 0);
     // A write elsewhere on chip changes nothing.
     CHECK(forwarded({st, write_on_dve(sbuf(0, 64, 8192, 256)), ld}) == 1);
+    // Loaded onto bytes of the stored tile itself (shifted by 512 bytes): not an in-place copy.
+    CHECK(forwarded({st, dma(sbuf(0, 64, 512, 256), hbm(0, 0, 64, 0, 256))}) == 0);
     // Loaded onto other partitions: an engine cannot move it there.
     CHECK(forwarded({st, dma(sbuf(64, 64, 4096, 256), hbm(0, 0, 64, 0, 256))}) == 0);
     // Cast on both sides (fp32 -> bf16 stored, bf16 -> fp32 loaded): not one copy's rounding.
