@@ -243,7 +243,7 @@ void Selector::visit_allocate(const Allocate *op) {
                    ", which is full (", alloc.capacity(), " bytes per partition)");
     buffers_[op->name] = b;
     if (b.space == MemSpace::PSUM)
-        psum_pending_zero_[op->name] = false;
+        psum_zeroed_[op->name] = PsumZeroed();
     walk(op->body);
     if (fixed < 0)
         alloc.release(b.offset);
@@ -408,7 +408,7 @@ void Selector::select_nest_instructions(const Nest &n) {
         fail("NHC_EGEN011", n, "an HBM output must be a plain copy of an on-chip stage");
     if (dst.space == MemSpace::PSUM) {
         if (is_const_zero(n.value)) {
-            psum_pending_zero_[n.dst] = true; // folded into the next matmul (overwrite)
+            psum_zeroed_[n.dst] = PsumZeroed{true, {}}; // folded into the matmuls (overwrite)
             return;
         }
         if (src && buffer(src->name).space == MemSpace::SBUF) {

@@ -412,11 +412,38 @@ void Selector::select_matmul(const Nest &n) {
     nhc_assert(K <= opt_.target->pe_rows && M <= opt_.target->pe_cols &&
                    N <= opt_.target->matmul_max_moving,
                "matmul tile K=" << K << " M=" << M << " N=" << N << " passed the staging checks");
-    if (psum_pending_zero_[n.dst])
-        psum_pending_zero_[n.dst] = false; // the first matmul overwrites
-    else
+    if (!matmul_overwrites(n, ins.dst))
         ins.flags |= neff::kFlagAccumulate;
     emit(Engine::PE, ins);
+}
+
+bool Selector::matmul_overwrites(const Nest &n, const AccessPattern &dst) {
+    PsumZeroed &z = psum_zeroed_[n.dst];
+    if (!z.pending)
+        return false;
+    neff::Footprint box = neff::footprint(dst);
+    // Exact bytes when they list in few runs, else the box's range (an over-approximation, so
+    // a split it cannot prove disjoint is refused, never miscomputed).
+    constexpr int64_t kMaxRuns = 4096;
+    neff::ByteIntervals bytes =
+        neff::byte_intervals(dst, kMaxRuns).value_or(neff::ByteIntervals{{box.begin, box.end}});
+    bool meets = false, inside = false;
+    for (const PsumZeroed::Region &r : z.written) {
+        if (r.first_row >= box.end_row || box.first_row >= r.end_row ||
+            !neff::intervals_meet(r.bytes, bytes))
+            continue;
+        meets = true;
+        inside = inside || (r.first_row <= box.first_row && box.end_row <= r.end_row &&
+                            neff::intervals_cover(r.bytes, bytes));
+    }
+    if (meets && !inside)
+        fail("NHC_EGEN012", n,
+             "a matmul into an accumulator zeroed for it covers part of a region an earlier "
+             "matmul wrote and part of one none did: each matmul of a tile must write the "
+             "same columns as the earlier ones into them, or new ones");
+    if (!meets)
+        z.written.push_back({box.first_row, box.end_row, std::move(bytes)});
+    return !meets;
 }
 
 void Selector::select_transpose(const Nest &n, const std::string &src_name,

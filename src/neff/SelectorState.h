@@ -7,6 +7,7 @@
  */
 
 #include "neff/AffineAccess.h"
+#include "neff/Footprint.h"
 #include "neff/OnChipAllocator.h"
 #include "neff/SelectInstructions.h"
 
@@ -123,7 +124,22 @@ private:
     const SelectOptions &opt_;
     std::map<std::string, Halide::Expr> env_;
     std::map<std::string, Buffer> buffers_;
-    std::map<std::string, bool> psum_pending_zero_;
+    /** A PSUM accumulator set to zero: the matmul that first writes a region of it overwrites
+     *  (folding the zeroing in), later ones into that region accumulate. The regions written
+     *  since the zeroing, per partition range (exact bytes): a schedule may split one tile's
+     *  matmuls by columns, each then the first into its own region. */
+    struct PsumZeroed {
+        bool pending = false;
+        struct Region {
+            int64_t first_row, end_row;
+            neff::ByteIntervals bytes;
+        };
+        std::vector<Region> written;
+    };
+    std::map<std::string, PsumZeroed> psum_zeroed_;
+    /** Whether a matmul into `dst` overwrites (see PsumZeroed); NHC_EGEN012 when it covers part
+     *  of a region written before and part of one not yet written. */
+    bool matmul_overwrites(const Nest &n, const neff::AccessPattern &dst);
     OnChipAllocator sbuf_, psum_;
     std::vector<int64_t> temps_;
     std::vector<SelectedInstr> out_;

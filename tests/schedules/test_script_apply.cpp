@@ -85,6 +85,31 @@ TEST_CASE("a script's N tile sets the number of matmuls, and the Gemm stays corr
     }
 }
 
+TEST_CASE("matmuls split by columns each overwrite their own zeroed columns first, then "
+          "accumulate") {
+    // K chunks inside the column loop: one matmul per output column and K chunk. The schedule
+    // fuzzer's variant 1871 (seed 1): every column after the first accumulated onto what the
+    // PSUM bank held before, as only the tile's first matmul overwrote.
+    Graph g = gemm_graph();
+    std::vector<float> a = test::ramp(64 * 256, 0.01f, -0.5f), b = test::ramp(256 * 512, 0.02f, -1);
+    std::vector<double> want(64 * 512, 0.0);
+    for (int m = 0; m < 64; m++)
+        for (int k = 0; k < 256; k++)
+            for (int n = 0; n < 512; n++)
+                want[m * 512 + n] += double(a[m * 256 + k]) * b[k * 512 + n];
+    sched::Group grp =
+        scheduled_group(g, test::gemm_block("tile(v0, v1, no, mo, ni, mi, 512, 64)",
+                                            "  acc.update().reorder(ki, v1, ko, v0)\n"));
+    Compiled c = compile_group(g, grp);
+    int overwrites = 0, accumulates = 0;
+    for (const codegen::SelectedInstr &i : c.instrs)
+        if (i.instr.op == neff::Opcode::Matmul)
+            (i.instr.has(neff::kFlagAccumulate) ? accumulates : overwrites)++;
+    CHECK(overwrites == 512);  // one per column
+    CHECK(accumulates == 512); // the second K chunk of each
+    CHECK(rel_l2_error(test::run(c, g, {{"in0", a}, {"in1", b}}), want) < 1e-4);
+}
+
 TEST_CASE("a script's row tile sets the Softmax instruction count, and Softmax stays correct") {
     Graph g = one_node_graph("Softmax", {{256, 32}}, {256, 32});
     std::vector<float> x = test::ramp(256 * 32, 0.05f, -2);
