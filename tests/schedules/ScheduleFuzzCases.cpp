@@ -47,8 +47,20 @@ struct GraphBuilder {
         n.op_type = op;
     }
     void input(const Shape &shape, bool constant = false) {
-        std::string name = "in" + std::to_string(named++);
+        add_input(random_tensor(shape, rng), constant);
+    }
+    /** A constant divisor: random_tensor's draw moved to [0.5, 1.5), so never 0 (a Div by 0 is
+     *  inf or NaN on device, and the reference need not agree: seed 2's attention drew 0). One
+     *  draw per element, as random_tensor, so the cases drawn after it do not change. */
+    void divisor(const Shape &shape) {
         HostTensor t = random_tensor(shape, rng);
+        for (int64_t i = 0; i < t.numel(); i++)
+            t.set_f64(i, 1.0 + t.get_f64(i) / 2);
+        add_input(t, true);
+    }
+    void add_input(const HostTensor &t, bool constant) {
+        const Shape &shape = t.shape();
+        std::string name = "in" + std::to_string(named++);
         Value v{name, DType::Float32, shape, nullptr};
         if (constant) {
             v.constant = std::make_shared<HostTensor>(t);
@@ -171,7 +183,7 @@ Graph attention(GraphBuilder &b) {
     b.input({2, s, d});
     b.input({2, d, s});
     b.then("Div", {2, s, s});
-    b.input({1}, true);
+    b.divisor({1});
     b.then("Softmax", {2, s, s});
     b.n.attrs["axis"] = int64_t(-1);
     b.then("MatMul", {2, s, s});
@@ -198,7 +210,7 @@ Graph chain(GraphBuilder &b, const std::string &family) {
         b.then("Relu", {r, c});
         return b.finish({r, c});
     }
-    b.input({1}, true); // scale_softmax: a Div by a constant, then Softmax over the rows
+    b.divisor({1}); // scale_softmax: a Div by a constant, then Softmax over the rows
     b.then("Softmax", {r, c});
     b.n.attrs["axis"] = int64_t(-1);
     return b.finish({r, c});
