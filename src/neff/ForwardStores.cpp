@@ -189,8 +189,8 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
         c.name = l.name;
         // A copy onto bytes it reads (the load's tile allocated where the stored one was) would
         // depend on the order in which the engine streams them: left to the DMA.
-        if (written_between(instrs, p.store, li, neff::footprint(c.src)) ||
-            neff::footprint(c.src).overlaps(neff::footprint(c.dst)))
+        const neff::Footprint from = neff::footprint(c.src);
+        if (written_between(instrs, p.store, li, from) || from.overlaps(neff::footprint(c.dst)))
             return {};
         copies.push_back(c);
     }

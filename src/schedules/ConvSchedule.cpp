@@ -126,12 +126,9 @@ void schedule_conv(Group &g, const Limits &L) {
             place(st.func, tile, SBUF); // the bias column, the result out of PSUM, epilogues
             g.partition_dim[st.func.name()] = st.func.dimensions() - 1 == 0 ? 0 : 2;
         }
-    stage_inputs(g, tile);
     // What a fused epilogue reads of the output's shape (a residual) has the tile's layout: the
-    // output channels on partitions.
-    for (const GroupInput &in : g.inputs)
-        if (g.partition_dim.count(in.staged.name()) && in.staged.dimensions() == 4)
-            g.partition_dim[in.staged.name()] = 2;
+    // output channels (Halide dim 2) on partitions.
+    stage_inputs(g, tile, 2);
 }
 
 } // namespace nhc::sched::detail

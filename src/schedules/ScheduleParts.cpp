@@ -131,11 +131,11 @@ void place(Func f, const TileLoop &t, Halide::MemoryType m) {
 /** Declares which dim of `f` is on partitions: the one that matches the output tile's partition
  *  axis (Halide dim 1, the second-to-last ONNX axis). A stage of one rank less is a reduction
  *  over the last axis, whose dim 0 is that axis; rank <= 1 stages use dim 0. */
-void declare_layout(Group &g, const Func &f, int out_rank) {
+void declare_layout(Group &g, const Func &f, int out_rank, int out_partition_dim) {
     int rank = f.dimensions();
     int pd = 0;
     if (rank >= 2 && rank == out_rank)
-        pd = 1;
+        pd = out_partition_dim;
     else if (rank >= 2 && rank != out_rank - 1)
         user_error("NHC_ESCH001", "stage '", f.name(), "' of ", g.node->describe(), " has rank ",
                    rank, " in a group of rank ", out_rank,
@@ -145,7 +145,7 @@ void declare_layout(Group &g, const Func &f, int out_rank) {
 
 // Inputs that a compute stage reads are staged in SBUF per tile; inputs that only staging stages
 // (DMA copies: transposes, broadcasts) read stay inlined, so those stages read HBM directly.
-void stage_inputs(Group &g, const TileLoop &tile) {
+void stage_inputs(Group &g, const TileLoop &tile, int out_partition_dim) {
     std::set<std::string> read_by_compute;
     for (const alg::Stage &s : g.op.stages)
         if (!is_staging_role(s.role))
@@ -155,7 +155,7 @@ void stage_inputs(Group &g, const TileLoop &tile) {
     for (GroupInput &in : g.inputs)
         if (read_by_compute.count(in.staged.name())) {
             place(in.staged, tile, SBUF);
-            declare_layout(g, in.staged, out_rank);
+            declare_layout(g, in.staged, out_rank, out_partition_dim);
         }
 }
 

@@ -56,10 +56,12 @@ struct TileLoop {
 /** Tiles an elementwise output by P rows (second-to-last ONNX axis); the loop of one tile. */
 TileLoop tile_elementwise_output(Halide::Func f, const Shape &shape, const Limits &L);
 void place(Halide::Func f, const TileLoop &t, Halide::MemoryType m);
-/** Declares the partition dim of `f` in a group whose output has rank `out_rank`. */
-void declare_layout(Group &g, const Halide::Func &f, int out_rank);
-/** Stages in SBUF, per tile, the group inputs that compute stages read. */
-void stage_inputs(Group &g, const TileLoop &tile);
+/** Declares the partition dim of `f` in a group whose output has rank `out_rank`: for a stage of
+ *  the output's rank, the output's partition dim `out_partition_dim` (Halide's; 1: the rows). */
+void declare_layout(Group &g, const Halide::Func &f, int out_rank, int out_partition_dim = 1);
+/** Stages in SBUF, per tile, the group inputs that compute stages read, laid out as the output
+ *  (declare_layout). */
+void stage_inputs(Group &g, const TileLoop &tile, int out_partition_dim = 1);
 
 /** Long rows (RowChunks.cpp): whether a compute group keeps whole rows per tile or is computed
  *  in chunks of `columns`, as an elementwise group or as row reductions. */

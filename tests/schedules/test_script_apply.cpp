@@ -33,6 +33,21 @@ std::string softmax_script(int rows) {
     return s;
 }
 
+/** Inputs of gemm_graph() ([64, 256] x [256, 512]) and their product, in double. */
+struct GemmData {
+    std::vector<float> a, b;
+    std::vector<double> want;
+};
+GemmData gemm_data() {
+    GemmData d{test::ramp(64 * 256, 0.01f, -0.5f), test::ramp(256 * 512, 0.02f, -1),
+               std::vector<double>(64 * 512, 0.0)};
+    for (int m = 0; m < 64; m++)
+        for (int k = 0; k < 256; k++)
+            for (int n = 0; n < 512; n++)
+                d.want[m * 512 + n] += double(d.a[m * 256 + k]) * d.b[k * 512 + n];
+    return d;
+}
+
 /** Relative L2 error of `got` against `want` (the project's accuracy measure). */
 double rel_l2_error(const std::vector<float> &got, const std::vector<double> &want) {
     REQUIRE(got.size() == want.size());
@@ -70,18 +85,13 @@ TEST_CASE("a script's N tile sets the number of matmuls, and the Gemm stays corr
     Graph g = gemm_graph();
     sched::Group def = scheduled_group(g, "");
     CHECK(compile_group(g, def).count(neff::Opcode::Matmul) == 2); // one 512 tile x 2 K chunks
-    std::vector<float> a = test::ramp(64 * 256, 0.01f, -0.5f), b = test::ramp(256 * 512, 0.02f, -1);
-    std::vector<double> want(64 * 512, 0.0);
-    for (int m = 0; m < 64; m++)
-        for (int k = 0; k < 256; k++)
-            for (int n = 0; n < 512; n++)
-                want[m * 512 + n] += double(a[m * 256 + k]) * b[k * 512 + n];
+    const GemmData d = gemm_data();
     for (int tile : {512, 256, 128}) {
         CAPTURE(tile);
         sched::Group grp = scheduled_group(g, gemm_script(tile));
         Compiled c = compile_group(g, grp);
         CHECK(c.count(neff::Opcode::Matmul) == 2 * (512 / tile));
-        CHECK(rel_l2_error(test::run(c, g, {{"in0", a}, {"in1", b}}), want) < 1e-4);
+        CHECK(rel_l2_error(test::run(c, g, {{"in0", d.a}, {"in1", d.b}}), d.want) < 1e-4);
     }
 }
 
@@ -91,12 +101,7 @@ TEST_CASE("matmuls split by columns each overwrite their own zeroed columns firs
     // fuzzer's variant 1871 (seed 1): every column after the first accumulated onto what the
     // PSUM bank held before, as only the tile's first matmul overwrote.
     Graph g = gemm_graph();
-    std::vector<float> a = test::ramp(64 * 256, 0.01f, -0.5f), b = test::ramp(256 * 512, 0.02f, -1);
-    std::vector<double> want(64 * 512, 0.0);
-    for (int m = 0; m < 64; m++)
-        for (int k = 0; k < 256; k++)
-            for (int n = 0; n < 512; n++)
-                want[m * 512 + n] += double(a[m * 256 + k]) * b[k * 512 + n];
+    const GemmData d = gemm_data();
     sched::Group grp =
         scheduled_group(g, test::gemm_block("tile(v0, v1, no, mo, ni, mi, 512, 64)",
                                             "  acc.update().reorder(ki, v1, ko, v0)\n"));
@@ -107,7 +112,7 @@ TEST_CASE("matmuls split by columns each overwrite their own zeroed columns firs
             (i.instr.has(neff::kFlagAccumulate) ? accumulates : overwrites)++;
     CHECK(overwrites == 512);  // one per column
     CHECK(accumulates == 512); // the second K chunk of each
-    CHECK(rel_l2_error(test::run(c, g, {{"in0", a}, {"in1", b}}), want) < 1e-4);
+    CHECK(rel_l2_error(test::run(c, g, {{"in0", d.a}, {"in1", d.b}}), d.want) < 1e-4);
 }
 
 TEST_CASE("a script's row tile sets the Softmax instruction count, and Softmax stays correct") {
