@@ -57,6 +57,8 @@ OpResult build_conv(const OpContext &ctx) {
 // the channels (innermost: one PE matmul contracts them on partitions) and the kernel taps (outer:
 // one matmul per tap, accumulated in PSUM), each tap reading a shifted, strided window of x_pad:
 //   acc(ow, oh, co, n) += w_t(co, kw, kh, ci) * x_pad(ow * sw + kw * dw, oh * sh + kh * dh, ci, n)
+// With packed_rows, x_pad's channels are (kernel row, channel) pairs and its rows the output rows
+// (w [KH * Ci, 1, KW, Co]): the same sum with one matmul per kernel column.
 OpResult build_conv_taps(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0), &w = input(ctx, 1);
@@ -82,6 +84,19 @@ OpResult build_conv_taps(const OpContext &ctx) {
     // when the image is spread.
     int sw = static_cast<int>(spread[1]), sh = static_cast<int>(spread[0]);
     Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
+    Halide::Expr channel = v[2];
+    if (n.has_attr("packed_rows")) {
+        // Kernel rows packed into the channels (graph/ConvIm2Col's packs_kernel_rows): channel
+        // kh * Ci + c of x_pad holds the rows kernel row kh reads of channel c, one per output
+        // row: image row = output row * stride + kh * dilation - padding.
+        std::vector<int64_t> packed = n.attr_ints("packed_rows"); // (KH, stride, dilation, pad)
+        if (packed.size() != 4 || sh != 1 || pad[0] != 0)
+            unsupported_form(n, "packed_rows expects (KH, stride, dilation, pad) of a dense image");
+        int channels = static_cast<int>(x.shape[1]);
+        channel = v[2] % channels;
+        row = v[1] * static_cast<int>(packed[1]) + v[2] / channels * static_cast<int>(packed[2]) -
+              static_cast<int>(packed[3]);
+    }
     Halide::Expr inside =
         col >= 0 && col < (width - 1) * sw + 1 && row >= 0 && row < (height - 1) * sh + 1;
     Halide::Expr x_col = col, x_row = row; // the image element at a spread position
@@ -93,11 +108,19 @@ OpResult build_conv_taps(const OpContext &ctx) {
         inside = inside && row % sh == 0;
         x_row = row / sh;
     }
-    x_pad(v) = Halide::select(inside,
-                              stage(x.at({v[3], v[2], Halide::clamp(x_row, 0, height - 1),
-                                          Halide::clamp(x_col, 0, width - 1)}),
-                                    x.dtype),
-                              from_compute(Halide::Expr(0.0f), operand));
+    Halide::Expr image = stage(x.at({v[3], channel, Halide::clamp(x_row, 0, height - 1),
+                                     Halide::clamp(x_col, 0, width - 1)}),
+                               x.dtype),
+                 zero = from_compute(Halide::Expr(0.0f), operand);
+    if (n.has_attr("packed_rows")) {
+        // Zeros over all the channels first, then each kernel row's image inside: a schedule
+        // can copy one kernel row's channels at a time without a fill of their own (an engine's
+        // fill starts on an aligned partition, a channel block need not).
+        x_pad(v) = zero;
+        x_pad(v) = Halide::select(inside, image, x_pad(v));
+    } else {
+        x_pad(v) = Halide::select(inside, image, zero);
+    }
     w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype); // (co, kw, kh, ci)
     Halide::RDom r(0, static_cast<int>(w.shape[0]), 0, static_cast<int>(w.shape[1]), 0,
                    static_cast<int>(w.shape[2]), "r"); // (ci, kh, kw)

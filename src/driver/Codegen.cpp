@@ -427,6 +427,19 @@ private:
 
 } // namespace
 
+namespace {
+
+/** The type of the matmuls' operands: --auto-cast matmult's, else fp32. */
+DType matmul_operand_type(const CompileOptions &options) {
+    if (options.auto_cast != "matmult")
+        return DType::Float32;
+    return options.auto_cast_type == "bf16"   ? DType::BFloat16
+           : options.auto_cast_type == "fp16" ? DType::Float16
+                                              : DType::TFloat32;
+}
+
+} // namespace
+
 void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int narrowed = downcast_int64(g);
     log_info("int64: ", narrowed, " values computed as int32");
@@ -439,7 +452,12 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int norms = fuse_decomposed_layer_norms(g);
     log_info("layer norm: ", norms, " decomposed LayerNorms recognised");
     const target::TargetInfo &target = target::target_by_name(options.target);
-    ConvLimits window_limits = sched::conv_limits(target);
+    // Packing kernel rows into the channels is a move of -O2 and -O3, weighed for the matmuls'
+    // operand type.
+    std::optional<DType> pack_rows_operand;
+    if (options.optlevel >= 2)
+        pack_rows_operand = matmul_operand_type(options);
+    ConvLimits window_limits = sched::conv_limits(target, pack_rows_operand);
     int convs = lower_convs_to_matmuls(g, window_limits);
     log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col)");
     int cancelled = cancel_transpose_pairs(g);
@@ -470,9 +488,7 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int relaid = layout_matmul_weights(g);
     log_info("weight layout: ", relaid, " matmul weights stored with K outermost");
     if (options.auto_cast == "matmult") {
-        DType t = options.auto_cast_type == "bf16"   ? DType::BFloat16
-                  : options.auto_cast_type == "fp16" ? DType::Float16
-                                                     : DType::TFloat32;
+        DType t = matmul_operand_type(options);
         int n = auto_cast_matmuls(g, t);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
         if (t != DType::TFloat32) { // tf32 takes the bytes of fp32: nothing to save in HBM

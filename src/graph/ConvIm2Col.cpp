@@ -94,6 +94,26 @@ bool conv_epilogue_joins(int64_t out_channels, const ConvLimits &limits) {
     return 2 * out_channels >= limits.channels;
 }
 
+bool packs_kernel_rows(const Shape &x, const ConvGeometry &geo, int64_t out_channels,
+                       const ConvLimits &limits) {
+    if (!limits.rows_pack_pays || geo.out.size() != 2 || geo.kernel[0] < 2 ||
+        x[1] * geo.kernel[0] > limits.channels)
+        return false;
+    int64_t row_bytes = x[3] * dtype_size(DType::Float32);
+    RowPacking p;
+    p.taps_saved = (geo.kernel[0] - 1) * geo.kernel[1];
+    p.output_columns = x[0] * geo.out[0] * geo.out[1];
+    p.output_channels = out_channels;
+    p.channels = x[1];
+    p.kernel_rows = geo.kernel[0];
+    p.unpacked_bytes =
+        x[0] * row_bytes *
+        std::min(x[2], window_extent(geo.out[0], geo.kernel[0], geo.stride[0], geo.dilation[0]));
+    p.packed_bytes = x[0] * row_bytes * geo.out[0];
+    p.row_bytes = row_bytes;
+    return limits.rows_pack_pays(p);
+}
+
 bool tap_weights_fit(int64_t channels, int64_t taps, int64_t out_channels,
                      const ConvLimits &limits) {
     int64_t chunks = channels / channel_chunk(channels, limits.channels);
@@ -179,6 +199,56 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
                      {"dilations", as_2d(geo.dilation, 1)},
                      {"pads_begin", as_2d(geo.pad_begin, 0)},
                      {"output_spatial", as_2d(geo.out, 1)}});
+    return true;
+}
+
+/** A 2-D convolution whose kernel rows pack into its channels (packs_kernel_rows) as a ConvTaps
+ *  of kernel (1, KW) over the same input, with attribute packed_rows = (KH, row stride, row
+ *  dilation, row padding): its staged image has Ci * KH channels, channel kh * Ci + c holding the
+ *  input rows kernel row kh reads of channel c, one row per output row; the weights as
+ *  [KH * Ci, 1, KW, Co] in that order. False, adding nothing, when either form would not be a
+ *  ConvTaps. */
+bool lower_conv_rows_packed(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
+                            std::vector<Node> &out) {
+    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    if (!packs_kernel_rows(x.shape, geo, w.shape[0], lim))
+        return false;
+    int64_t ci = x.shape[1], co = w.shape[0], kh = geo.kernel[0], kw = geo.kernel[1];
+    ConvGeometry rows = geo;
+    rows.kernel[0] = rows.stride[0] = rows.dilation[0] = 1;
+    rows.pad_begin[0] = rows.pad_end[0] = 0;
+    Shape packed_image = {x.shape[0], ci * kh, geo.out[0], x.shape[3]};
+    if (!chunked_image_fits(ci, row_band_bytes(x.shape, geo, geo.out), lim) ||
+        !tap_weights_fit(ci, kh * kw, co, lim) ||
+        !chunked_image_fits(ci * kh, row_band_bytes(packed_image, rows, rows.out), lim) ||
+        !tap_weights_fit(ci * kh, kw, co, lim))
+        return false;
+    GraphRewriter b(g, n, "__conv_rows", out);
+    std::string weights;
+    if (w.is_constant()) { // w [Co, Ci, KH, KW] as [KH * Ci, 1, KW, Co]
+        auto t = std::make_shared<HostTensor>(w.dtype, Shape{kh * ci, 1, kw, co});
+        for (int64_t o = 0; o < co; o++)
+            for (int64_t c = 0; c < ci; c++)
+                for (int64_t r = 0; r < kh; r++)
+                    for (int64_t k = 0; k < kw; k++)
+                        t->set_f64(((r * ci + c) * kw + k) * co + o,
+                                   w.constant->get_f64(((o * ci + c) * kh + r) * kw + k));
+        weights = b.constant(t);
+    } else {
+        weights = b.reshape(b.transpose(n.inputs[1], {2, 1, 3, 0}), {kh * ci, 1, kw, co});
+    }
+    std::vector<std::string> operands = {weights};
+    if (n.inputs.size() > 2 && !n.inputs[2].empty())
+        operands.push_back(n.inputs[2]);
+    add_window_node(g, b, n, "ConvTaps", operands,
+                    {{"strides", rows.stride},
+                     {"dilations", rows.dilation},
+                     {"pads_begin", rows.pad_begin},
+                     {"output_spatial", geo.out},
+                     {"packed_rows",
+                      std::vector<int64_t>{kh, geo.stride[0], geo.dilation[0], geo.pad_begin[0]}}});
+    // The staged image is the packed one: one row per output row.
+    out.back().attrs["input_spatial"] = std::vector<int64_t>{geo.out[0], x.shape[3]};
     return true;
 }
 
@@ -270,7 +340,7 @@ void lower_conv(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
             lower_group_conv(g, n, geo, lim, out);
         return;
     }
-    if (lower_conv_taps(g, n, geo, lim, out))
+    if (lower_conv_rows_packed(g, n, geo, lim, out) || lower_conv_taps(g, n, geo, lim, out))
         return;
     int64_t batch = x.shape[0], co = w.shape[0], k = x.shape[1] * shape_numel(geo.kernel),
             m = batch * shape_numel(geo.out);

@@ -2,6 +2,8 @@
 //   buf(i...) = select(cond(i...), load(clamp(i...)), constant)
 // Halide's form of a padded image (BoundaryConditions::constant_exterior, ConvTaps and PoolTaps'
 // x_pad) wherever the schedule computes it: the whole image or one band of rows with its halo.
+// A border that is the destination's own element (buf(i...) = select(cond, load, buf(i...)), an
+// update over a region filled before) is no fill, only the copy.
 // With the outer loops fixed, the condition is a box in the nest's loops; the nest becomes a
 // memset of the whole region (left out when the box covers it) and a copy of the box, where the
 // clamps are the identity; a box whose condition also keeps every stride-th position along a
@@ -144,10 +146,18 @@ bool Selector::select_bounded_copy(const Nest &n) {
     // may have negated the condition).
     if (!sel || reads_memory(sel->condition))
         return false;
-    bool inside_first = as_load(sel->true_value) && is_const(sel->false_value);
+    auto own_element = [&](const Halide::Expr &e) {
+        const Load *l = as_load(e);
+        return l && l->name == n.dst && graph_equal(l->index, n.index);
+    };
+    bool inside_first =
+        as_load(sel->true_value) && (is_const(sel->false_value) || own_element(sel->false_value));
     if (!inside_first && !(as_load(sel->false_value) && is_const(sel->true_value)))
         return false;
     Halide::Expr border = inside_first ? sel->false_value : sel->true_value;
+    // A border that is the destination's own element (an update that copies the box into a
+    // region an earlier stage filled) is left as it is: no fill.
+    bool keep_border = own_element(border);
     std::vector<Halide::Expr> terms;
     conjuncts(box_form(sel->condition, !inside_first), terms);
     Nest copy = n;
@@ -194,7 +204,7 @@ bool Selector::select_bounded_copy(const Nest &n) {
     bool whole = !empty && copy.loops.size() == n.loops.size();
     for (size_t j = 0; whole && j < n.loops.size(); j++)
         whole = copy.loops[j].extent == n.loops[j].extent;
-    if (!whole) {
+    if (!whole && !keep_border) {
         Nest fill = n;
         fill.value = border;
         select_nest_instructions(fill);

@@ -110,6 +110,14 @@ void schedule_conv(Group &g, const Limits &L) {
         g.partition_split[x_pad.name()] = chunk;
         g.partition_split[w_t.name()] = chunk;
     }
+    if (g.node->has_attr("packed_rows")) {
+        // Kernel rows packed into the channels (Conv.cpp): zeroed whole, then the image copied one
+        // kernel row at a time, each into its block of channels (one DMA), not one per channel.
+        int64_t image_channels = channels / g.node->attr_ints("packed_rows")[0];
+        nhc_assert(chunk == channels, "packed kernel rows in more than one chunk");
+        Var kro("kro"), kri("kri");
+        x_pad.update().split(var(2), kro, kri, static_cast<int>(image_channels)).unroll(kro);
+    }
     acc.compute_at(tile.level).store_in(PSUM);
     g.partition_dim[acc.name()] = 2; // (ow, oh, co, n): the output channels
     // A chunk of channels innermost (one matmul contracts it), the taps and chunks outermost and

@@ -5,7 +5,9 @@
 #include "schedules/MemoryTypes.h"
 #include "schedules/ScheduleParts.h"
 #include "support/Error.h"
+#include "target/CostModel.h"
 
+#include <map>
 #include <set>
 
 namespace nhc::sched {
@@ -161,9 +163,66 @@ bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &tar
     return row_elems <= L.moving_free || whole_row_epilogue_fits(row_elems, L);
 }
 
-ConvLimits conv_limits(const target::TargetInfo &target) {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+/** The busiest DMA engine's time staging `blocks` copies of `channels` partitions of `bytes`
+ *  each in rows of `row_bytes`, the blocks on consecutive partitions (target::dma_split per
+ *  copy: a few channels' block lands on one engine). */
+double staged_ns(const target::TargetInfo &t, int64_t blocks, int64_t channels, int64_t bytes,
+                 int64_t row_bytes) {
+    std::map<int, target::DmaShare> by_engine;
+    for (int64_t b = 0; b < blocks; b++) {
+        target::DmaQuery q;
+        q.bytes = q.hbm_bytes = channels * bytes;
+        q.chunks = channels * ceil_div(bytes, row_bytes);
+        q.partitions = static_cast<int>(channels);
+        q.first_partition = static_cast<int>(b * channels);
+        for (const target::DmaShare &s : target::dma_split(t, q)) {
+            target::DmaShare &e = by_engine[s.engine];
+            e.bytes += s.bytes;
+            e.hbm_bytes += s.hbm_bytes;
+            e.chunks += s.chunks;
+        }
+    }
+    double ns = 0;
+    for (const auto &[engine, share] : by_engine)
+        ns = std::max(ns, target::dma_engine_ns(t, share, static_cast<int>(by_engine.size())));
+    return ns;
+}
+
+/** ConvLimits::rows_pack_pays: the PE time of the matmuls packing saves (each a full tile's)
+ *  above the extra time of staging the packed image. */
+bool rows_pack_pays(const target::TargetInfo &t, const Limits &L, bool fp32, const RowPacking &p) {
+    target::CostQuery mm;
+    mm.kind = target::CostQuery::Kind::Matmul;
+    mm.engine = target::EngineKind::PE;
+    mm.n = std::min<int64_t>(p.output_columns, L.moving_free);
+    mm.partitions = static_cast<int>(std::min<int64_t>(p.channels, L.partitions));
+    mm.stationary_free = std::min<int64_t>(p.output_channels, L.partitions);
+    mm.fp32_matmul = fp32;
+    int64_t tiles =
+        ceil_div(p.output_channels, L.partitions) * ceil_div(p.output_columns, L.moving_free);
+    double saved_ns = double(p.taps_saved * tiles) * target::compute_ns(t, mm);
+    return saved_ns > staged_ns(t, p.kernel_rows, p.channels, p.packed_bytes, p.row_bytes) -
+                          staged_ns(t, 1, p.channels, p.unpacked_bytes, p.row_bytes);
+}
+
+} // namespace
+
+ConvLimits conv_limits(const target::TargetInfo &target, std::optional<DType> pack_rows_operand) {
     Limits L = limits_of(target);
-    return {L.partitions, staged_image_budget(L), L.resident_budget};
+    ConvLimits limits{L.partitions, staged_image_budget(L), L.resident_budget, {}};
+    if (pack_rows_operand) {
+        bool fp32 = *pack_rows_operand == DType::Float32; // tf32 at the bf16 rate (nc.md:L80)
+        limits.rows_pack_pays = [target, L, fp32](const RowPacking &p) {
+            return rows_pack_pays(target, L, fp32, p);
+        };
+    }
+    return limits;
 }
 
 int64_t norm_row_elems(const target::TargetInfo &target) {

@@ -26,6 +26,8 @@
 #include "schedules/SchedulePlan.h"
 #include "target/Target.h"
 
+#include <optional>
+
 namespace nhc::sched {
 
 enum class Family { Matmul, Conv, Layout, Compute };
@@ -45,8 +47,13 @@ bool takes_matmul_plan(const Group &g);
  *  the SBUF budget of such an epilogue (built per row tile, bank by bank). */
 bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &target);
 /** When graph/ConvIm2Col may use ConvTaps: the partitions (a channel chunk's limit), and the SBUF
- *  bytes per partition the window schedules give a staged padded image (staged_image_budget). */
-ConvLimits conv_limits(const target::TargetInfo &target);
+ *  bytes per partition the window schedules give a staged padded image (staged_image_budget).
+ *  With `pack_rows_operand` (the matmuls' operand type; -O2 and -O3), whether packing kernel rows
+ *  pays: the PE time of the matmuls saved (target::compute_ns, each a full tile's) above the
+ *  time one DMA engine takes to stage the bytes added (target::dma_engine_ns), as a few input
+ *  channels' rows land on one engine (target::dma_split). */
+ConvLimits conv_limits(const target::TargetInfo &target,
+                       std::optional<DType> pack_rows_operand = std::nullopt);
 /** The longest row (fp32 elements) graph/GroupNorm gives a partition when a normalisation's
  *  channels exceed the partitions: the rows of a whole-row epilogue (whole_row_epilogue_fits). */
 int64_t norm_row_elems(const target::TargetInfo &target);

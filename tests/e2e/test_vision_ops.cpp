@@ -3,7 +3,10 @@
 // partitions (graph/GroupNorm).
 
 #include "TextCases.h"
+#include "graph/ConvIm2Col.h"
 #include "graph/GroupNorm.h"
+#include "schedules/DefaultSchedule.h"
+#include "target/Target.h"
 
 #include <doctest/doctest.h>
 
@@ -195,9 +198,87 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
   y = Conv <pads = [1, 2, 0, 1], strides = [2, 2], dilations = [1, 2]> (x, w)
 }
 )");
-    neff::Program p = test::compile_graph(one);
+    CompileOptions per_tap; // -O1: -O2 may pack kernel rows into the channels (tested below)
+    per_tap.optlevel = 1;
+    neff::Program p = test::compile_graph(one, per_tap);
     CHECK(test::matmuls_contracting(p, 6) == 9);
     CHECK(test::dmas_reading(p, "x") == 1);
+}
+
+TEST_CASE("kernel rows packed into the channels: a 3-channel 7 x 7 convolution contracts 21 "
+          "partitions per matmul, one per kernel column, and matches") {
+    // ResNet-50's first convolution at 64 x 64 (stride 2, pads 3, a bias), and a dilated 3 x 3
+    // one over a batch of 2 with a runtime weight (permuted by a Transpose, not at compile time).
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w, float[16] b, float[2, 4, 20, 18] x1,
+   float[8, 4, 3, 3] w1) => (float[1, 16, 32, 32] y, float[2, 8, 20, 18] z) {
+  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w, b)
+  z = Conv <pads = [2, 2, 2, 2], dilations = [2, 2]> (x1, w1)
+}
+)");
+    auto inputs = test::random_inputs(g, 11);
+    auto want = alg::run_reference(g, inputs);
+    Graph packed = g;
+    ConvLimits always{128, 1 << 16, 1 << 16, [](const RowPacking &) { return true; }};
+    CHECK(lower_convs_to_matmuls(packed, always) == 2);
+    std::vector<std::vector<int64_t>> packings;
+    for (const Node &n : packed.nodes)
+        if (n.op_type == "ConvTaps" && n.has_attr("packed_rows"))
+            packings.push_back(n.attr_ints("packed_rows")); // (KH, stride, dilation, pad)
+    CHECK(packings == std::vector<std::vector<int64_t>>{{7, 2, 1, 3}, {3, 1, 2, 2}});
+    test::E2EResult got = test::compile_and_run(packed, inputs);
+    for (const char *out : {"y", "z"})
+        CHECK(test::compare(got.outputs.at(out), want.at(out), 1e-4, 1e-5).rel_l2 <= 1e-6);
+    // y's 32 x 32 outputs are two tiles of 16 rows: 7 matmuls each contracting 21 partitions,
+    // where the per-tap form takes 49 contracting 3.
+    Graph y_only = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w) => (float[1, 16, 32, 32] y) {
+  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w)
+}
+)");
+    CHECK(lower_convs_to_matmuls(y_only, always) == 1);
+    neff::Program p = test::compile_graph(y_only);
+    CHECK(test::matmuls_contracting(p, 21) == 14);
+    CHECK(test::matmuls_contracting(p, 3) == 0);
+}
+
+TEST_CASE("kernel rows are packed at -O2 when the cost formulas say the matmuls saved outweigh "
+          "the bytes staged; never at -O1") {
+    const target::TargetInfo &trn1 = target::target_by_name("trn1");
+    auto packs = [&](std::optional<DType> operand, const Shape &x, int64_t co, int64_t k,
+                     int64_t stride) {
+        ConvGeometry geo;
+        geo.kernel = {k, k};
+        geo.stride = {stride, stride};
+        geo.dilation = {1, 1};
+        geo.pad_begin = geo.pad_end = {k / 2, k / 2};
+        for (int a = 0; a < 2; a++)
+            geo.out.push_back((x[2 + a] + 2 * (k / 2) - k) / stride + 1);
+        return packs_kernel_rows(x, geo, co, sched::conv_limits(trn1, operand));
+    };
+    // ResNet-50's first convolution: 49 fp32 matmuls of K = 3 per tile outweigh everything.
+    CHECK(packs(DType::Float32, {1, 3, 224, 224}, 64, 7, 2));
+    CHECK(packs(DType::BFloat16, {1, 3, 224, 224}, 64, 7, 2));
+    // MobileNetV2's: 9 bf16 matmuls per tile of 32 output channels save less than the three
+    // kernel rows' copies, all on the first DMA engine, cost (2,027.7 against 2,068.4 us).
+    CHECK_FALSE(packs(DType::BFloat16, {1, 3, 224, 224}, 32, 3, 2));
+    // Packed channels past the partitions (32 x 7), and -O1 (no operand type): never.
+    CHECK_FALSE(packs(DType::Float32, {1, 32, 56, 56}, 64, 7, 1));
+    CHECK_FALSE(packs(std::nullopt, {1, 3, 224, 224}, 64, 7, 2));
+    // Through the driver: the same convolution at 64 x 64, per tap at -O1, packed at -O2.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w) => (float[1, 16, 32, 32] y) {
+  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w)
+}
+)");
+    CompileOptions o1, o2;
+    o1.optlevel = 1;
+    o2.optlevel = 2;
+    CHECK(test::matmuls_contracting(test::compile_graph(g, o1), 3) == 2 * 49);
+    CHECK(test::matmuls_contracting(test::compile_graph(g, o2), 21) == 2 * 7);
 }
 
 TEST_CASE("a convolution's ReLU and residual Add join its group when its channels fill half the "
@@ -258,7 +339,9 @@ g (float[1, 3, 112, 112] x, float[8, 3, 7, 7] w) => (float[1, 8, 56, 56] y) {
 }
 )");
     CHECK(test::worst_rel_l2(stem, test::random_inputs(stem, 12), {"y"}, 1e-4, 1e-5) <= 1e-6);
-    neff::Program banded = test::compile_graph(stem);
+    CompileOptions per_tap; // -O1: -O2 packs this stem's kernel rows (tested below)
+    per_tap.optlevel = 1;
+    neff::Program banded = test::compile_graph(stem, per_tap);
     int64_t image = 3 * 112 * 112 * 4, read = test::bytes_read_from(banded, "x");
     CHECK(test::dmas_reading(banded, "x") > 1);
     CHECK(read > image);         // the halo rows, twice
