@@ -58,7 +58,7 @@ OpResult build_conv(const OpContext &ctx) {
 // one matmul per tap, accumulated in PSUM), each tap reading a shifted, strided window of x_pad:
 //   acc(ow, oh, co, n) += w_t(co, kw, kh, ci) * x_pad(ow * sw + kw * dw, oh * sh + kh * dh, ci, n)
 // With packed_rows, x_pad's channels are (kernel row, channel) pairs and its rows the output rows
-// (w [KH * Ci, 1, KW, Co]): the same sum with one matmul per kernel column.
+// (w [KH * block, 1, KW, Co]): the same sum with one matmul per kernel column.
 OpResult build_conv_taps(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0), &w = input(ctx, 1);
@@ -84,21 +84,27 @@ OpResult build_conv_taps(const OpContext &ctx) {
     // when the image is spread.
     int sw = static_cast<int>(spread[1]), sh = static_cast<int>(spread[0]);
     Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
-    Halide::Expr channel = v[2];
+    Halide::Expr channel = v[2], packed_inside; // a block's channels past Ci: zeros
     if (n.has_attr("packed_rows")) {
-        // Kernel rows packed into the channels (graph/ConvIm2Col's packs_kernel_rows): channel
-        // kh * Ci + c of x_pad holds the rows kernel row kh reads of channel c, one per output
-        // row: image row = output row * stride + kh * dilation - padding.
-        std::vector<int64_t> packed = n.attr_ints("packed_rows"); // (KH, stride, dilation, pad)
-        if (packed.size() != 4 || sh != 1 || pad[0] != 0)
-            unsupported_form(n, "packed_rows expects (KH, stride, dilation, pad) of a dense image");
-        int channels = static_cast<int>(x.shape[1]);
-        channel = v[2] % channels;
-        row = v[1] * static_cast<int>(packed[1]) + v[2] / channels * static_cast<int>(packed[2]) -
+        // Kernel rows packed into the channels (graph/ConvIm2Col's packs_kernel_rows), attribute
+        // (KH, stride, dilation, pad, block): channel kh * block + c of x_pad holds the rows
+        // kernel row kh reads of channel c, one per output row (image row = output row * stride
+        // + kh * dilation - padding), and zeros for c >= Ci.
+        std::vector<int64_t> packed = n.attr_ints("packed_rows");
+        if (packed.size() != 5 || sh != 1 || pad[0] != 0 || packed[4] < x.shape[1])
+            unsupported_form(n, "packed_rows expects (KH, stride, dilation, pad, block) of a "
+                                "dense image");
+        int block = static_cast<int>(packed[4]), channels = static_cast<int>(x.shape[1]);
+        channel = v[2] % block;
+        row = v[1] * static_cast<int>(packed[1]) + v[2] / block * static_cast<int>(packed[2]) -
               static_cast<int>(packed[3]);
+        packed_inside = channel < channels;
+        channel = Halide::clamp(channel, 0, channels - 1);
     }
     Halide::Expr inside =
         col >= 0 && col < (width - 1) * sw + 1 && row >= 0 && row < (height - 1) * sh + 1;
+    if (packed_inside.defined())
+        inside = packed_inside && inside;
     Halide::Expr x_col = col, x_row = row; // the image element at a spread position
     if (sw > 1) {
         inside = inside && col % sw == 0;

@@ -425,10 +425,6 @@ private:
     std::vector<std::string> unscheduled_; ///< --dump-schedules comments before the next block
 };
 
-} // namespace
-
-namespace {
-
 /** The type of the matmuls' operands: --auto-cast matmult's, else fp32. */
 DType matmul_operand_type(const CompileOptions &options) {
     if (options.auto_cast != "matmult")
@@ -459,7 +455,11 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
         pack_rows_operand = matmul_operand_type(options);
     ConvLimits window_limits = sched::conv_limits(target, pack_rows_operand);
     int convs = lower_convs_to_matmuls(g, window_limits);
-    log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col)");
+    int packed = static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(), [](const Node &n) {
+        return n.op_type == "ConvTaps" && n.has_attr("packed_rows");
+    }));
+    log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col), ",
+             packed, " with their kernel rows packed into the channels");
     int cancelled = cancel_transpose_pairs(g);
     log_info("transpose pairs: ", cancelled, " Transposes that undo an earlier one removed");
     int transposed = lower_conv_transposes(g, window_limits);

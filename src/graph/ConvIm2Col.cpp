@@ -94,10 +94,16 @@ bool conv_epilogue_joins(int64_t out_channels, const ConvLimits &limits) {
     return 2 * out_channels >= limits.channels;
 }
 
-bool packs_kernel_rows(const Shape &x, const ConvGeometry &geo, int64_t out_channels,
+int64_t packed_block(int64_t channels, int64_t kernel_rows, const ConvLimits &limits) {
+    int64_t group = std::max<int64_t>(1, limits.dma_partition_group);
+    int64_t aligned = (channels + group - 1) / group * group;
+    return aligned * kernel_rows <= limits.channels ? aligned : channels;
+}
+
+bool packs_kernel_rows(const Shape &x, const ConvGeometry &geo, int64_t out_channels, int64_t block,
                        const ConvLimits &limits) {
     if (!limits.rows_pack_pays || geo.out.size() != 2 || geo.kernel[0] < 2 ||
-        x[1] * geo.kernel[0] > limits.channels)
+        block * geo.kernel[0] > limits.channels)
         return false;
     int64_t row_bytes = x[3] * dtype_size(DType::Float32);
     RowPacking p;
@@ -106,6 +112,7 @@ bool packs_kernel_rows(const Shape &x, const ConvGeometry &geo, int64_t out_chan
     p.output_channels = out_channels;
     p.channels = x[1];
     p.kernel_rows = geo.kernel[0];
+    p.block = block;
     p.unpacked_bytes =
         x[0] * row_bytes *
         std::min(x[2], window_extent(geo.out[0], geo.kernel[0], geo.stride[0], geo.dilation[0]));
@@ -204,34 +211,39 @@ bool lower_conv_taps(Graph &g, const Node &n, const ConvGeometry &geo, const Con
 
 /** A 2-D convolution whose kernel rows pack into its channels (packs_kernel_rows) as a ConvTaps
  *  of kernel (1, KW) over the same input, with attribute packed_rows = (KH, row stride, row
- *  dilation, row padding): its staged image has Ci * KH channels, channel kh * Ci + c holding the
- *  input rows kernel row kh reads of channel c, one row per output row; the weights as
- *  [KH * Ci, 1, KW, Co] in that order. False, adding nothing, when either form would not be a
- *  ConvTaps. */
+ *  dilation, row padding, block): its staged image has KH blocks of `block` channels
+ * (packed_block), channel kh * block + c holding the input rows kernel row kh reads of channel c,
+ * one row per output row, and zeros past Ci; the weights as [KH * block, 1, KW, Co] in that order.
+ * False, adding nothing, when either form would not be a ConvTaps. */
 bool lower_conv_rows_packed(Graph &g, const Node &n, const ConvGeometry &geo, const ConvLimits &lim,
                             std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
-    if (!packs_kernel_rows(x.shape, geo, w.shape[0], lim))
+    if (geo.out.size() != 2)
         return false;
     int64_t ci = x.shape[1], co = w.shape[0], kh = geo.kernel[0], kw = geo.kernel[1];
+    // A runtime weight is permuted by a Transpose, which cannot add the zero channels of
+    // aligned blocks: its blocks are dense.
+    int64_t block = w.is_constant() ? packed_block(ci, kh, lim) : ci;
+    if (!packs_kernel_rows(x.shape, geo, co, block, lim))
+        return false;
     ConvGeometry rows = geo;
     rows.kernel[0] = rows.stride[0] = rows.dilation[0] = 1;
     rows.pad_begin[0] = rows.pad_end[0] = 0;
-    Shape packed_image = {x.shape[0], ci * kh, geo.out[0], x.shape[3]};
+    Shape packed_image = {x.shape[0], block * kh, geo.out[0], x.shape[3]};
     if (!chunked_image_fits(ci, row_band_bytes(x.shape, geo, geo.out), lim) ||
         !tap_weights_fit(ci, kh * kw, co, lim) ||
-        !chunked_image_fits(ci * kh, row_band_bytes(packed_image, rows, rows.out), lim) ||
-        !tap_weights_fit(ci * kh, kw, co, lim))
+        !chunked_image_fits(block * kh, row_band_bytes(packed_image, rows, rows.out), lim) ||
+        !tap_weights_fit(block * kh, kw, co, lim))
         return false;
     GraphRewriter b(g, n, "__conv_rows", out);
     std::string weights;
-    if (w.is_constant()) { // w [Co, Ci, KH, KW] as [KH * Ci, 1, KW, Co]
-        auto t = std::make_shared<HostTensor>(w.dtype, Shape{kh * ci, 1, kw, co});
+    if (w.is_constant()) { // w [Co, Ci, KH, KW] as [KH * block, 1, KW, Co], zeros past Ci
+        auto t = std::make_shared<HostTensor>(w.dtype, Shape{kh * block, 1, kw, co});
         for (int64_t o = 0; o < co; o++)
             for (int64_t c = 0; c < ci; c++)
                 for (int64_t r = 0; r < kh; r++)
                     for (int64_t k = 0; k < kw; k++)
-                        t->set_f64(((r * ci + c) * kw + k) * co + o,
+                        t->set_f64(((r * block + c) * kw + k) * co + o,
                                    w.constant->get_f64(((o * ci + c) * kh + r) * kw + k));
         weights = b.constant(t);
     } else {
@@ -245,8 +257,8 @@ bool lower_conv_rows_packed(Graph &g, const Node &n, const ConvGeometry &geo, co
                      {"dilations", rows.dilation},
                      {"pads_begin", rows.pad_begin},
                      {"output_spatial", geo.out},
-                     {"packed_rows",
-                      std::vector<int64_t>{kh, geo.stride[0], geo.dilation[0], geo.pad_begin[0]}}});
+                     {"packed_rows", std::vector<int64_t>{kh, geo.stride[0], geo.dilation[0],
+                                                          geo.pad_begin[0], block}}});
     // The staged image is the packed one: one row per output row.
     out.back().attrs["input_spatial"] = std::vector<int64_t>{geo.out[0], x.shape[3]};
     return true;

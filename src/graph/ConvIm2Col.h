@@ -14,13 +14,12 @@
  * PSUM, each reading a shifted window of the image: the input crosses HBM once.
  *
  * At -O2 and -O3 a convolution with few input channels may pack its kernel rows into the
- * channels (packs_kernel_rows): a ConvTaps of kernel (1, KW) whose staged image has Ci * KH
- * channels (attribute packed_rows).
+ * channels (packs_kernel_rows): a ConvTaps of kernel (1, KW) whose staged image has one block of
+ * channels per kernel row (attribute packed_rows).
  *
  * Otherwise (3-D, rows too wide, channel counts with no near-full chunk), im2col:
  * Conv(x [N, Ci, S...], w [Co, Ci, K...], b) becomes
  *   cols = Im2Col(x)              [Ci * prod(K), N * prod(O)]  (domain "nhc": one copy per tap)
- *                                 (with batch_major = 1: [N, Ci * prod(K), prod(O)])
  *   y    = MatMul(w viewed [Co, Ci * prod(K)], cols)   [Co, N * prod(O)]
  *   y    = Add(y, b viewed [Co, 1])                     (when there is a bias)
  * and the result viewed as [Co, N, O...], then transposed to [N, Co, O...] (a view when N = 1).
@@ -66,9 +65,6 @@ void add_window_node(const Graph &g, GraphRewriter &b, const Node &n, const char
                      const std::vector<std::string> &operands,
                      const std::map<std::string, AttrValue> &attrs);
 
-/** What decides between the two forms, from the target: input channels on partitions, the
- *  padded image of one channel per partition (bytes), and the weights of one tile of output
- *  channels per partition (bytes). */
 /** What packing a convolution's kernel rows into its channels (packs_kernel_rows) trades:
  *  matmuls the PE no longer issues against image bytes the DMA engines stage in addition. */
 struct RowPacking {
@@ -76,14 +72,21 @@ struct RowPacking {
     int64_t output_columns = 0;  ///< N * Ho * Wo, the moving columns of all tiles
     int64_t output_channels = 0; ///< Co, the stationary side of all tiles
     int64_t channels = 0;        ///< Ci, the partitions an unpacked matmul contracts
-    int64_t kernel_rows = 0;     ///< KH: the packed image has Ci * KH channels
+    int64_t kernel_rows = 0;     ///< KH: the packed image has KH blocks of channels
+    int64_t block = 0;           ///< channels per block: Ci, or Ci rounded up to align blocks
     int64_t unpacked_bytes = 0;  ///< image bytes staged per channel, unpacked
     int64_t packed_bytes = 0;    ///< image bytes staged per packed channel
     int64_t row_bytes = 0;       ///< the contiguous rows the staging copies move
 };
 
+/** What decides between the two forms, from the target: input channels on partitions, the
+ *  padded image of one channel per partition (bytes), and the weights of one tile of output
+ *  channels per partition (bytes). */
 struct ConvLimits {
     int64_t channels = 0, image_bytes = 0, weight_bytes = 0;
+    /** Partitions one DMA engine serves: a packed image's blocks start on multiples of it, so
+     *  that each kernel row's copy runs on engines of its own (1: dense blocks). */
+    int64_t dma_partition_group = 1;
     /** Whether packing pays, from the target's cost formulas (schedules/DefaultSchedule's
      *  conv_limits); unset, kernel rows are never packed: -O1 keeps the per-tap form. */
     std::function<bool(const RowPacking &)> rows_pack_pays;
@@ -115,15 +118,22 @@ bool chunked_image_fits(int64_t channels, int64_t image_bytes, const ConvLimits 
 bool tap_weights_fit(int64_t channels, int64_t taps, int64_t out_channels,
                      const ConvLimits &limits);
 
-/** Whether 2-D convolution of input `x` and `out_channels` output channels is computed with its
- *  kernel rows packed into the channels: a ConvTaps of kernel (1, KW) whose staged image holds,
- *  for each kernel row and channel, the input rows that kernel row reads, one per output row.
- *  Each output tile then takes KW matmuls contracting Ci * KH partitions instead of KH * KW
- *  contracting Ci, for about KH / stride times the image's bytes staged. When the packed
- *  channels fit the partitions and the cost formulas say the matmuls saved outweigh the bytes
- *  added (ConvLimits::rows_pack_pays): ResNet-50's first convolution (3 channels, 7 x 7, stride 2)
- *  contracts 21 of 128 PE rows per matmul instead of 3. */
-bool packs_kernel_rows(const Shape &x, const ConvGeometry &geo, int64_t out_channels,
+/** The channels of one kernel row's block in a packed image of `channels` input channels and
+ *  `kernel_rows` rows: the channels rounded up to ConvLimits::dma_partition_group when the blocks
+ *  still fit the partitions (the channels past the input's are zeros), else the channels. */
+int64_t packed_block(int64_t channels, int64_t kernel_rows, const ConvLimits &limits);
+
+/** Whether a 2-D convolution of input `x` and `out_channels` output channels is computed with its
+ *  kernel rows packed into the channels, in blocks of `block` channels (packed_block, or the
+ *  input channels when the weights are a runtime input): a ConvTaps of kernel (1, KW) whose
+ *  staged image holds, for each kernel row and channel, the input rows that kernel row reads,
+ *  one per output row.
+ *  Each output tile then takes KW matmuls contracting KH blocks of partitions instead of KH * KW
+ *  contracting Ci, for about KH / stride times the image's bytes staged. When the blocks fit the
+ *  partitions and the cost formulas say the matmuls saved outweigh the staging added
+ *  (ConvLimits::rows_pack_pays): ResNet-50's first convolution (3 channels, 7 x 7, stride 2)
+ *  contracts 7 blocks of 8 partitions (3 channels and 5 zeros each) per matmul instead of 3. */
+bool packs_kernel_rows(const Shape &x, const ConvGeometry &geo, int64_t out_channels, int64_t block,
                        const ConvLimits &limits);
 
 /** Rewrites every Conv; returns how many. */

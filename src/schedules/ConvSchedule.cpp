@@ -113,10 +113,10 @@ void schedule_conv(Group &g, const Limits &L) {
     if (g.node->has_attr("packed_rows")) {
         // Kernel rows packed into the channels (Conv.cpp): zeroed whole, then the image copied one
         // kernel row at a time, each into its block of channels (one DMA), not one per channel.
-        int64_t image_channels = channels / g.node->attr_ints("packed_rows")[0];
+        int64_t block = g.node->attr_ints("packed_rows").at(4); // channels per kernel row
         nhc_assert(chunk == channels, "packed kernel rows in more than one chunk");
         Var kro("kro"), kri("kri");
-        x_pad.update().split(var(2), kro, kri, static_cast<int>(image_channels)).unroll(kro);
+        x_pad.update().split(var(2), kro, kri, static_cast<int>(block)).unroll(kro);
     }
     acc.compute_at(tile.level).store_in(PSUM);
     g.partition_dim[acc.name()] = 2; // (ow, oh, co, n): the output channels

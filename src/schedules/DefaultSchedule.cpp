@@ -170,17 +170,17 @@ int64_t ceil_div(int64_t a, int64_t b) {
 }
 
 /** The busiest DMA engine's time staging `blocks` copies of `channels` partitions of `bytes`
- *  each in rows of `row_bytes`, the blocks on consecutive partitions (target::dma_split per
+ *  each in rows of `row_bytes`, the copies `stride` partitions apart (target::dma_split per
  *  copy: a few channels' block lands on one engine). */
-double staged_ns(const target::TargetInfo &t, int64_t blocks, int64_t channels, int64_t bytes,
-                 int64_t row_bytes) {
+double staged_ns(const target::TargetInfo &t, int64_t blocks, int64_t stride, int64_t channels,
+                 int64_t bytes, int64_t row_bytes) {
     std::map<int, target::DmaShare> by_engine;
     for (int64_t b = 0; b < blocks; b++) {
         target::DmaQuery q;
         q.bytes = q.hbm_bytes = channels * bytes;
         q.chunks = channels * ceil_div(bytes, row_bytes);
         q.partitions = static_cast<int>(channels);
-        q.first_partition = static_cast<int>(b * channels);
+        q.first_partition = static_cast<int>(b * stride);
         for (const target::DmaShare &s : target::dma_split(t, q)) {
             target::DmaShare &e = by_engine[s.engine];
             e.bytes += s.bytes;
@@ -207,15 +207,20 @@ bool rows_pack_pays(const target::TargetInfo &t, const Limits &L, bool fp32, con
     int64_t tiles =
         ceil_div(p.output_channels, L.partitions) * ceil_div(p.output_columns, L.moving_free);
     double saved_ns = double(p.taps_saved * tiles) * target::compute_ns(t, mm);
-    return saved_ns > staged_ns(t, p.kernel_rows, p.channels, p.packed_bytes, p.row_bytes) -
-                          staged_ns(t, 1, p.channels, p.unpacked_bytes, p.row_bytes);
+    return saved_ns >
+           staged_ns(t, p.kernel_rows, p.block, p.channels, p.packed_bytes, p.row_bytes) -
+               staged_ns(t, 1, p.channels, p.channels, p.unpacked_bytes, p.row_bytes);
 }
 
 } // namespace
 
 ConvLimits conv_limits(const target::TargetInfo &target, std::optional<DType> pack_rows_operand) {
     Limits L = limits_of(target);
-    ConvLimits limits{L.partitions, staged_image_budget(L), L.resident_budget, {}};
+    ConvLimits limits{L.partitions,
+                      staged_image_budget(L),
+                      L.resident_budget,
+                      target.dma.partitions_per_engine,
+                      {}};
     if (pack_rows_operand) {
         bool fp32 = *pack_rows_operand == DType::Float32; // tf32 at the bf16 rate (nc.md:L80)
         limits.rows_pack_pays = [target, L, fp32](const RowPacking &p) {

@@ -27,7 +27,7 @@ using namespace nhc;
 namespace {
 
 // ConvTaps epilogues join at 64 output channels and more (conv_epilogue_joins).
-const ConvLimits kConvLimits{128, 32768, 32768, {}};
+const ConvLimits kConvLimits{128, 32768, 32768, 1, {}};
 
 Graph load(const std::string &text) {
     test::TempDir dir;
@@ -325,7 +325,7 @@ g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 
 }
 )");
     Graph small = g;
-    CHECK(lower_convs_to_matmuls(g, ConvLimits{128, 1 << 16, 1 << 16, {}}) == 3);
+    CHECK(lower_convs_to_matmuls(g, ConvLimits{128, 1 << 16, 1 << 16, 1, {}}) == 3);
     std::vector<std::string> o = ops(g);
     // y: the runtime weights as [Ci, KH, KW, Co] by a Transpose.
     CHECK(std::vector<std::string>(o.begin(), o.begin() + 3) ==
@@ -348,12 +348,12 @@ g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 
     g.verify();
     // An image over the budget stays im2col.
     Graph heavy = small;
-    CHECK(lower_convs_to_matmuls(small, ConvLimits{128, 16, 1 << 16, {}}) == 3);
+    CHECK(lower_convs_to_matmuls(small, ConvLimits{128, 16, 1 << 16, 1, {}}) == 3);
     o = ops(small);
     CHECK(std::count(o.begin(), o.end(), "Im2Col") == 3);
     // So do weights over theirs: y's one chunk x 9 taps x 6 output channels x 4 bytes = 216 per
     // partition, y1's 4 x 3 x 4 = 48.
-    CHECK(lower_convs_to_matmuls(heavy, ConvLimits{128, 1 << 16, 100, {}}) == 3);
+    CHECK(lower_convs_to_matmuls(heavy, ConvLimits{128, 1 << 16, 100, 1, {}}) == 3);
     o = ops(heavy);
     CHECK(std::count(o.begin(), o.end(), "Im2Col") == 2);
     CHECK(std::count(o.begin(), o.end(), "ConvTaps") == 1);
