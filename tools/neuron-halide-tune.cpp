@@ -3,7 +3,7 @@
 // the timing simulator and recording each in the tuning database (--db, SQLite); a later
 // `neuron-halide-cc --tuning-db FILE` compiles with the best recorded ones.
 //
-//   neuron-halide-tune <model.onnx> --db tune.db [--trials N] [--jobs 1] [neuron-halide-cc options]
+//   neuron-halide-tune <model.onnx> --db tune.db [--trials N] [--jobs J] [neuron-halide-cc options]
 //
 // A session that is killed loses no committed record, and a new session on the same database
 // measures only the candidates not recorded yet. Several sessions may share one database.
@@ -28,7 +28,7 @@ constexpr int kDefaultTrials = 16; // per workload: every -O3 matmul candidate b
 struct TuneFlags {
     std::string db;
     int trials = kDefaultTrials;
-    int jobs = 1;
+    int jobs = 0; ///< 0: the compiler's default (parallel_jobs)
 };
 
 int positive_int(const std::string &option, const std::string &value) {
@@ -54,7 +54,9 @@ TuneFlags take_tune_flags(int argc, char **argv, std::vector<const char *> &rest
                          "  --trials N   candidates measured per workload (default "
                       << kDefaultTrials
                       << ")\n"
-                         "  --jobs 1     parallel measurements (only 1 in this version)\n\n"
+                         "  --jobs J     candidates measured at once (default: the machine's "
+                         "threads, at most 8;\n"
+                         "               the records are the same for any J)\n\n"
                          "Compile options: neuron-halide-cc compile --help\n";
             std::exit(0);
         }
@@ -80,10 +82,6 @@ TuneFlags take_tune_flags(int argc, char **argv, std::vector<const char *> &rest
     if (f.db.empty())
         nhc::user_error("NHC_EARG017", "no tuning database given; usage: neuron-halide-tune "
                                        "<model.onnx> --db FILE [--trials N] [compile options]");
-    if (f.jobs > 1)
-        nhc::user_error("NHC_ENYI001", "--jobs ", f.jobs,
-                        " is not implemented yet in this version: a session measures one "
-                        "candidate at a time; run several sessions on one database instead");
     return f;
 }
 
@@ -108,6 +106,8 @@ int main(int argc, char **argv) {
             o.verbose = kInfoLevel;
         o.tuning_db = tf.db;
         o.tune_trials = tf.trials;
+        if (tf.jobs > 0)
+            o.num_parallel_jobs = tf.jobs;
         nhc::start_logging(o);
         tuning = true;
         nhc::compile_model(o);

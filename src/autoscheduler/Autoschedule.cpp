@@ -106,77 +106,119 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
                                           const ProgramContext &context) {
     TimedStep step("autoschedule: " + group_name(probe));
     stats_.workloads++;
-    const bool recording = opts_.db && opts_.record_trials > 0;
+    SearchRun run;
+    run.recording = opts_.db && opts_.record_trials > 0;
+    run.prune_above = run.recording ? 0 : opts_.prune_above;
     // A tuning session resumes: candidates recorded by earlier sessions count and are skipped.
     std::set<std::string> recorded;
-    if (recording)
+    if (run.recording)
         for (const std::string &plan : opts_.db->recorded_plans(w.text, target_.name))
             recorded.insert(plan);
-    const int budget = recording ? opts_.record_trials : measured_budget(opts_.optlevel);
+    run.measured = static_cast<int>(recorded.size());
+    const int budget = run.recording ? opts_.record_trials : measured_budget(opts_.optlevel);
+    // The distinct schedules to measure, in search order, up to the budget.
     std::set<std::string> seen;
-    sched::SchedulePlan best;
-    double best_ns = 0, default_ns = 0;
-    bool found = false, default_measured = false;
-    int measured = static_cast<int>(recorded.size());
+    std::vector<sched::SchedulePlan> plans;
+    std::vector<sched::Group> groups;
+    std::vector<std::string> texts;
     for (const sched::SchedulePlan &plan : candidate_plans(probe, target_, opts_.optlevel)) {
-        if (measured >= budget)
+        if (run.measured + static_cast<int>(plans.size()) >= budget)
             break;
         sched::Group fresh = build();
         std::string text = scheduled_text(fresh, plan, target_);
         if (text.empty() || !seen.insert(text).second || recorded.count(plan.describe()))
             continue;
-        // Outside tuning sessions, a candidate estimated far above the best simulated so far is
-        // not simulated (SearchOptions::prune_above).
-        const double bound = found && !recording && opts_.prune_above > 0
-                                 ? opts_.prune_above * best_ns
-                                 : std::numeric_limits<double>::infinity();
-        GroupTiming t = measure_group(fresh, g_, target_, context, bound);
-        measured++;
-        if (t.feasible && !t.simulated) {
-            stats_.pruned++;
-            log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): estimated ",
-                      std::llround(t.estimated_ns), " ns, above ", opts_.prune_above,
-                      "x the best simulated: not simulated");
-            continue;
-        }
-        stats_.measured++;
-        if (t.feasible)
-            log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): simulated ",
-                      std::llround(t.simulated_ns), " ns, estimated ", std::llround(t.estimated_ns),
-                      " ns, busiest engine ", std::llround(t.busiest_ns), " ns");
-        else
-            log_debug("  candidate ", plan.describe(), ": refused: ", t.why_not);
-        if (recording) {
-            opts_.db->record({w.hash, w.text, target_.name, plan.describe(), text, t.feasible,
-                              t.estimated_ns, t.simulated_ns, t.why_not});
-            stats_.recorded++;
-        }
-        if (!t.feasible) {
-            stats_.infeasible++;
-            continue;
-        }
-        if (plan.is_default()) {
-            default_measured = true;
-            default_ns = t.simulated_ns;
-        }
-        if (!found || t.simulated_ns < best_ns) {
-            found = true;
-            best = plan;
-            best_ns = t.simulated_ns;
-        }
+        plans.push_back(plan);
+        groups.push_back(std::move(fresh));
+        texts.push_back(std::move(text));
     }
-    if (default_measured) {
-        stats_.default_ns += default_ns;
-        stats_.chosen_ns += best_ns;
+    // Measured `jobs` at a time: a wave prepares (lowers, selects, estimates) its candidates at
+    // once and simulates at once those the candidates before them are unlikely to prune; then
+    // each is judged in search order with the bound it would have had measured alone (one the
+    // judging finds within its bound but not simulated is simulated then), so that the choice,
+    // the log and the records are the same for any job count.
+    const size_t jobs = static_cast<size_t>(std::max(1, opts_.jobs));
+    for (size_t first = 0; first < plans.size(); first += jobs) {
+        size_t last = std::min(plans.size(), first + jobs);
+        std::vector<const sched::Group *> wave;
+        for (size_t i = first; i < last; i++)
+            wave.push_back(&groups[i]);
+        std::vector<Window> windows =
+            prepare_windows(wave, g_, target_, context, static_cast<int>(jobs));
+        simulate_windows(windows, likely_simulated(windows, run), target_, static_cast<int>(jobs));
+        for (size_t i = first; i < last; i++)
+            judge(w, plans[i], texts[i], windows[i - first], run);
     }
-    if (recording) // the best of every session's records (the default if none is feasible)
+    if (run.default_measured) {
+        stats_.default_ns += run.default_ns;
+        stats_.chosen_ns += run.best_ns;
+    }
+    sched::SchedulePlan best = run.best;
+    if (run.recording) // the best of every session's records (the default if none is feasible)
         best = recorded_best(w).value_or(sched::SchedulePlan());
-    log_info("autoschedule: ", group_name(probe), " (workload ", w.hash, "): ", measured,
-             " schedules measured", recording ? " or recorded before" : "", ", chose ",
+    log_info("autoschedule: ", group_name(probe), " (workload ", w.hash, "): ", run.measured,
+             " schedules measured", run.recording ? " or recorded before" : "", ", chose ",
              best.describe(),
-             found && !recording ? ": " + us(best_ns) + " with its neighbours" : "",
-             default_measured ? " (default " + us(default_ns) + ")" : std::string());
+             run.found && !run.recording ? ": " + us(run.best_ns) + " with its neighbours" : "",
+             run.default_measured ? " (default " + us(run.default_ns) + ")" : std::string());
     return best;
+}
+
+std::vector<size_t> Autoscheduler::likely_simulated(const std::vector<Window> &windows,
+                                                    const SearchRun &run) const {
+    std::vector<size_t> simulate;
+    double bound = run.simulate_below();
+    for (size_t i = 0; i < windows.size(); i++) {
+        const GroupTiming &t = windows[i].timing;
+        if (!t.feasible || t.estimated_ns > bound)
+            continue;
+        simulate.push_back(i);
+        // Simulated, this one will take at most its estimate over kEstimateLow, and the bound
+        // of those after it would be at most that times prune_above.
+        if (run.prune_above > 0)
+            bound = std::min(bound, run.prune_above * t.estimated_ns / kEstimateLow);
+    }
+    return simulate;
+}
+
+void Autoscheduler::judge(const Workload &w, const sched::SchedulePlan &plan,
+                          const std::string &text, Window &window, SearchRun &run) {
+    const GroupTiming &t = window.timing;
+    run.measured++;
+    if (t.feasible && t.estimated_ns > run.simulate_below()) {
+        stats_.pruned++;
+        log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): estimated ",
+                  std::llround(t.estimated_ns), " ns, above ", run.prune_above,
+                  "x the best simulated: not simulated");
+        return;
+    }
+    if (t.feasible && !t.simulated)
+        simulate_window(window, target_);
+    stats_.measured++;
+    if (t.feasible)
+        log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): simulated ",
+                  std::llround(t.simulated_ns), " ns, estimated ", std::llround(t.estimated_ns),
+                  " ns, busiest engine ", std::llround(t.busiest_ns), " ns");
+    else
+        log_debug("  candidate ", plan.describe(), ": refused: ", t.why_not);
+    if (run.recording) {
+        opts_.db->record({w.hash, w.text, target_.name, plan.describe(), text, t.feasible,
+                          t.estimated_ns, t.simulated_ns, t.why_not});
+        stats_.recorded++;
+    }
+    if (!t.feasible) {
+        stats_.infeasible++;
+        return;
+    }
+    if (plan.is_default()) {
+        run.default_measured = true;
+        run.default_ns = t.simulated_ns;
+    }
+    if (!run.found || t.simulated_ns < run.best_ns) {
+        run.found = true;
+        run.best = plan;
+        run.best_ns = t.simulated_ns;
+    }
 }
 
 std::string Autoscheduler::summary() const {

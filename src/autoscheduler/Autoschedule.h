@@ -20,8 +20,12 @@
  * At -O3 the driver has the whole program judge the plans (driver/WholeProgramCheck.h), and
  * passes its verdict back as SearchOptions::fixed.
  *
+ * A workload's candidates are measured SearchOptions::jobs at a time (MeasureGroup.h's
+ * prepare_windows and simulate_windows), judged in search order, so that the choice is the same
+ * for any job count.
+ *
  * Not yet (issue 16): ranking by an analytic cost model before measuring, fusion and residency
- * moves across groups, --model-type moves, parallel search.
+ * moves across groups, --model-type moves.
  */
 
 #include "autoscheduler/MeasureGroup.h"
@@ -32,6 +36,7 @@
 #include "target/Target.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +59,12 @@ constexpr int kContextGroups = 4;
  *  although it would have won. */
 constexpr double kPruneAbove = 1.1;
 
+/** The lowest ratio of a candidate's estimate to its simulated time measured for
+ *  kPruneAbove (0.85, on the same 678 candidates): the parallel search takes a candidate's
+ *  simulated time to be at most its estimate over this when it guesses which later candidates
+ *  of a wave will be pruned. A wrong guess costs time, never a different choice. */
+constexpr double kEstimateLow = 0.85;
+
 /** Distinct schedules measured per workload at an optimisation level (0 at -O1). */
 int measured_budget(int optlevel);
 
@@ -71,6 +82,8 @@ struct SearchOptions {
      *  simulated time so far is not simulated (0: every candidate is). Tuning sessions, which
      *  record every candidate, simulate them all. */
     double prune_above = kPruneAbove;
+    /** Candidates measured at once (--num-parallel-jobs); the plans chosen do not depend on it. */
+    int jobs = 1;
 };
 
 struct SearchStats {
@@ -107,7 +120,30 @@ public:
     std::string summary() const;
 
 private:
+    /** One workload's search so far: the best candidate simulated, the default's time. */
+    struct SearchRun {
+        bool recording = false; ///< a tuning session: every candidate simulated and recorded
+        double prune_above = 0; ///< SearchOptions::prune_above, 0 when recording
+        int measured = 0;       ///< candidates judged (or recorded by earlier sessions)
+        sched::SchedulePlan best;
+        double best_ns = 0, default_ns = 0;
+        bool found = false, default_measured = false;
+        /** A candidate estimated above this is not simulated: prune_above times the best. */
+        double simulate_below() const {
+            return found && prune_above > 0 ? prune_above * best_ns
+                                            : std::numeric_limits<double>::infinity();
+        }
+    };
+
     bool searches() const;
+    /** Of a wave's prepared windows, those to simulate at once: within the bound, and within
+     *  the bound the wave's earlier candidates would likely set once simulated. */
+    std::vector<size_t> likely_simulated(const std::vector<Window> &windows,
+                                         const SearchRun &run) const;
+    /** Judges one candidate in search order: pruned above the bound, else simulated (if the
+     *  wave did not), logged, recorded in a tuning session, and compared with the best. */
+    void judge(const Workload &w, const sched::SchedulePlan &plan, const std::string &text,
+               Window &window, SearchRun &run);
     sched::SchedulePlan search(const sched::Group &probe, const Workload &w,
                                const std::function<sched::Group()> &build,
                                const ProgramContext &context);

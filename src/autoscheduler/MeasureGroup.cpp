@@ -6,7 +6,11 @@
 #include "runtime/Simulator.h"
 #include "support/Error.h"
 
+#include <llvm/Support/ThreadPool.h>
+
 #include <algorithm>
+#include <functional>
+#include <future>
 #include <map>
 
 namespace nhc::autosched {
@@ -26,26 +30,13 @@ double busiest_engine_ns(const std::vector<codegen::SelectedInstr> &instrs,
     return most;
 }
 
-/** Estimates (the list schedule) and, unless the estimate is above `simulate_below`, simulates
- *  the window `instrs`, into `t`. */
-void estimate_and_simulate(std::vector<codegen::SelectedInstr> instrs, neff::Program prog,
-                           const target::TargetInfo &target, double simulate_below,
-                           GroupTiming &t) {
-    t.estimated_ns = codegen::schedule_instructions(instrs, target);
-    if (t.estimated_ns > simulate_below)
-        return;
-    t.simulated = true;
-    codegen::insert_semaphores(instrs, prog);
-    prog.layout_hbm();
-    rt::Machine machine(target, prog, /*functional=*/false);
-    t.simulated_ns = rt::simulate(machine).summary.total_ns;
-}
-
-GroupTiming simulate_group(const sched::Group &group, const Graph &g,
-                           const target::TargetInfo &target, const ProgramContext &cx,
-                           double simulate_below) {
+/** The window of `group` in context `cx`: lowered, selected between the context's groups and
+ *  scheduled by the list schedule (its finish is the estimate). A refusal propagates. */
+Window prepare(const sched::Group &group, const Graph &g, const target::TargetInfo &target,
+               const ProgramContext &cx) {
     codegen::LoweredGroup lg = codegen::lower_group(group);
-    neff::Program prog;
+    Window w;
+    neff::Program &prog = w.prog;
     prog.target = target.name;
     prog.name = "candidate";
     prog.vars = cx.vars;
@@ -73,32 +64,82 @@ GroupTiming simulate_group(const sched::Group &group, const Graph &g,
     so.node_name = "candidate";
     so.sbuf_cursor = cx.sbuf_cursor;
     so.psum_cursor = cx.psum_cursor;
-    std::vector<codegen::SelectedInstr> instrs = codegen::select_group(lg, so, bind);
-    GroupTiming t;
-    t.feasible = true;
-    t.busiest_ns = busiest_engine_ns(instrs, target);
+    std::vector<codegen::SelectedInstr> &instrs = w.instrs;
+    instrs = codegen::select_group(lg, so, bind);
+    w.timing.feasible = true;
+    w.timing.busiest_ns = busiest_engine_ns(instrs, target);
     instrs.insert(instrs.begin(), cx.prefix.begin(), cx.prefix.end());
     for (const auto &following : cx.following) { // allocated after the candidate
         so.node_name = "following";
         std::vector<codegen::SelectedInstr> next = codegen::select_group(*following, so, bind);
         instrs.insert(instrs.end(), next.begin(), next.end());
     }
-    estimate_and_simulate(std::move(instrs), std::move(prog), target, simulate_below, t);
-    return t;
+    w.timing.estimated_ns = codegen::schedule_instructions(instrs, target);
+    return w;
+}
+
+/** Runs task(i) for every i below n, on up to `jobs` threads (an llvm::ThreadPool; 1: in this
+ *  thread). An exception a task throws surfaces here, in this thread. */
+void for_each_index(size_t n, int jobs, const std::function<void(size_t)> &task) {
+    if (jobs <= 1 || n <= 1) {
+        for (size_t i = 0; i < n; i++)
+            task(i);
+        return;
+    }
+    llvm::ThreadPool pool(llvm::hardware_concurrency(unsigned(std::min<size_t>(size_t(jobs), n))));
+    std::vector<std::shared_future<void>> done;
+    for (size_t i = 0; i < n; i++)
+        done.push_back(pool.async([&task, i] { task(i); }));
+    for (std::shared_future<void> &d : done)
+        d.get();
 }
 
 } // namespace
 
+Window prepare_window(const sched::Group &group, const Graph &g, const target::TargetInfo &target,
+                      const ProgramContext &context) {
+    try {
+        return prepare(group, g, target, context);
+    } catch (const UserError &e) {
+        return {{false, e.formatted()}, {}, {}};
+    } catch (const Halide::CompileError &e) {
+        return {{false, e.what()}, {}, {}};
+    }
+}
+
+void simulate_window(Window &w, const target::TargetInfo &target) {
+    nhc_assert(w.timing.feasible && !w.timing.simulated, "simulating a window twice or refused");
+    codegen::insert_semaphores(w.instrs, w.prog);
+    w.prog.layout_hbm();
+    rt::Machine machine(target, w.prog, /*functional=*/false);
+    w.timing.simulated_ns = rt::simulate(machine).summary.total_ns;
+    w.timing.simulated = true;
+    w.instrs = {}; // the window is large; only its time is kept
+    w.prog = {};
+}
+
 GroupTiming measure_group(const sched::Group &group, const Graph &g,
                           const target::TargetInfo &target, const ProgramContext &context,
                           double simulate_below) {
-    try {
-        return simulate_group(group, g, target, context, simulate_below);
-    } catch (const UserError &e) {
-        return {false, e.formatted()};
-    } catch (const Halide::CompileError &e) {
-        return {false, e.what()};
-    }
+    Window w = prepare_window(group, g, target, context);
+    if (w.timing.feasible && w.timing.estimated_ns <= simulate_below)
+        simulate_window(w, target);
+    return w.timing;
+}
+
+std::vector<Window> prepare_windows(const std::vector<const sched::Group *> &groups, const Graph &g,
+                                    const target::TargetInfo &target, const ProgramContext &context,
+                                    int jobs) {
+    std::vector<Window> windows(groups.size());
+    for_each_index(groups.size(), jobs,
+                   [&](size_t i) { windows[i] = prepare_window(*groups[i], g, target, context); });
+    return windows;
+}
+
+void simulate_windows(std::vector<Window> &windows, const std::vector<size_t> &which,
+                      const target::TargetInfo &target, int jobs) {
+    for_each_index(which.size(), jobs,
+                   [&](size_t i) { simulate_window(windows[which[i]], target); });
 }
 
 } // namespace nhc::autosched

@@ -60,6 +60,30 @@ GroupTiming measure_group(const sched::Group &group, const Graph &g,
                           const target::TargetInfo &target, const ProgramContext &context,
                           double simulate_below = std::numeric_limits<double>::infinity());
 
+/** A candidate's window, lowered, selected and estimated (timing.estimated_ns); simulated or not
+ *  yet (timing.simulated). */
+struct Window {
+    GroupTiming timing;
+    std::vector<codegen::SelectedInstr> instrs; ///< as scheduled; freed once simulated
+    neff::Program prog;                         ///< the window's variables; freed once simulated
+};
+
+/** The window of `group` in `context`, estimated, not simulated; a refusal as not feasible. */
+Window prepare_window(const sched::Group &group, const Graph &g, const target::TargetInfo &target,
+                      const ProgramContext &context);
+/** Simulates a feasible window prepared and not yet simulated (timing.simulated_ns). */
+void simulate_window(Window &w, const target::TargetInfo &target);
+
+/** prepare_window for each of `groups` in the same context, and simulate_window for the windows
+ *  `which` names, each on up to `jobs` threads (an llvm::ThreadPool; 1: in this thread). Each
+ *  window is its own copy of the context's instructions and variables, which are only read, so
+ *  the results, in the order given, do not depend on the job count. */
+std::vector<Window> prepare_windows(const std::vector<const sched::Group *> &groups, const Graph &g,
+                                    const target::TargetInfo &target, const ProgramContext &context,
+                                    int jobs);
+void simulate_windows(std::vector<Window> &windows, const std::vector<size_t> &which,
+                      const target::TargetInfo &target, int jobs);
+
 } // namespace nhc::autosched
 
 #endif

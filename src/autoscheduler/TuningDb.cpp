@@ -2,8 +2,10 @@
 
 #include "support/Error.h"
 
+#include <chrono>
 #include <filesystem>
 #include <sqlite3.h>
+#include <thread>
 
 namespace nhc::autosched {
 
@@ -92,8 +94,19 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string &path, bool create) {
     }
     std::unique_ptr<TuningDb> t(new TuningDb(db, path));
     sqlite3_busy_timeout(db, kBusyTimeoutMs);
-    t->exec("PRAGMA journal_mode=WAL");
-    t->exec(kSchema);
+    // Two sessions opening a new file at once: switching it to WAL, and creating the table, lock
+    // it in ways for which SQLite may answer SQLITE_BUSY at once, without its busy handler (when
+    // waiting could deadlock two connections, each holding a lock the other needs: "database
+    // is locked"). Each is retried for the busy timeout; a last failure is the error.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (const char *sql : {"PRAGMA journal_mode=WAL", kSchema}) {
+        int rc = SQLITE_OK;
+        while ((rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr)) == SQLITE_BUSY &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (rc != SQLITE_OK)
+            t->exec(sql); // once more, for the error's text
+    }
     return t;
 }
 

@@ -49,11 +49,21 @@ using codegen_groups::is_view;
 
 using codegen::isa_dtype_of;
 
+autosched::SearchOptions search_options(const CompileOptions &o) {
+    autosched::SearchOptions so;
+    so.optlevel = o.optlevel;
+    so.db = o.tuning;
+    so.record_trials = o.tune_trials;
+    so.fixed = o.fixed_plans;
+    so.jobs = parallel_jobs(o);
+    return so;
+}
+
 class ProgramBuilder {
 public:
     ProgramBuilder(const Graph &g, const CompileOptions &o)
         : g_(g), o_(o), target_(&target::target_by_name(o.target)),
-          autoscheduler_(g, *target_, {o.optlevel, o.tuning, o.tune_trials, o.fixed_plans}) {
+          autoscheduler_(g, *target_, search_options(o)) {
         prog_.target = o.target;
         prog_.name = g.name;
     }

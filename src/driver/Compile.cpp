@@ -17,7 +17,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
 namespace nhc {
 
@@ -178,14 +177,9 @@ void compile_model(const CompileOptions &options) {
     TimedStep step("write NEFF");
     neff::WriteOptions wo;
     wo.compress = !options.enable_fast_loading_neuron_binaries;
-    // The NEFF's bytes do not depend on the job count (ParallelGzip.h), so the machine's threads
-    // by default, at most 8: neuronx-cc's parallel jobs defaulted to 8 (neuron-compiler.md L76-77),
-    // and each job holds two 4 MiB blocks and their output in memory.
-    constexpr int kDefaultMaxJobs = 8;
-    wo.jobs =
-        options.num_parallel_jobs > 0
-            ? options.num_parallel_jobs
-            : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kDefaultMaxJobs);
+    // The NEFF's bytes do not depend on the job count (ParallelGzip.h); each job holds two 4 MiB
+    // blocks and their output in memory.
+    wo.jobs = parallel_jobs(options);
     std::optional<ProgressMeter> written; // gzip of the weights is most of a large model's compile
     wo.progress = [&](uint64_t done, uint64_t total) {
         if (!written)

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <google/protobuf/stubs/common.h>
+#include <thread>
 
 namespace cl = llvm::cl;
 
@@ -286,6 +287,14 @@ bool is_subcommand(const char *arg) {
 }
 
 } // namespace
+
+int parallel_jobs(const CompileOptions &options) {
+    constexpr int kDefaultMaxJobs = 8;
+    return options.num_parallel_jobs > 0
+               ? options.num_parallel_jobs
+               : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1,
+                            kDefaultMaxJobs);
+}
 
 const std::vector<std::string> &allowed_targets() {
     static const std::vector<std::string> t = {"inf2", "trn1", "trn1n", "trn2"};

@@ -41,8 +41,10 @@ struct CompileOptions {
     int logical_nc_config = 1;                ///< default 2 on trn2
     std::string output = "file.neff";
     std::string logfile = "log-neuron-cc.txt";
-    int verbose = 30;          ///< Python logging level; "warning"
-    int num_parallel_jobs = 0; ///< threads that compress the NEFF; 0: the machine's, at most 8
+    int verbose = 30; ///< Python logging level; "warning"
+    /** Threads that measure the autoscheduler's candidates and compress the NEFF (neither
+     *  changes the NEFF's bytes); 0: the machine's, at most 8 (parallel_jobs). */
+    int num_parallel_jobs = 0;
     std::vector<InputShapeOverride> input_shapes;
     std::vector<FrozenInput> frozen_inputs; ///< --freeze-input
     std::string schedule_file;
@@ -85,6 +87,11 @@ struct ParsedCommandLine {
 /** Parses argv. May be called more than once in a process (tests): it resets the parser first.
  *  --help and --version print and exit the process, as in every LLVM tool. */
 ParsedCommandLine parse_command_line(int argc, const char *const *argv);
+
+/** The threads --num-parallel-jobs gives (CompileOptions::num_parallel_jobs): as asked, else
+ *  the machine's, at most 8 (neuronx-cc's parallel jobs defaulted to 8, neuron-compiler.md
+ *  L76-77). */
+int parallel_jobs(const CompileOptions &options);
 
 /** Lines printed by --version. */
 std::string version_text();

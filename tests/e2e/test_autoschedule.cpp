@@ -11,6 +11,7 @@
 #include "driver/WholeProgramCheck.h"
 #include "neff/Assembler.h"
 #include "neff/LowerGroup.h"
+#include "neff/NeffFile.h"
 #include "runtime/Simulator.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
@@ -506,4 +507,49 @@ g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
         pruned += stats.pruned;
     }
     CHECK(pruned > 0);
+}
+
+TEST_CASE("candidates measured in parallel: the choices, counts and program of one at a time") {
+    // GPT-2's QKV projection (some candidates pruned) searched alone, then a whole program, with
+    // 1, 2, 3 and 8 jobs.
+    Graph g = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
+  y = MatMul(x, w)
+}
+)");
+    const Node &mm = node_with_output(g, "y");
+    for (int level : {2, 3}) {
+        CAPTURE(level);
+        auto search = [&](int jobs) {
+            autosched::SearchOptions o{level};
+            o.jobs = jobs;
+            autosched::Autoscheduler a(g, trn1(), o);
+            sched::SchedulePlan plan = a.plan_for(
+                sched::build_node_group(g, mm), {}, [&] { return sched::build_node_group(g, mm); },
+                [] { return autosched::ProgramContext(); });
+            return std::pair{plan, a.stats()};
+        };
+        auto [one_plan, one] = search(1);
+        CHECK(one.pruned > 0);
+        for (int jobs : {2, 3, 8}) {
+            CAPTURE(jobs);
+            auto [plan, stats] = search(jobs);
+            CHECK(plan == one_plan);
+            CHECK(stats.measured == one.measured);
+            CHECK(stats.pruned == one.pruned);
+            CHECK(stats.chosen_ns == one.chosen_ns);
+            CHECK(stats.default_ns == one.default_ns);
+        }
+        Graph layers = passed(kLayers);
+        CompileOptions o;
+        o.optlevel = level;
+        o.num_parallel_jobs = 1;
+        std::vector<uint8_t> sequential = neff::write_neff(generate_program(layers, o));
+        for (int jobs : {2, 3, 8}) {
+            CAPTURE(jobs);
+            o.num_parallel_jobs = jobs;
+            CHECK(neff::write_neff(generate_program(layers, o)) == sequential);
+        }
+    }
 }
