@@ -478,7 +478,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("pooling: ", pools, " MaxPool/AveragePool nodes lowered to per-tap windows");
     int norms_spread = lower_group_norms(g, target.partitions, sched::norm_row_elems(target));
     log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");
-    int resizes = lower_resizes_to_matmuls(g);
+    // Several channels' resize along a non-last axis in one matmul: a move of -O2 and -O3.
+    int resizes = lower_resizes_to_matmuls(g, options.optlevel >= 2 ? target.partitions : 0);
     log_info("resize: ", resizes, " Resize nodes lowered to interpolation matmuls");
     int gelus = fuse_gelu_patterns(g);
     log_info("gelu: ", gelus, " GELU patterns recognised");

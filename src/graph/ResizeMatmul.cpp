@@ -146,7 +146,18 @@ std::vector<double> transposed(const ResizeAxis &a) {
     return t;
 }
 
-void lower_resize(Graph &g, const Node &n, std::vector<Node> &out) {
+/** I_k (x) W: k copies of the [out, in] matrix on the diagonal of a [k * out, k * in] one. */
+std::vector<double> block_diagonal(const ResizeAxis &a, int64_t k) {
+    std::vector<double> b(static_cast<size_t>(k * a.out * k * a.in), 0.0);
+    for (int64_t j = 0; j < k; j++)
+        for (int64_t i = 0; i < a.out; i++)
+            for (int64_t h = 0; h < a.in; h++)
+                b[static_cast<size_t>((j * a.out + i) * k * a.in + j * a.in + h)] =
+                    a.weights[static_cast<size_t>(i * a.in + h)];
+    return b;
+}
+
+void lower_resize(Graph &g, const Node &n, int64_t pack_partitions, std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]);
     const Value &y = g.value(n.outputs[0]);
     // Sizes are the output shape's (given at run time, the inferred shape: a static compile is
@@ -180,19 +191,22 @@ void lower_resize(Graph &g, const Node &n, std::vector<Node> &out) {
             inner *= shape[i];
         Shape next = shape;
         next[static_cast<size_t>(a)] = ax.out;
-        std::string product = b.value(DType::Float32, inner == 1 ? Shape{outer, ax.out}
-                                                                 : Shape{outer, ax.out, inner});
+        std::string product;
         Node *mm;
-        if (inner == 1)
+        if (inner == 1) {
+            product = b.value(DType::Float32, {outer, ax.out});
             mm = &b.add(
                 "MatMul",
                 {b.reshape(cur, {outer, ax.in}), b.constant_f32({ax.in, ax.out}, transposed(ax))},
                 {product});
-        else
+        } else { // [outer / k, k * out, inner]: the bytes of [outer, out, inner]
+            int64_t k = resize_items_per_matmul(outer, ax, pack_partitions);
+            product = b.value(DType::Float32, {outer / k, k * ax.out, inner});
             mm = &b.add("MatMul",
-                        {b.constant_f32({ax.out, ax.in}, ax.weights),
-                         b.reshape(cur, {outer, ax.in, inner})},
+                        {b.constant_f32({k * ax.out, k * ax.in}, block_diagonal(ax, k)),
+                         b.reshape(cur, {outer / k, k * ax.in, inner})},
                         {product});
+        }
         mm->keep_precision = true;
         cur =
             a == first_changed ? b.reshape(product, next, n.outputs[0]) : b.reshape(product, next);
@@ -204,8 +218,17 @@ void lower_resize(Graph &g, const Node &n, std::vector<Node> &out) {
 
 } // namespace
 
-int lower_resizes_to_matmuls(Graph &g) {
-    return rewrite_each(g, "Resize", lower_resize);
+int64_t resize_items_per_matmul(int64_t outer, const ResizeAxis &axis, int64_t pack_partitions) {
+    for (int64_t k = outer; k > 1; k--)
+        if (outer % k == 0 && k * axis.in <= pack_partitions && k * axis.out <= pack_partitions)
+            return k;
+    return 1;
+}
+
+int lower_resizes_to_matmuls(Graph &g, int64_t pack_partitions) {
+    return rewrite_each(g, "Resize", [&](Graph &graph, const Node &n, std::vector<Node> &out) {
+        lower_resize(graph, n, pack_partitions, out);
+    });
 }
 
 } // namespace nhc

@@ -9,6 +9,7 @@
  * whole Resize is one contraction per axis whose size changes:
  *   last axis a:   y = MatMul(x, W_a^T)                        (a linear layer)
  *   other axis a:  y = MatMul(W_a, x viewed [outer, in_a, inner])  (W_a broadcast over outer)
+ *                  (at -O2 and -O3, k outer items at once: resize_items_per_matmul)
  * Nearest-mode matrices are one-hot rows, so the fp32 contraction reproduces the input exactly;
  * the matmuls keep fp32 operands under auto-cast (Node::keep_precision). The weights follow the
  * ONNX reference implementation (onnx/backend/test/case/node/resize.py): coordinate transform,
@@ -33,8 +34,16 @@ struct ResizeAxis {
 std::vector<ResizeAxis> resize_axes(const Node &n, const Shape &x, const Shape &out,
                                     const HostTensor *scales);
 
-/** Rewrites every Resize; returns how many. */
-int lower_resizes_to_matmuls(Graph &g);
+/** The outer items one contraction of a non-last axis takes at once (`pack_partitions` > 0, a
+ *  move of -O2 and -O3): the largest divisor k of `outer` with k * in and k * out within
+ *  `pack_partitions`, the matrix then block-diagonal, I_k (x) W_a, over [outer / k, k * in,
+ *  inner] (the same bytes). Each batched item is then k items' matmul in one: dev_unet's
+ *  2x upsampling of 64 channels of 8 rows takes 8 matmuls of K = 64 instead of 64 of K = 8.
+ *  1 when `pack_partitions` is 0. */
+int64_t resize_items_per_matmul(int64_t outer, const ResizeAxis &axis, int64_t pack_partitions);
+
+/** Rewrites every Resize; returns how many. `pack_partitions`: resize_items_per_matmul's. */
+int lower_resizes_to_matmuls(Graph &g, int64_t pack_partitions = 0);
 
 } // namespace nhc
 

@@ -477,6 +477,20 @@ TEST_CASE("reusing lowerings changes neither the values nor the time of a progra
     }
 }
 
+namespace {
+
+/** The plan a search of `options` chooses for node `n` alone, and its counts. */
+std::pair<sched::SchedulePlan, autosched::SearchStats>
+search_node(const Graph &g, const Node &n, const autosched::SearchOptions &options) {
+    autosched::Autoscheduler a(g, trn1(), options);
+    sched::SchedulePlan plan = a.plan_for(
+        sched::build_node_group(g, n), {}, [&] { return sched::build_node_group(g, n); },
+        [] { return autosched::ProgramContext(); });
+    return {plan, a.stats()};
+}
+
+} // namespace
+
 TEST_CASE("candidates estimated far above the best are not simulated, and change no choice") {
     // GPT-2's QKV projection at sequence 128: some plans are estimated well above the best.
     Graph g = passed(R"(
@@ -492,11 +506,7 @@ g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
         auto search = [&](double prune_above) {
             autosched::SearchOptions o{level};
             o.prune_above = prune_above;
-            autosched::Autoscheduler a(g, trn1(), o);
-            sched::SchedulePlan plan = a.plan_for(
-                sched::build_node_group(g, mm), {}, [&] { return sched::build_node_group(g, mm); },
-                [] { return autosched::ProgramContext(); });
-            return std::pair{plan, a.stats()};
+            return search_node(g, mm, o);
         };
         auto [every_plan, every] = search(0);
         auto [plan, stats] = search(autosched::kPruneAbove);
@@ -524,11 +534,7 @@ g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
         auto search = [&](int jobs) {
             autosched::SearchOptions o{level};
             o.jobs = jobs;
-            autosched::Autoscheduler a(g, trn1(), o);
-            sched::SchedulePlan plan = a.plan_for(
-                sched::build_node_group(g, mm), {}, [&] { return sched::build_node_group(g, mm); },
-                [] { return autosched::ProgramContext(); });
-            return std::pair{plan, a.stats()};
+            return search_node(g, mm, o);
         };
         auto [one_plan, one] = search(1);
         CHECK(one.pruned > 0);

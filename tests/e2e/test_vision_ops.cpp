@@ -5,6 +5,7 @@
 #include "TextCases.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/GroupNorm.h"
+#include "graph/ResizeMatmul.h"
 #include "schedules/DefaultSchedule.h"
 #include "target/Target.h"
 
@@ -71,6 +72,39 @@ TEST_CASE("Resize in every mode of the ONNX node tests matches their outputs (fp
         auto ref = alg::run_reference(g, {{g.inputs[0], x}});
         CHECK(test::compare(ref.at(g.outputs[0]), want, 1e-5, 1e-5).rel_l2 <= 1e-6);
     }
+}
+
+TEST_CASE("Resize along rows: 8 channels per matmul (a block-diagonal matrix) at -O2, one per "
+          "channel at -O1; both match") {
+    // A UNet's 2x upsampling, linear: along the rows, 16 channels of 8 rows into 16.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 16, 8, 8] x) => (float[1, 16, 16, 16] y)
+    <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
+  y = Resize <mode = "linear"> (x, , s)
+}
+)");
+    auto inputs = test::random_inputs(g, 21);
+    auto want = alg::run_reference(g, inputs);
+    CHECK(resize_items_per_matmul(16, ResizeAxis{8, 16, {}}, 128) == 8);
+    CHECK(resize_items_per_matmul(16, ResizeAxis{8, 16, {}}, 0) == 1);
+    CHECK(resize_items_per_matmul(7, ResizeAxis{8, 16, {}}, 128) == 7);  // 7 x 16 rows fit
+    CHECK(resize_items_per_matmul(13, ResizeAxis{8, 16, {}}, 128) == 1); // prime, 13 x 16 > 128
+    neff::Program programs[2];
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        test::E2EResult got = test::compile_and_run(g, inputs, o);
+        CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-5, 1e-5).rel_l2 <= 1e-6);
+        programs[level - 1] = test::compile_graph(g, o);
+    }
+    // The rows' matmuls: 2 of K = 64 (8 channels x 8 rows) at -O2 instead of 16 of K = 8 (the
+    // columns' matmuls contract 8 too, at both levels).
+    CHECK(test::matmuls_contracting(programs[0], 64) == 0);
+    CHECK(test::matmuls_contracting(programs[1], 64) == 2);
+    CHECK(test::matmuls_contracting(programs[0], 8) - test::matmuls_contracting(programs[1], 8) ==
+          16);
 }
 
 TEST_CASE("Resize: nearest is exact and stays fp32 under bf16 auto-cast; tf_crop_and_resize "
