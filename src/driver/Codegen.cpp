@@ -29,6 +29,7 @@
 #include "neff/ForwardStores.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
+#include "neff/NarrowStores.h"
 #include "neff/ScheduleInstructions.h"
 #include "neff/SelectGroup.h"
 #include "schedules/DefaultSchedule.h"
@@ -86,6 +87,7 @@ public:
         if (o_.used_schedules)
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
         keep_tensors_resident();
+        round_on_engines();
         codegen::schedule_instructions(selected_, *target_);
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
@@ -391,6 +393,17 @@ private:
         log_info("residency: ", f.loads_forwarded, " loads of tensors still in SBUF became ",
                  f.copies, " on-chip copies; ", f.stores_dropped,
                  " stores of tensors no longer read from HBM dropped");
+    }
+
+    /** Whole-model move: stores that round fp32 tiles to 16 bits take tiles the engines wrote
+     *  in 16 bits instead, moving half the bytes. */
+    void round_on_engines() {
+        if (o_.optlevel < 2)
+            return;
+        TimedStep step("round on the engines");
+        int narrowed = codegen::narrow_stores(selected_);
+        log_info("rounding: ", narrowed,
+                 " stores to 16-bit tensors take tiles the engines wrote in 16 bits");
     }
 
     void copy_outputs_without_producer() {
