@@ -138,7 +138,8 @@ std::vector<int> tile_writers(const std::vector<SelectedInstr> &instrs, int si) 
 bool rounding_copy(const Instr &i, const Footprint &tile, neff::DType to) {
     return i.op == neff::Opcode::TensorCopy && i.dst.dtype == to &&
            i.src.dtype == neff::DType::F32 && contiguous_rows(i.src) &&
-           covers(tile, neff::footprint(i.src)) && !i.src1.present() && !i.pred.present();
+           covers(tile, neff::footprint(i.src)) && !i.src1.present() && !i.pred.present() &&
+           !i.s0.is_ap && !i.s1.is_ap;
 }
 
 /** The instructions after store `si` that read its tile's bytes before a single write covers
