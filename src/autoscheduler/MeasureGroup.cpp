@@ -94,8 +94,7 @@ void for_each_index(size_t n, int jobs, const std::function<void(size_t)> &task)
         d.get();
 }
 
-} // namespace
-
+/** prepare(), a refusal as not feasible. */
 Window prepare_window(const sched::Group &group, const Graph &g, const target::TargetInfo &target,
                       const ProgramContext &context) {
     try {
@@ -107,6 +106,8 @@ Window prepare_window(const sched::Group &group, const Graph &g, const target::T
     }
 }
 
+} // namespace
+
 void simulate_window(Window &w, const target::TargetInfo &target) {
     nhc_assert(w.timing.feasible && !w.timing.simulated, "simulating a window twice or refused");
     codegen::insert_semaphores(w.instrs, w.prog);
@@ -116,15 +117,6 @@ void simulate_window(Window &w, const target::TargetInfo &target) {
     w.timing.simulated = true;
     w.instrs = {}; // the window is large; only its time is kept
     w.prog = {};
-}
-
-GroupTiming measure_group(const sched::Group &group, const Graph &g,
-                          const target::TargetInfo &target, const ProgramContext &context,
-                          double simulate_below) {
-    Window w = prepare_window(group, g, target, context);
-    if (w.timing.feasible && w.timing.estimated_ns <= simulate_below)
-        simulate_window(w, target);
-    return w.timing;
 }
 
 std::vector<Window> prepare_windows(const std::vector<const sched::Group *> &groups, const Graph &g,

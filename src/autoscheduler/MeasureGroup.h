@@ -23,7 +23,6 @@
 #include "target/Target.h"
 
 #include <functional>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,14 +50,8 @@ struct GroupTiming {
      *  (codegen::schedule_instructions), from src/target's cost formulas, without simulating. */
     double estimated_ns = 0;
     double busiest_ns = 0;  ///< the group's busiest engine, summed instruction estimates
-    bool simulated = false; ///< false when the estimate was above the caller's bound
+    bool simulated = false; ///< false until simulate_window (the search may prune it)
 };
-
-/** Estimates the group in its window and, unless the estimate is above `simulate_below`,
- *  simulates it. */
-GroupTiming measure_group(const sched::Group &group, const Graph &g,
-                          const target::TargetInfo &target, const ProgramContext &context,
-                          double simulate_below = std::numeric_limits<double>::infinity());
 
 /** A candidate's window, lowered, selected and estimated (timing.estimated_ns); simulated or not
  *  yet (timing.simulated). */
@@ -68,16 +61,14 @@ struct Window {
     neff::Program prog;                         ///< the window's variables; freed once simulated
 };
 
-/** The window of `group` in `context`, estimated, not simulated; a refusal as not feasible. */
-Window prepare_window(const sched::Group &group, const Graph &g, const target::TargetInfo &target,
-                      const ProgramContext &context);
 /** Simulates a feasible window prepared and not yet simulated (timing.simulated_ns). */
 void simulate_window(Window &w, const target::TargetInfo &target);
 
-/** prepare_window for each of `groups` in the same context, and simulate_window for the windows
- *  `which` names, each on up to `jobs` threads (an llvm::ThreadPool; 1: in this thread). Each
- *  window is its own copy of the context's instructions and variables, which are only read, so
- *  the results, in the order given, do not depend on the job count. */
+/** The window of each of `groups` in the same context, estimated, not simulated (a refusal as
+ *  not feasible); and simulate_window for the windows `which` names, each on up to `jobs` threads
+ * (an llvm::ThreadPool; 1: in this thread). Each window is its own copy of the context's
+ * instructions and variables, which are only read, so the results, in the order given, do not
+ * depend on the job count. */
 std::vector<Window> prepare_windows(const std::vector<const sched::Group *> &groups, const Graph &g,
                                     const target::TargetInfo &target, const ProgramContext &context,
                                     int jobs);

@@ -48,10 +48,11 @@ bool takes_matmul_plan(const Group &g);
 bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &target);
 /** When graph/ConvIm2Col may use ConvTaps: the partitions (a channel chunk's limit), and the SBUF
  *  bytes per partition the window schedules give a staged padded image (staged_image_budget).
- *  With `pack_rows_operand` (the matmuls' operand type; -O2 and -O3), whether packing kernel rows
+ *  The partitions one DMA engine serves (packed blocks are aligned to them). With
+ *  `pack_rows_operand` (the matmuls' operand type; -O2 and -O3), whether packing kernel rows
  *  pays: the PE time of the matmuls saved (target::compute_ns, each a full tile's) above the
- *  time one DMA engine takes to stage the bytes added (target::dma_engine_ns), as a few input
- *  channels' rows land on one engine (target::dma_split). */
+ *  extra time the busiest DMA engine takes to stage the packed blocks (target::dma_split per
+ *  block, target::dma_engine_ns). */
 ConvLimits conv_limits(const target::TargetInfo &target,
                        std::optional<DType> pack_rows_operand = std::nullopt);
 /** The longest row (fp32 elements) graph/GroupNorm gives a partition when a normalisation's

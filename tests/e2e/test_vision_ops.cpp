@@ -37,6 +37,14 @@ Graph load_with_constant_operands(const fs::path &dir, const test::TempDir &tmp)
     return run_frontend(test::write_model(model, tmp.file("m.onnx")), {});
 }
 
+// ResNet-50's first convolution (3 channels, 7 x 7, stride 2) on a 64 x 64 image.
+const char *kResNetStem64 = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w) => (float[1, 16, 32, 32] y) {
+  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w)
+}
+)";
+
 /** Graph input `name` made a constant (a weight) with its value in `inputs`, which loses it. */
 void make_constant(Graph &g, std::map<std::string, HostTensor> &inputs, const std::string &name) {
     g.values.at(name).constant = std::make_shared<HostTensor>(inputs.at(name));
@@ -278,12 +286,7 @@ g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w, float[16] b, float[2, 4, 20, 18]
     // partitions, where the per-tap form takes 49 contracting 3; with a runtime weight, 7
     // contracting 21.
     auto y_only = [&](bool constant_weights) {
-        Graph y = load_text(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w) => (float[1, 16, 32, 32] y) {
-  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w)
-}
-)");
+        Graph y = load_text(kResNetStem64);
         auto y_inputs = test::random_inputs(y, 12);
         if (constant_weights)
             make_constant(y, y_inputs, "w");
@@ -326,12 +329,7 @@ TEST_CASE("kernel rows are packed at -O2 when the cost formulas say the matmuls 
     CHECK_FALSE(packs(DType::Float32, {1, 32, 56, 56}, 64, 7, 1, true));
     CHECK_FALSE(packs(std::nullopt, {1, 3, 224, 224}, 64, 7, 2, true));
     // Through the driver: the same convolution at 64 x 64, per tap at -O1, packed at -O2.
-    Graph g = load_text(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 3, 64, 64] x, float[16, 3, 7, 7] w) => (float[1, 16, 32, 32] y) {
-  y = Conv <pads = [3, 3, 3, 3], strides = [2, 2]> (x, w)
-}
-)");
+    Graph g = load_text(kResNetStem64);
     auto inputs = test::random_inputs(g, 13);
     make_constant(g, inputs, "w");
     CompileOptions o1, o2;
