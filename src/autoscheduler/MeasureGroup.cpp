@@ -74,7 +74,7 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
         std::vector<codegen::SelectedInstr> next = codegen::select_group(*following, so, bind);
         instrs.insert(instrs.end(), next.begin(), next.end());
     }
-    w.timing.estimated_ns = codegen::schedule_instructions(instrs, target);
+    w.timing.estimated_ns = codegen::schedule_instructions(instrs, target, cx.dependency_overhead);
     return w;
 }
 

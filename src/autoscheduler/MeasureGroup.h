@@ -38,6 +38,9 @@ struct ProgramContext {
     /** The variable a graph value already has, or -1 (it then gets one of its own). */
     std::function<int(const std::string &)> existing_var;
     int64_t sbuf_cursor = 0, psum_cursor = 0; ///< where on-chip allocation resumes
+    /** How the program's instructions are ordered (codegen::schedule_instructions): a window is
+     *  scheduled as the program will be. */
+    bool dependency_overhead = false;
     /** The groups code generation compiles next, lowered with their default schedules. */
     std::vector<std::shared_ptr<const codegen::LoweredGroup>> following;
 };

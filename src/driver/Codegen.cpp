@@ -88,7 +88,7 @@ public:
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
         keep_tensors_resident();
         round_on_engines();
-        codegen::schedule_instructions(selected_, *target_);
+        codegen::schedule_instructions(selected_, *target_, dependency_aware_schedule());
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
         return std::move(prog_);
@@ -348,6 +348,7 @@ private:
         cx.existing_var = [this](const std::string &v) { return existing_var(v); };
         cx.sbuf_cursor = sbuf_cursor_;
         cx.psum_cursor = psum_cursor_;
+        cx.dependency_overhead = dependency_aware_schedule();
         cx.following = lowered_following_groups();
         return cx;
     }
@@ -381,6 +382,11 @@ private:
     void flat_copy(const std::string &from, const std::string &to, const std::string &name) {
         codegen_copies::flat_copy(copy_target(), var(from), var(to), name);
     }
+
+    /** At -O2 and -O3 the instruction scheduler counts the overhead of dependent instructions
+     *  and interleaves independent chains to avoid it (neff/ScheduleInstructions.h); -O1 keeps
+     *  the schedule it had. */
+    bool dependency_aware_schedule() const { return o_.optlevel >= 2; }
 
     /** Whole-model move: loads of tensors still in SBUF become on-chip copies. */
     void keep_tensors_resident() {

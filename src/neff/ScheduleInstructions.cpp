@@ -1,11 +1,13 @@
 #include "neff/ScheduleInstructions.h"
 
 #include "neff/DmaCost.h"
+#include "neff/Footprint.h"
 #include "neff/Hazards.h"
 #include "support/Error.h"
 #include "target/CostModel.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -69,12 +71,32 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
  *  than each at the full bandwidth of its queue. */
 class Resources {
 public:
-    Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs)
-        : t_(t), instrs_(instrs), shares_(instrs.size()), free_(neff::kNumEngines + 64, 0),
-          dma_free_(size_t(t.dma.num_engines), 0) {
+    Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs,
+              bool dependency_overhead)
+        : t_(t), instrs_(instrs), dependency_overhead_(dependency_overhead), shares_(instrs.size()),
+          free_(neff::kNumEngines + 64, 0), dma_free_(size_t(t.dma.num_engines), 0),
+          last_(neff::kNumEngines, -1) {
         for (size_t i = 0; i < instrs.size(); i++) // once: start() asks at every step
             if (instrs[i].instr.op == Opcode::Dma)
                 shares_[i] = target::dma_split(t, neff::dma_query(instrs[i].instr));
+        if (dependency_overhead_) {
+            reads_.resize(instrs.size());
+            writes_.resize(instrs.size());
+            for (size_t i = 0; i < instrs.size(); i++)
+                if (pays_overhead(instrs[i]))
+                    neff::instr_footprints(instrs[i].instr, reads_[i], writes_[i]);
+        }
+    }
+
+    /** Whether `i` reads what the last instruction issued on its engine wrote: a dependent
+     *  back-to-back instruction, which the simulator charges the dependency overhead (nc.md:L161,
+     *  Simulator.cpp's depends_on_previous). */
+    bool chained(int i) const {
+        const SelectedInstr &si = instrs_[size_t(i)];
+        if (!dependency_overhead_ || !pays_overhead(si))
+            return false;
+        int last = last_[size_t(si.engine)];
+        return last >= 0 && neff::any_overlap(reads_[size_t(i)], writes_[size_t(last)]);
     }
 
     /** When instruction `i` could start if it were issued now and were ready at `ready`. */
@@ -87,9 +109,16 @@ public:
 
     /** Takes the resources of instruction `i` from `start` on; returns when its results are
      *  ready. */
-    double take(int i, double start) {
+    double take(int i, double start, bool waited) {
         const SelectedInstr &si = instrs_[size_t(i)];
         double finish = start;
+        if (pays_overhead(si) && dependency_overhead_) {
+            // The simulator charges the overhead to an instruction that waited for another
+            // engine with its own engine idle, or that reads its predecessor's writes.
+            if (waited || chained(i))
+                finish += t_.dependent_overhead / t_.clock_ghz(si.engine);
+            last_[size_t(si.engine)] = i;
+        }
         if (si.instr.op == Opcode::Dma) {
             const std::vector<target::DmaShare> &shares = shares_[size_t(i)];
             double data = start + t_.dma.fixed_latency_ns;
@@ -117,6 +146,10 @@ public:
     }
 
 private:
+    static bool pays_overhead(const SelectedInstr &si) {
+        return si.instr.op != Opcode::Dma && si.instr.op != Opcode::Nop && si.engine != Engine::PE;
+    }
+
     /** An instruction's engine, or its DMA queue (transfers of one queue start in order). */
     int resource(int i) const {
         const SelectedInstr &si = instrs_[size_t(i)];
@@ -126,8 +159,11 @@ private:
 
     const target::TargetInfo &t_;
     const std::vector<SelectedInstr> &instrs_;
+    bool dependency_overhead_;
     std::vector<std::vector<target::DmaShare>> shares_; // per DMA instruction
     std::vector<double> free_, dma_free_;
+    std::vector<int> last_; ///< per engine, the last compute instruction issued
+    std::vector<std::vector<neff::Footprint>> reads_, writes_; // per compute instruction
 };
 
 /** The ready instructions; pop() gives the one that can start first, among equals the lowest
@@ -150,8 +186,13 @@ public:
     }
     bool empty() const { return size_ == 0; }
 
-    /** The (start, index) of the instruction to issue, removed from the queue. */
-    std::pair<double, int> pop() {
+    /** The instruction to issue, removed from the queue. */
+    struct Pick {
+        double start;
+        int index;
+        bool waited; ///< ready after its engine was free: it waited for another engine
+    };
+    Pick pop() {
         Rank best{std::numeric_limits<double>::infinity(), 0, -1};
         Group *from = nullptr;
         for (Group &g : groups_) {
@@ -169,15 +210,33 @@ public:
                 best = first, from = &g;
         }
         int chosen = std::get<2>(best);
-        if (!from->available.empty() && from->available.begin()->second == chosen)
-            from->available.erase(from->available.begin());
-        else
-            from->waiting.erase(from->waiting.begin());
         size_--;
-        return {std::get<0>(best), chosen};
+        if (from->available.empty() || from->available.begin()->second != chosen) {
+            from->waiting.erase(from->waiting.begin());
+            return {std::get<0>(best), chosen, true};
+        }
+        // Among the instructions that can start now, the first that does not read what its
+        // engine's last instruction wrote, looking a few ahead: a dependent back-to-back
+        // instruction costs the engine the dependency overhead (nc.md:L161).
+        auto it = from->available.begin();
+        if (res_.chained(it->second)) {
+            auto look = std::next(it);
+            for (int k = 0; k < kLookahead && look != from->available.end(); k++, ++look)
+                if (!res_.chained(look->second)) {
+                    it = look;
+                    break;
+                }
+        }
+        chosen = it->second;
+        from->available.erase(it);
+        return {std::get<0>(best), chosen, false};
     }
 
 private:
+    /** How far past the first ready instruction pop() looks for one that is not chained: enough
+     *  for the other heads of an attention group, and bounded, so the scheduler stays near linear.
+     */
+    static constexpr int kLookahead = 8;
     using Rank = std::tuple<double, int, int>; ///< (start, priority, index)
     std::pair<int, int> key(int i) const { return {priority_[size_t(i)], i}; }
     Rank rank(double start, int i) const { return {start, priority_[size_t(i)], i}; }
@@ -241,7 +300,8 @@ double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
     return target::compute_ns(t, q);
 }
 
-double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
+double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
+                             bool dependency_overhead) {
     int n = static_cast<int>(instrs.size());
     std::vector<std::vector<int>> succs(n);
     std::vector<int> pending(n, 0);
@@ -253,7 +313,7 @@ double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::T
             succs[d].push_back(i);
     }
     std::vector<double> ready_at(n, 0);
-    Resources res(t, instrs);
+    Resources res(t, instrs, dependency_overhead);
     std::vector<int> priority = issue_priority(instrs, succs);
     ReadyQueue ready(res, priority);
     for (int i = 0; i < n; i++)
@@ -263,8 +323,8 @@ double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::T
     order.reserve(n);
     double makespan = 0;
     while (!ready.empty()) {
-        auto [start, i] = ready.pop();
-        double finish = res.take(i, start);
+        auto [start, i, waited] = ready.pop();
+        double finish = res.take(i, start, waited);
         makespan = std::max(makespan, finish);
         order.push_back(i);
         for (int s : succs[size_t(i)]) {

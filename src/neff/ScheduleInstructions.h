@@ -26,8 +26,16 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
 /** Reorders `instrs` (see the file comment); returns the list schedule's estimate of when the
  *  last instruction finishes, in ns: the analytic cost model the autoscheduler reports next to
  *  the simulated time (estimated_ns per instruction, the dependencies, one instruction at a time
- *  per engine and DMA queue, DMA engines shared; no semaphores). */
-double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
+ *  per engine and DMA queue, DMA engines shared; no semaphores).
+ *
+ *  With `dependency_overhead` (-O2 and -O3), the schedule also counts the overhead of a dependent
+ *  instruction on ACT, DVE and GpSimd (nc.md:L161-162; the simulator charges it to one that reads
+ *  what its engine's previous instruction wrote, or that waited for another engine with its own
+ *  idle), and among instructions that can start at once on an engine it issues first one that
+ *  does not read its engine's last writes: the softmaxes of several attention heads interleave
+ *  instead of each running its max -> negate -> exp chain back to back. */
+double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
+                             bool dependency_overhead = false);
 
 } // namespace nhc::codegen
 
