@@ -1,11 +1,14 @@
 // Softmax: max, exp(x - max), sum, reciprocal, scale, as ../shared/reference/isel-prototype.md §4;
-// LogSoftmax: x - max - log(sum) with the same stages.
+// LogSoftmax: x - max - log(sum) with the same stages. A Softmax whose input scale was folded in
+// (graph/FoldSoftmaxScale.h, attribute s > 0) computes exp(x*s + max*(-s)): one activation with
+// its scale and bias, the max taken over x (s*max(x) = max(s*x) for s > 0).
 // Opset >= 13 normalises along one axis (default -1); older opsets over all axes from `axis`
 // (default 1) on, as if the input were flattened to 2-D there.
 
 #include "algorithms/Broadcast.h"
 #include "algorithms/Families.h"
 #include "algorithms/Reduction.h"
+#include "graph/FoldSoftmaxScale.h"
 
 namespace nhc::alg {
 
@@ -30,7 +33,17 @@ OpResult build_softmax(const OpContext &ctx) {
                  out = b.func("out");
     define(mx, kv, Halide::Float(32).min());
     define(mx, kv, Halide::max(call_onnx(mx, kidx), to_compute(x.at(ridx), x.dtype)));
-    define(ex, v, Halide::exp(to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx))));
+    if (ctx.node.has_attr(kSoftmaxInputScale)) {
+        float scale = static_cast<float>(ctx.node.attr_float(kSoftmaxInputScale, 1.0));
+        Halide::Func bias = b.func("neg_scaled_max");
+        define(bias, kv, call_onnx(mx, kidx) * -scale);
+        define(ex, v,
+               Halide::exp(to_compute(x.at(idx), x.dtype) * scale +
+                           call_onnx(bias, kept_part(r, idx))));
+    } else {
+        define(ex, v,
+               Halide::exp(to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx))));
+    }
     define(sm, kv, 0.0f);
     define(sm, kv, call_onnx(sm, kidx) + call_onnx(ex, ridx));
     if (ctx.node.op_type == "LogSoftmax") { // x - max - log(sum)

@@ -14,6 +14,7 @@
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenChannelScale.h"
 #include "graph/FlattenElementwise.h"
+#include "graph/FoldSoftmaxScale.h"
 #include "graph/FoldTranspose.h"
 #include "graph/FuseGelu.h"
 #include "graph/FuseLayerNorm.h"
@@ -513,6 +514,9 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("channel scales: ", scales, " elementwise nodes compute on [N*C, H*W] rows");
     int flattened = flatten_elementwise_after_views(g, window_limits);
     log_info("flatten: ", flattened, " elementwise nodes compute on their Gemm's 2-D shape");
+    // Attention's 1/sqrt(d) rides on the softmax's exponential: a move of -O2 and -O3.
+    int scales_folded = options.optlevel >= 2 ? fold_softmax_scales(g) : 0;
+    log_info("softmax scales: ", scales_folded, " Div/Mul by a constant folded into their Softmax");
     int folded = fold_transposes_into_matmuls(g);
     log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");
     int relaid = layout_matmul_weights(g);

@@ -223,8 +223,21 @@ private:
         return r;
     }
 
-    /** f(arg) on ACT, with a scale or bias folded in: f(a * s), f(a + b) and f(a - b), s an
-     *  immediate or [P,1], b [P,1] (softmax's exp(x - max) is one instruction). */
+    /** `a` = x * s, s an immediate or [P,1] and x loaded: a becomes x and `scale` s. */
+    void fold_scale(Halide::Expr &a, neff::Scalar &scale) {
+        const Mul *mul = a.as<Mul>();
+        if (!mul || !as_load(mul->a) || !(as_load(mul->b) || is_const(mul->b)))
+            return;
+        Operand s = lower(mul->b, nullptr);
+        if (s.is_imm || s.per_partition) {
+            a = mul->a;
+            scale = scalar_of(s);
+        }
+    }
+
+    /** f(arg) on ACT, with a scale or bias folded in: f(a * s), f(a + b), f(a - b) and
+     *  f(a * s + b), s an immediate or [P,1], b [P,1] (softmax's exp(x - max) is one
+     *  instruction). */
     Operand activation(neff::ActFunc f, const Halide::Expr &arg, const AccessPattern *into) {
         Halide::Expr a = arg;
         neff::Scalar scale = one(), bias;
@@ -232,9 +245,12 @@ private:
         const Add *add = arg.as<Add>();
         const Sub *sub = arg.as<Sub>();
         Halide::Expr other = mul ? mul->b : add ? add->b : sub ? sub->b : Halide::Expr();
+        Halide::Expr x = mul ? mul->a : add ? add->a : sub ? sub->a : Halide::Expr();
+        // Halide orders b + x * s with the load first.
+        if (add && as_load(add->a) && add->b.as<Mul>())
+            std::swap(x, other);
         // Only a loaded or constant operand: lowering anything else would emit instructions.
         if (other.defined() && (as_load(other) || is_const(other))) {
-            Halide::Expr x = mul ? mul->a : add ? add->a : sub->a;
             Operand y = lower(other, nullptr);
             if (mul && (y.is_imm || y.per_partition)) {
                 a = x;
@@ -242,6 +258,7 @@ private:
             } else if ((add || sub) && !y.is_imm && y.per_partition) {
                 a = x;
                 bias = scalar_of(sub ? negated(y) : y);
+                fold_scale(a, scale); // f(a * s + b): a softmax with its input scale folded in
             }
         }
         AccessPattern src = tile(a);

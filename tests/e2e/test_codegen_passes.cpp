@@ -601,3 +601,42 @@ g (float[4, 8] x) => (float[4, 8] y) { y = Sin(x) }
         CHECK(got.outputs.at("y").get_f64(i) ==
               doctest::Approx(std::sin(x.get_f64(i))).epsilon(1e-4));
 }
+
+TEST_CASE("attention's 1/sqrt(d) rides on the exponential at -O2, with the same bits as at -O1") {
+    // Scores, their scale by 1/sqrt(64) and Softmax, then the context product: one fused group.
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
+    => (float[1, 2, 128, 64] y) <float c = {8.0}> {
+  s = MatMul(q, kt)
+  d = Div(s, c)
+  p = Softmax(d)
+  y = MatMul(p, v)
+}
+)");
+    auto inputs = test::random_inputs(g, 11);
+    std::map<std::string, HostTensor> outputs[2];
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        outputs[level - 1] = test::compile_and_run(g, inputs, o).outputs;
+        // At -O2 each head's exponential scales its input (exp(x * 0.125 + bias)), and no
+        // instruction scales the scores by 0.125 on their own.
+        int scaled_exp = 0, scaling = 0;
+        neff::Program p = test::compile_graph(g, o);
+        for (Engine e : {Engine::ACT, Engine::DVE, Engine::POOL})
+            for (const Instr &i : p.stream(e)) {
+                bool exp = i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Exp;
+                bool by_eighth = !i.s0.is_ap && i.s0.imm == 0.125f;
+                scaled_exp += exp && by_eighth && i.s1.is_ap;
+                scaling += !exp && by_eighth;
+            }
+        CHECK(scaled_exp == (level == 2 ? 2 : 0));
+        CHECK((scaling == 0) == (level == 2));
+    }
+    const HostTensor &y1 = outputs[0].at("y"), &y2 = outputs[1].at("y");
+    REQUIRE(y1.numel() == y2.numel());
+    for (int64_t i = 0; i < y1.numel(); i++)
+        REQUIRE(y1.get_f64(i) == y2.get_f64(i));
+}
