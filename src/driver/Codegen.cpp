@@ -26,6 +26,8 @@
 #include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/ResizeMatmul.h"
+#include "graph/SplitLinear.h"
+#include "graph/UnitAxisTransposes.h"
 #include "graph/WeightLayout.h"
 #include "neff/ForwardStores.h"
 #include "neff/InsertSemaphores.h"
@@ -490,6 +492,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     }));
     log_info("convolutions: ", convs, " lowered to PE matmuls (per kernel tap, or im2col), ",
              packed, " with their kernel rows packed into the channels");
+    // Transposes that move only unit axes are views: a move of -O2 and -O3.
+    int unit_axis = options.optlevel >= 2 ? reshape_unit_axis_transposes(g) : 0;
+    log_info("unit-axis transposes: ", unit_axis,
+             " Transposes that move only axes of extent 1 made Reshapes");
     int cancelled = cancel_transpose_pairs(g);
     log_info("transpose pairs: ", cancelled, " Transposes that undo an earlier one removed");
     int transposed = lower_conv_transposes(g, window_limits);
@@ -508,6 +514,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int long_rows = decompose_long_rows(g, sched::whole_row_elems(target), target.partitions);
     log_info("long rows: ", long_rows,
              " Softmax/LayerNorm/Reduce nodes decomposed into chunked steps");
+    // Q/K/V computed as one layer and then cut: one layer per piece instead, a move of -O2/-O3.
+    int split = options.optlevel >= 2 ? split_sliced_linear_layers(g) : 0;
+    log_info("cut linear layers: ", split,
+             " layers whose output is only sliced computed piece by piece");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int scales = flatten_channel_scales(g);

@@ -9,24 +9,36 @@ namespace nhc {
 
 namespace {
 
-/** s such that the value `v` is x * s (its producer is a Mul or Div of x by a positive scalar
- *  constant, with x * s exactly that value for every x), and x; or nullopt. */
-std::optional<std::pair<std::string, double>> scaled_input(const PatternMatcher &m,
-                                                           const std::string &v) {
+bool power_of_two(double s) {
+    int exponent = 0;
+    return s > 0 && std::frexp(s, &exponent) == 0.5;
+}
+
+/** v = x * s, by a Mul or Div of fp32 x by a positive scalar constant. */
+struct Scaled {
+    std::string x;
+    double s = 1;
+    const Node *node = nullptr;
+};
+
+/** How `v` is scaled, when x * s is exactly v for every x (a Mul, or a Div by a power of two)
+ *  and v is read only once; or nullopt. */
+std::optional<Scaled> scaled_input(const Graph &g, const PatternMatcher &m, const std::string &v) {
     if (!m.private_value(v, 1))
         return std::nullopt;
+    std::optional<Scaled> found;
     if (const Node *mul = m.producer(v, "Mul"); mul && mul->inputs.size() == 2)
-        for (int c = 0; c < 2; c++)
+        for (int c = 0; c < 2 && !found; c++)
             if (std::optional<double> s = m.scalar(mul->inputs[size_t(c)]); s && *s > 0)
-                return std::make_pair(mul->inputs[size_t(1 - c)], *s);
-    if (const Node *div = m.producer(v, "Div"); div && div->inputs.size() == 2) {
-        std::optional<double> c = m.scalar(div->inputs[1]);
-        int exponent = 0;
-        // A power of two: 1/c is exact, so x / c == x * (1/c).
-        if (c && *c > 0 && std::frexp(*c, &exponent) == 0.5)
-            return std::make_pair(div->inputs[0], 1.0 / *c);
-    }
-    return std::nullopt;
+                found = Scaled{mul->inputs[size_t(1 - c)], *s, mul};
+    if (const Node *div = m.producer(v, "Div"); div && div->inputs.size() == 2)
+        if (std::optional<double> c = m.scalar(div->inputs[1]); c && power_of_two(*c))
+            found = Scaled{div->inputs[0], 1.0 / *c, div}; // 1/c exact: x / c == x * (1/c)
+    // No broadcast and no cast: the scaled value is x's shape and fp32.
+    if (found && (g.value(found->x).shape != g.value(v).shape ||
+                  g.value(found->x).dtype != DType::Float32 || g.value(v).dtype != DType::Float32))
+        return std::nullopt;
+    return found;
 }
 
 } // namespace
@@ -35,28 +47,40 @@ int fold_softmax_scales(Graph &g) {
     PatternMatcher m(g);
     std::set<int> removed;
     std::map<int, Node> replacement;
+    int count = 0;
     for (size_t i = 0; i < g.nodes.size(); i++) {
         const Node &n = g.nodes[i];
         if (n.op_type != "Softmax" || !n.domain.empty() || n.inputs.size() != 1 ||
             n.has_attr(kSoftmaxInputScale))
             continue;
-        const Value &in = g.value(n.inputs[0]);
-        std::optional<std::pair<std::string, double>> scaled = scaled_input(m, n.inputs[0]);
-        // The scaled value must have the shape and type of its input (no broadcast, no cast).
-        if (!scaled || g.value(scaled->first).shape != in.shape ||
-            g.value(scaled->first).dtype != in.dtype || in.dtype != DType::Float32)
-            continue;
-        const Node *scale = m.producer(n.inputs[0], "Mul");
-        if (!scale)
-            scale = m.producer(n.inputs[0], "Div");
-        removed.insert(m.index(scale));
         Node folded = n;
-        folded.inputs[0] = scaled->first;
-        folded.attrs[kSoftmaxInputScale] = scaled->second;
+        std::optional<Scaled> scaled = scaled_input(g, m, n.inputs[0]);
+        if (scaled) {
+            folded.inputs[0] = scaled->x; // softmax(x * s)
+        } else if (const Node *mm = m.producer(n.inputs[0], "MatMul");
+                   mm && m.private_value(n.inputs[0], 1) && mm->inputs.size() == 2 &&
+                   mm->input_perm.empty() && !replacement.count(m.index(mm))) {
+            // softmax((q * s) · k) = softmax((q · k) * s): for s a power of two every product
+            // and partial sum is scaled exactly (so are their roundings to bf16 under auto-cast).
+            for (int j = 0; j < 2 && !scaled; j++)
+                if ((scaled = scaled_input(g, m, mm->inputs[size_t(j)])) &&
+                    power_of_two(scaled->s)) {
+                    Node product = *mm;
+                    product.inputs[size_t(j)] = scaled->x;
+                    replacement.emplace(m.index(mm), std::move(product));
+                } else {
+                    scaled.reset();
+                }
+        }
+        if (!scaled)
+            continue;
+        removed.insert(m.index(scaled->node));
+        folded.attrs[kSoftmaxInputScale] = scaled->s;
         replacement.emplace(static_cast<int>(i), std::move(folded));
+        count++;
     }
     replace_nodes(g, removed, replacement);
-    return static_cast<int>(replacement.size());
+    return count;
 }
 
 } // namespace nhc

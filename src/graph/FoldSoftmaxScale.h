@@ -13,6 +13,10 @@
  * 1/c is exact (c a power of two: sqrt(64) = 8 for BERT, GPT-2 and ViT), so that x / c equals
  * x * (1/c) for every x. Only a scaled value that the Softmax alone reads is folded.
  *
+ * torchvision's ViT scales q instead, before the scores' MatMul. For s a power of two,
+ * (q*s)·k = (q·k)*s to the bit (each product, partial sum and bf16 rounding scales exactly), so
+ * that scale moves past a MatMul whose product only the Softmax reads, and folds the same way.
+ *
  * A move of -O2 and -O3 (driver/Codegen.cpp): -O1 keeps the Div.
  */
 

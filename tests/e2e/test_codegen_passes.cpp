@@ -640,3 +640,66 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
     for (int64_t i = 0; i < y1.numel(); i++)
         REQUIRE(y1.get_f64(i) == y2.get_f64(i));
 }
+
+TEST_CASE(
+    "ViT's attention at -O2: no copies of Q, K and V, no scaling pass, the same bits as -O1") {
+    // torchvision's nn.MultiheadAttention at batch 1: sequence-first Transposes of a unit axis,
+    // one in-projection cut by three Slices, q scaled by 1/sqrt(d) before the scores.
+    std::string w, b;
+    for (int i = 0; i < 32 * 96; i++)
+        w += (i ? ", " : "") + std::to_string(0.0625 * ((i * 5) % 11) - 0.3125);
+    for (int i = 0; i < 96; i++)
+        b += (i ? ", " : "") + std::to_string(0.03125 * (i % 7));
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 16, 32] x) => (float[1, 16, 32] out) <float[32, 96] w = {)" +
+                              w + R"(},
+    float[96] b = {)" + b + R"(}, int64[1] s0 = {0}, int64[1] s1 = {32}, int64[1] s2 = {64},
+    int64[1] s3 = {96}, int64[1] last = {-1}, int64[3] heads = {16, 2, 16},
+    int64[3] merged = {16, 1, 32}, float four = {4.0}> {
+  t = Transpose <perm = [1, 0, 2]> (x)
+  y = MatMul(t, w)
+  yb = Add(b, y)
+  q = Slice(yb, s0, s1, last)
+  k = Slice(yb, s1, s2, last)
+  v = Slice(yb, s2, s3, last)
+  qh = Reshape(q, heads)
+  kh = Reshape(k, heads)
+  vh = Reshape(v, heads)
+  qt = Transpose <perm = [1, 0, 2]> (qh)
+  qs = Div(qt, four)
+  kt = Transpose <perm = [1, 2, 0]> (kh)
+  vt = Transpose <perm = [1, 0, 2]> (vh)
+  s = MatMul(qs, kt)
+  p = Softmax(s)
+  o = MatMul(p, vt)
+  ot = Transpose <perm = [1, 0, 2]> (o)
+  om = Reshape(ot, merged)
+  out = Transpose <perm = [1, 0, 2]> (om)
+}
+)");
+    auto inputs = test::random_inputs(g, 3);
+    std::map<std::string, HostTensor> outputs[2];
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        outputs[level - 1] = test::compile_and_run(g, inputs, o).outputs;
+        Graph passed = g;
+        apply_graph_passes(passed, o);
+        std::map<std::string, int> ops;
+        for (const Node &n : passed.nodes)
+            ops[n.op_type]++;
+        // -O2: three projections instead of one and three Slices; the Div in the Softmax; of
+        // the Transposes, only the heads' merge, which attention writes transposed (-O1 also
+        // keeps the two of a unit axis and q's, which the Div stood between q and its MatMul).
+        CHECK(ops["Slice"] == (level == 2 ? 0 : 3));
+        CHECK(ops["Gemm"] == (level == 2 ? 3 : 1));
+        CHECK(ops["Div"] == (level == 2 ? 0 : 1));
+        CHECK(ops["Transpose"] == (level == 2 ? 1 : 4));
+    }
+    const HostTensor &y1 = outputs[0].at("out"), &y2 = outputs[1].at("out");
+    REQUIRE(y1.numel() == y2.numel());
+    for (int64_t i = 0; i < y1.numel(); i++)
+        REQUIRE(y1.get_f64(i) == y2.get_f64(i));
+}

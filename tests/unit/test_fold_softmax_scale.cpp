@@ -97,3 +97,37 @@ TEST_CASE("the folded Softmax computes what the Div and Softmax it replaces comp
             CHECK(got.get_f64(i) == doctest::Approx(want.get_f64(i)).epsilon(1e-6));
     }
 }
+
+TEST_CASE("a scale of q before the scores' MatMul moves past it when it is a power of two") {
+    // torchvision's ViT: q / sqrt(d) first, then q·kᵀ, then Softmax.
+    auto text = [](const std::string &op, const std::string &c) {
+        return R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 8, 16] q, float[2, 16, 8] kt) => (float[2, 8, 8] y) <float c = {)" +
+               c + R"(}> {
+  d = )" + op + R"((q, c)
+  s = MatMul(d, kt)
+  y = Softmax(s)
+}
+)";
+    };
+    Graph g = load(text("Div", "4.0"));
+    REQUIRE(fold_softmax_scales(g) == 1);
+    CHECK(ops(g) == std::vector<std::string>{"MatMul", "Softmax"});
+    CHECK(g.nodes[0].inputs == std::vector<std::string>{"q", "kt"});
+    CHECK(g.nodes[1].attr_float(kSoftmaxInputScale, 0) == 0.25);
+    g.verify();
+    // The same values as scaling q first.
+    Graph before = load(text("Div", "4.0"));
+    std::map<std::string, HostTensor> in = {{"q", ramp({2, 8, 16}, 0.9)},
+                                            {"kt", ramp({2, 16, 8}, 1.3)}};
+    HostTensor want = alg::run_reference(before, in).at("y");
+    HostTensor got = alg::run_reference(g, in).at("y");
+    for (int64_t i = 0; i < want.numel(); i++)
+        CHECK(got.get_f64(i) == doctest::Approx(want.get_f64(i)).epsilon(1e-6));
+    // Past a MatMul only a power of two scales every rounding exactly: a Mul by 0.2 stays.
+    Graph fifth = load(text("Mul", "0.2"));
+    CHECK(fold_softmax_scales(fifth) == 0);
+    Graph quarter = load(text("Mul", "0.25"));
+    CHECK(fold_softmax_scales(quarter) == 1);
+}
