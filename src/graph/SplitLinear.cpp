@@ -74,7 +74,9 @@ struct Layer {
 
 /** The weight's N, when node `n` is a linear layer this pass can cut, else 0. */
 int64_t linear_columns(const Graph &g, const Node &n) {
-    if (!n.domain.empty() || !n.input_perm.empty() || n.inputs.size() < 2)
+    if (!n.domain.empty() || !n.input_perm.empty() || n.inputs.size() < 2 ||
+        (n.op_type != "MatMul" && n.op_type != "Gemm") || n.inputs[0].empty() ||
+        n.inputs[1].empty())
         return 0;
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     if (!w.is_constant() || w.shape.size() != 2 || x.shape.size() < 2)
