@@ -5,12 +5,10 @@
 #include "neff/SelectGroup.h"
 #include "runtime/Simulator.h"
 #include "support/Error.h"
-
-#include <llvm/Support/ThreadPool.h>
+#include "support/Parallel.h"
 
 #include <algorithm>
 #include <functional>
-#include <future>
 #include <map>
 
 namespace nhc::autosched {
@@ -76,22 +74,6 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     }
     w.timing.estimated_ns = codegen::schedule_instructions(instrs, target, cx.dependency_overhead);
     return w;
-}
-
-/** Runs task(i) for every i below n, on up to `jobs` threads (an llvm::ThreadPool; 1: in this
- *  thread). An exception a task throws surfaces here, in this thread. */
-void for_each_index(size_t n, int jobs, const std::function<void(size_t)> &task) {
-    if (jobs <= 1 || n <= 1) {
-        for (size_t i = 0; i < n; i++)
-            task(i);
-        return;
-    }
-    llvm::ThreadPool pool(llvm::hardware_concurrency(unsigned(std::min<size_t>(size_t(jobs), n))));
-    std::vector<std::shared_future<void>> done;
-    for (size_t i = 0; i < n; i++)
-        done.push_back(pool.async([&task, i] { task(i); }));
-    for (std::shared_future<void> &d : done)
-        d.get();
 }
 
 /** prepare(), a refusal as not feasible. */

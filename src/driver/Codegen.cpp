@@ -35,6 +35,7 @@
 #include "neff/NarrowStores.h"
 #include "neff/ScheduleInstructions.h"
 #include "neff/SelectGroup.h"
+#include "neff/TileWeights.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/ScheduleScript.h"
 #include "support/Error.h"
@@ -91,6 +92,7 @@ public:
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
         keep_tensors_resident();
         round_on_engines();
+        tile_weight_layouts();
         codegen::schedule_instructions(selected_, *target_, dependency_aware_schedule());
         codegen::insert_semaphores(selected_, prog_);
         prog_.layout_hbm();
@@ -413,6 +415,18 @@ private:
         int narrowed = codegen::narrow_stores(selected_);
         log_info("rounding: ", narrowed,
                  " stores to 16-bit tensors take tiles the engines wrote in 16 bits");
+    }
+
+    /** Whole-model move: weights stored in the order their loads read them, loads of adjacent
+     *  K-chunks merged into long rows. */
+    void tile_weight_layouts() {
+        if (o_.optlevel < 2)
+            return;
+        TimedStep step("tile weight layouts");
+        codegen::TileWeightStats t =
+            codegen::tile_weights(selected_, prog_, *target_, parallel_jobs(o_));
+        log_info("weight layouts: ", t.weights, " weights stored in load order, ", t.loads_merged,
+                 " of their loads merged into the one before");
     }
 
     void copy_outputs_without_producer() {

@@ -1,0 +1,183 @@
+// Weights stored in load order (neff/TileWeights): which weights are re-laid out, where their
+// bytes go, which loads merge, on hand-built instruction lists; then on a compiled program, whose
+// values must not change.
+
+#include "E2E.h"
+#include "TextCases.h"
+#include "neff/TileWeights.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+
+using namespace nhc;
+using codegen::SelectedInstr;
+using neff::AccessPattern;
+using neff::Engine;
+using neff::Instr;
+using neff::MemSpace;
+using IsaType = neff::DType;
+
+namespace {
+
+constexpr int64_t kCols = 768; // a BERT-base projection's width: 1,536-byte bf16 rows
+
+/** A program with one bf16 weight [rows, kCols] whose element (r, c) holds r * kCols + c. */
+neff::Program weight_program(int64_t rows) {
+    neff::Program p;
+    neff::Variable w;
+    w.name = "w";
+    w.kind = neff::VarKind::Weight;
+    w.dtype = IsaType::BF16;
+    w.shape = {rows, kCols};
+    std::vector<uint8_t> bytes(size_t(rows * kCols * 2));
+    for (int64_t e = 0; e < rows * kCols; e++) {
+        uint16_t v = uint16_t(e);
+        std::memcpy(bytes.data() + e * 2, &v, 2);
+    }
+    w.set_bytes(std::move(bytes));
+    p.vars.push_back(std::move(w));
+    return p;
+}
+
+uint16_t element(const neff::Program &p, int64_t byte) {
+    uint16_t v = 0;
+    std::memcpy(&v, p.vars[0].bytes().data() + byte, 2);
+    return v;
+}
+
+/** The load of K-chunk `chunk` (128 rows) of columns [col0, col0 + width) into SBUF at `dst`. */
+SelectedInstr load(int64_t chunk, int64_t dst, int64_t col0 = 0, int64_t width = kCols) {
+    Instr i;
+    i.op = neff::Opcode::Dma;
+    i.src.space = MemSpace::HBM;
+    i.src.dtype = IsaType::BF16;
+    i.src.var = 0;
+    i.src.num_partitions = 128;
+    i.src.partition_step = kCols * 2;
+    i.src.offset = (chunk * 128 * kCols + col0) * 2;
+    i.src.dims = {{2, width}};
+    i.dst.space = MemSpace::SBUF;
+    i.dst.dtype = IsaType::BF16;
+    i.dst.num_partitions = 128;
+    i.dst.offset = dst;
+    i.dst.dims = {{1, width}};
+    return {Engine::SP, i};
+}
+
+/** A DVE copy reading SBUF bytes [src, src + 2 * width) of every partition. */
+SelectedInstr reader(int64_t src, int64_t width = kCols) {
+    Instr i;
+    i.op = neff::Opcode::TensorCopy;
+    i.src.space = i.dst.space = MemSpace::SBUF;
+    i.src.dtype = i.dst.dtype = IsaType::BF16;
+    i.src.num_partitions = i.dst.num_partitions = 128;
+    i.src.offset = src;
+    i.dst.offset = 100000;
+    i.src.dims = i.dst.dims = {{1, width}};
+    return {Engine::DVE, i};
+}
+
+} // namespace
+
+TEST_CASE("a weight loaded K-chunk by K-chunk is stored partition by partition, its loads merged") {
+    // K = 384: three chunks of 128 rows, loaded into adjacent SBUF bytes.
+    neff::Program p = weight_program(384);
+    std::vector<SelectedInstr> v = {load(0, 0), load(1, kCols * 2), load(2, kCols * 4)};
+    codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
+    CHECK(s.weights == 1);
+    CHECK(s.loads_merged == 2);
+    // One load of rows of three chunks: 4,608 contiguous bytes per partition.
+    REQUIRE(v.size() == 1);
+    const Instr &i = v[0].instr;
+    CHECK(i.src.offset == 0);
+    CHECK(i.src.partition_step == 3 * kCols * 2);
+    CHECK(i.src.dims == std::vector<neff::Dim>{{2, 3 * kCols}});
+    CHECK(i.dst.dims == std::vector<neff::Dim>{{1, 3 * kCols}});
+    // Row r = 128 * chunk + partition now sits at (partition * 3 + chunk) * kCols: what the load
+    // puts at partition p, free element chunk * kCols + c is w[128 * chunk + p, c].
+    for (int64_t r : {0, 1, 127, 128, 200, 383})
+        for (int64_t c : {int64_t(0), int64_t(5), kCols - 1})
+            CHECK(element(p, ((r % 128) * 3 + r / 128) * kCols * 2 + c * 2) ==
+                  uint16_t(r * kCols + c));
+}
+
+TEST_CASE("a weight some instruction reads otherwise keeps its layout and its loads") {
+    neff::Program p = weight_program(256);
+    std::vector<SelectedInstr> v = {load(0, 0), load(1, kCols * 2)};
+    // A load of 64 partitions (a different P) reads it too.
+    SelectedInstr odd = load(0, 8192);
+    odd.instr.src.num_partitions = odd.instr.dst.num_partitions = 64;
+    v.push_back(odd);
+    codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
+    CHECK(s.weights == 0);
+    CHECK(v.size() == 3);
+    CHECK(v[1].instr.src.offset == 128 * kCols * 2);
+    CHECK(element(p, 2 * (130 * kCols + 7)) == uint16_t(130 * kCols + 7));
+}
+
+TEST_CASE("a load does not merge into an earlier one when something between uses its bytes") {
+    neff::Program p = weight_program(256);
+    // The second chunk's destination is read between the two loads (its old contents).
+    std::vector<SelectedInstr> v = {load(0, 0), reader(kCols * 2), load(1, kCols * 2)};
+    codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
+    CHECK(s.weights == 1); // stored in load order all the same
+    CHECK(s.loads_merged == 0);
+    REQUIRE(v.size() == 3);
+    CHECK(v[2].instr.src.offset == kCols * 2); // partition 0's second chunk, after its first
+    CHECK(v[2].instr.src.partition_step == 2 * kCols * 2);
+}
+
+TEST_CASE("column tiles are stored tile by tile") {
+    // Two column tiles of 384 of one K-chunk: [tile][partition][chunk][384].
+    neff::Program p = weight_program(128);
+    std::vector<SelectedInstr> v = {load(0, 0, 0, 384), load(0, 4096, 384, 384)};
+    codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
+    CHECK(s.weights == 1);
+    CHECK(s.loads_merged == 0);
+    CHECK(v[1].instr.src.offset == 128 * 384 * 2);
+    CHECK(v[1].instr.src.partition_step == 384 * 2);
+    CHECK(element(p, (128 * 384 + 5 * 384 + 7) * 2) == uint16_t(5 * kCols + 384 + 7));
+}
+
+TEST_CASE("weights stored in load order change no value: a two-layer bf16 program at -O1, -O2") {
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 768] w1, float[768, 256] w2) => (float[128, 256] y) {
+  h = MatMul(x, w1)
+  a = Relu(h)
+  y = MatMul(a, w2)
+}
+)");
+    // The weights become constants (small integers: exact in bf16).
+    for (const char *name : {"w1", "w2"}) {
+        Value &w = g.values.at(name);
+        auto t = std::make_shared<HostTensor>(DType::Float32, w.shape);
+        for (int64_t e = 0; e < t->numel(); e++)
+            t->set_f64(e, double((e * 7) % 19 - 9));
+        w.constant = t;
+        g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), name));
+    }
+    auto inputs = test::random_inputs(g, 9);
+    std::map<std::string, HostTensor> outputs[2];
+    size_t loads[2] = {0, 0};
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        o.auto_cast = "matmult";
+        o.auto_cast_type = "bf16";
+        outputs[level - 1] = test::compile_and_run(g, inputs, o).outputs;
+        neff::Program p = test::compile_graph(g, o);
+        for (Engine e : {Engine::SP, Engine::ACT, Engine::POOL, Engine::DVE, Engine::PE})
+            for (const Instr &i : p.stream(e))
+                loads[level - 1] += i.op == neff::Opcode::Dma && i.src.space == MemSpace::HBM &&
+                                    p.vars[size_t(i.src.var)].kind == neff::VarKind::Weight;
+    }
+    CHECK(loads[1] < loads[0]); // merged at -O2
+    const HostTensor &y1 = outputs[0].at("y"), &y2 = outputs[1].at("y");
+    REQUIRE(y1.numel() == y2.numel());
+    for (int64_t i = 0; i < y1.numel(); i++)
+        REQUIRE(y1.get_f64(i) == y2.get_f64(i));
+}
