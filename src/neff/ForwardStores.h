@@ -19,6 +19,11 @@
  * copy, placed where the load was, waits for the tiles' writers and holds back their next
  * writers, as the load did with the store.
  *
+ * A load of a graph input whose bytes an earlier load put in SBUF tiles that nothing has
+ * overwritten since is forwarded the same way, from those tiles (X read by Q, K and V): the
+ * earlier tile holds the input rounded to its type, so it serves a load into that same type, or
+ * any load when it was not rounded. Weights are left to their loads (see forward_stores).
+ *
  * GpSimd makes the copies: it otherwise only issues stores (SelectTransfers.cpp). Measured
  * against DVE and ACT at -O2 (bench/README.md): within 0.5% on the dev models and the fp32
  * BERT-base layer, and 4% faster on the bf16 layer (464.3 us against 484.6 and 485.0), where
@@ -36,6 +41,8 @@ struct ForwardStats {
     int loads_forwarded = 0; ///< loads replaced by on-chip copies
     int copies = 0;          ///< copies they became
     int stores_dropped = 0;  ///< stores of tensors no longer read from HBM
+    /** loads of inputs and weights replaced by copies of an earlier load's tiles */
+    int loads_of_inputs_forwarded = 0;
 };
 
 /** Forwards stores to loads in `instrs` (see the file comment). `program` names the variables:

@@ -156,6 +156,38 @@ TEST_CASE("a store stays while a load of its tensor is not forwarded") {
     CHECK(count(v, neff::Opcode::TensorCopy, Engine::POOL) == 1);
 }
 
+TEST_CASE("a graph input loaded again while its first load's tiles are intact is copied on chip") {
+    neff::Program p = two_vars();
+    p.vars[0].kind = neff::VarKind::Input; // X, read by Q, K and V
+    const SelectedInstr first = dma(sbuf(0, 64, 0, 256), hbm(0, 0, 64, 0, 256));
+    const SelectedInstr again = dma(sbuf(0, 64, 4096, 256), hbm(0, 0, 64, 0, 256));
+    std::vector<SelectedInstr> v = {first, again};
+    codegen::ForwardStats s = codegen::forward_stores(v, p);
+    CHECK(s.loads_of_inputs_forwarded == 1);
+    CHECK(s.loads_forwarded == 0);
+    REQUIRE(v.size() == 2);
+    CHECK(v[0].instr.op == neff::Opcode::Dma);
+    CHECK(v[1].engine == Engine::POOL);
+    CHECK(v[1].instr.src == sbuf(0, 64, 0, 256));
+    CHECK(v[1].instr.dst == sbuf(0, 64, 4096, 256));
+    auto forwarded = [&](std::vector<SelectedInstr> w) {
+        return codegen::forward_stores(w, p).loads_of_inputs_forwarded;
+    };
+    // The first tile written over in between: the second load stays.
+    CHECK(forwarded({first, write_on_dve(sbuf(0, 64, 512, 4)), again}) == 0);
+    // Both loads round fp32 to bf16: the first tile holds the second's values.
+    SelectedInstr first16 = first, again16 = again;
+    first16.instr.dst.dtype = again16.instr.dst.dtype = neff::DType::BF16;
+    CHECK(forwarded({first16, again16}) == 1);
+    // The first rounded to bf16, the second loads fp32: the tile lacks the bits it needs.
+    CHECK(forwarded({first16, again}) == 0);
+    // The first exact, the second rounds: the copy rounds as the load would.
+    CHECK(forwarded({first, again16}) == 1);
+    // A weight's loads stay loads.
+    p.vars[0].kind = neff::VarKind::Weight;
+    CHECK(forwarded({first, again}) == 0);
+}
+
 TEST_CASE("between two Gemms the hidden tensor stays in SBUF, and the values do not change") {
     Graph g = test::load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
