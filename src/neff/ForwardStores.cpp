@@ -242,28 +242,25 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &i = instrs[k].instr;
         const int index = static_cast<int>(k);
-        if (plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true) && scratch(i.src.var) &&
-            writers.count(i.src.var)) {
-            std::vector<Instr> copies = forwarded(instrs, index, writers[i.src.var]);
-            if (!copies.empty()) {
-                replacement[k] = std::move(copies);
-                replaced[k] = true;
-                stats.loads_forwarded++;
-                stats.copies += static_cast<int>(replacement[k].size());
+        // The load at k becomes `copies` when there are any; `count` counts it.
+        auto replace = [&](std::vector<Instr> copies, int &count) {
+            if (copies.empty())
+                return false;
+            stats.copies += static_cast<int>(copies.size());
+            replacement[k] = std::move(copies);
+            replaced[k] = true;
+            count++;
+            return true;
+        };
+        const bool load = plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true);
+        if (load && scratch(i.src.var) && writers.count(i.src.var) &&
+            replace(forwarded(instrs, index, writers[i.src.var]), stats.loads_forwarded))
+            continue;
+        if (load && read_only(i.src.var)) {
+            if (loaders.count(i.src.var) &&
+                replace(forwarded(instrs, index, loaders[i.src.var], true),
+                        stats.loads_of_inputs_forwarded))
                 continue;
-            }
-        }
-        if (plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true) && read_only(i.src.var)) {
-            std::vector<Instr> copies;
-            if (loaders.count(i.src.var))
-                copies = forwarded(instrs, index, loaders[i.src.var], true);
-            if (!copies.empty()) {
-                replacement[k] = std::move(copies);
-                replaced[k] = true;
-                stats.loads_of_inputs_forwarded++;
-                stats.copies += static_cast<int>(replacement[k].size());
-                continue;
-            }
             loaders[i.src.var].push_back(index);
         }
         neff::for_each_operand(i, [&](const AccessPattern &ap, bool write) {

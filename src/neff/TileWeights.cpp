@@ -30,10 +30,10 @@ struct WeightShape {
 bool is_tile_load(const Instr &i, const WeightShape &w, LoadForm &form) {
     const AccessPattern &s = i.src, &d = i.dst;
     if (i.op != neff::Opcode::Dma || s.space != MemSpace::HBM || d.space != MemSpace::SBUF ||
-        s.dtype != d.dtype || s.dims.size() != 1 || d.dims.size() != 1 ||
-        s.dims[0].step != w.elem || d.dims[0].step != 1 || d.start_partition != 0 ||
-        d.num_partitions != s.num_partitions || s.partition_step != w.cols * w.elem ||
-        d.dims[0].num != s.dims[0].num)
+        s.dtype != d.dtype || neff::dtype_size(s.dtype) != w.elem || s.dims.size() != 1 ||
+        d.dims.size() != 1 || s.dims[0].step != w.elem || d.dims[0].step != 1 ||
+        d.start_partition != 0 || d.num_partitions != s.num_partitions ||
+        s.partition_step != w.cols * w.elem || d.dims[0].num != s.dims[0].num)
         return false;
     int64_t width = s.dims[0].num, p = s.num_partitions;
     int64_t row0 = s.offset / (w.cols * w.elem), col0 = s.offset % (w.cols * w.elem) / w.elem;
@@ -153,7 +153,8 @@ TileWeightStats tile_weights(std::vector<SelectedInstr> &instrs, neff::Program &
             for (size_t b = a + 1; b < ks.size() && chunks < per_load; b++) {
                 if (merged_away[ks[b]])
                     continue;
-                if (!mergeable(instrs, ks[a], ks[b]) || ks[b] - ks[a] > 256)
+                // Loads far apart in program order stay apart (a bound on compile time).
+                if (ks[b] - ks[a] > 256 || !mergeable(instrs, ks[a], ks[b]))
                     break;
                 // One more K-chunk: the tiled layout puts it right after the head's in each
                 // partition, as the destination does.

@@ -11,6 +11,8 @@
 #include "frontend/Frontend.h"
 #include "support/Log.h"
 
+#include <doctest/doctest.h>
+
 namespace nhc::test {
 
 inline Graph load_text(const std::string &text) {
@@ -98,6 +100,14 @@ inline double worst_rel_l2(const Graph &g, const std::map<std::string, HostTenso
     for (const std::string &out : outputs)
         worst = std::max(worst, compare(got.outputs.at(out), want.at(out), rtol, atol).rel_l2);
     return worst;
+}
+
+/** Requires `a` and `b` to hold the same values, element by element: what a compiler move that
+ *  must not change values is checked with, between -O1 and -O2. */
+inline void require_same_values(const HostTensor &a, const HostTensor &b) {
+    REQUIRE(a.numel() == b.numel());
+    for (int64_t i = 0; i < a.numel(); i++)
+        REQUIRE(a.get_f64(i) == b.get_f64(i));
 }
 
 } // namespace nhc::test

@@ -636,9 +636,7 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
         CHECK((scaling == 0) == (level == 2));
     }
     const HostTensor &y1 = outputs[0].at("y"), &y2 = outputs[1].at("y");
-    REQUIRE(y1.numel() == y2.numel());
-    for (int64_t i = 0; i < y1.numel(); i++)
-        REQUIRE(y1.get_f64(i) == y2.get_f64(i));
+    test::require_same_values(y1, y2);
 }
 
 TEST_CASE(
@@ -699,7 +697,5 @@ g (float[1, 16, 32] x) => (float[1, 16, 32] out) <float[32, 96] w = {)" +
         CHECK(ops["Transpose"] == (level == 2 ? 1 : 4));
     }
     const HostTensor &y1 = outputs[0].at("out"), &y2 = outputs[1].at("out");
-    REQUIRE(y1.numel() == y2.numel());
-    for (int64_t i = 0; i < y1.numel(); i++)
-        REQUIRE(y1.get_f64(i) == y2.get_f64(i));
+    test::require_same_values(y1, y2);
 }

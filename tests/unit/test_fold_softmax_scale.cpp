@@ -2,7 +2,7 @@
 // input scale when it is exact, and the folded Softmax computes the same values on the host
 // reference (the same bits on the simulator: tests/e2e/test_codegen_passes.cpp).
 
-#include "TestModels.h"
+#include "GraphText.h"
 #include "algorithms/Reference.h"
 #include "frontend/Frontend.h"
 #include "graph/FoldSoftmaxScale.h"
@@ -12,13 +12,10 @@
 #include <cmath>
 
 using namespace nhc;
+using test::load_graph;
+using test::op_types;
 
 namespace {
-
-Graph load(const std::string &text) {
-    test::TempDir dir;
-    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-}
 
 /** Scores q·kᵀ scaled by `op` (Div or Mul) with the constant `c`, then Softmax over the keys. */
 std::string attention_scores(const std::string &op, const std::string &c,
@@ -35,13 +32,6 @@ g (float[2, 8, 16] q, float[2, 16, 8] kt) => (float[2, 8, 8] y)" +
 )";
 }
 
-std::vector<std::string> ops(const Graph &g) {
-    std::vector<std::string> v;
-    for (const Node &n : g.nodes)
-        v.push_back(n.op_type);
-    return v;
-}
-
 HostTensor ramp(const Shape &shape, double step) {
     HostTensor t(DType::Float32, shape);
     for (int64_t i = 0; i < t.numel(); i++)
@@ -52,9 +42,9 @@ HostTensor ramp(const Shape &shape, double step) {
 } // namespace
 
 TEST_CASE("a Div by sqrt(64) before a Softmax becomes the Softmax's input scale") {
-    Graph g = load(attention_scores("Div", "8.0"));
+    Graph g = load_graph(attention_scores("Div", "8.0"));
     REQUIRE(fold_softmax_scales(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"MatMul", "Softmax"});
+    CHECK(op_types(g) == std::vector<std::string>{"MatMul", "Softmax"});
     CHECK(g.nodes[1].inputs == std::vector<std::string>{"s"});
     CHECK(g.nodes[1].attr_float(kSoftmaxInputScale, 0) == 0.125);
     g.verify();
@@ -63,20 +53,20 @@ TEST_CASE("a Div by sqrt(64) before a Softmax becomes the Softmax's input scale"
 }
 
 TEST_CASE("a Mul by a positive constant before a Softmax is folded, in either operand order") {
-    Graph g = load(attention_scores("Mul", "0.2"));
+    Graph g = load_graph(attention_scores("Mul", "0.2"));
     REQUIRE(fold_softmax_scales(g) == 1);
     CHECK(g.nodes[1].attr_float(kSoftmaxInputScale, 0) == doctest::Approx(0.2));
 }
 
 TEST_CASE("scales that would change the values or are read elsewhere are not folded") {
     // 1/3 is not exact: x / 3 and x * (1/3) differ in the last bit for some x.
-    Graph div3 = load(attention_scores("Div", "3.0"));
+    Graph div3 = load_graph(attention_scores("Div", "3.0"));
     CHECK(fold_softmax_scales(div3) == 0);
     // A negative scale reverses the order: the max of x is not the max of x * s.
-    Graph negative = load(attention_scores("Mul", "-0.5"));
+    Graph negative = load_graph(attention_scores("Mul", "-0.5"));
     CHECK(fold_softmax_scales(negative) == 0);
     // The scaled scores are also a graph output: they must still be computed.
-    Graph shared = load(attention_scores("Div", "8.0", ", float[2, 8, 8] d"));
+    Graph shared = load_graph(attention_scores("Div", "8.0", ", float[2, 8, 8] d"));
     CHECK(fold_softmax_scales(shared) == 0);
 }
 
@@ -84,7 +74,7 @@ TEST_CASE("the folded Softmax computes what the Div and Softmax it replaces comp
     for (const char *op : {"Div", "Mul"}) {
         CAPTURE(op);
         std::string text = attention_scores(op, std::string(op) == "Div" ? "8.0" : "0.125");
-        Graph before = load(text), after = load(text);
+        Graph before = load_graph(text), after = load_graph(text);
         REQUIRE(fold_softmax_scales(after) == 1);
         std::map<std::string, HostTensor> in = {{"q", ramp({2, 8, 16}, 0.9)},
                                                 {"kt", ramp({2, 16, 8}, 1.3)}};
@@ -111,14 +101,14 @@ g (float[2, 8, 16] q, float[2, 16, 8] kt) => (float[2, 8, 8] y) <float c = {)" +
 }
 )";
     };
-    Graph g = load(text("Div", "4.0"));
+    Graph g = load_graph(text("Div", "4.0"));
     REQUIRE(fold_softmax_scales(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"MatMul", "Softmax"});
+    CHECK(op_types(g) == std::vector<std::string>{"MatMul", "Softmax"});
     CHECK(g.nodes[0].inputs == std::vector<std::string>{"q", "kt"});
     CHECK(g.nodes[1].attr_float(kSoftmaxInputScale, 0) == 0.25);
     g.verify();
     // The same values as scaling q first.
-    Graph before = load(text("Div", "4.0"));
+    Graph before = load_graph(text("Div", "4.0"));
     std::map<std::string, HostTensor> in = {{"q", ramp({2, 8, 16}, 0.9)},
                                             {"kt", ramp({2, 16, 8}, 1.3)}};
     HostTensor want = alg::run_reference(before, in).at("y");
@@ -126,8 +116,8 @@ g (float[2, 8, 16] q, float[2, 16, 8] kt) => (float[2, 8, 8] y) <float c = {)" +
     for (int64_t i = 0; i < want.numel(); i++)
         CHECK(got.get_f64(i) == doctest::Approx(want.get_f64(i)).epsilon(1e-6));
     // Past a MatMul only a power of two scales every rounding exactly: a Mul by 0.2 stays.
-    Graph fifth = load(text("Mul", "0.2"));
+    Graph fifth = load_graph(text("Mul", "0.2"));
     CHECK(fold_softmax_scales(fifth) == 0);
-    Graph quarter = load(text("Mul", "0.25"));
+    Graph quarter = load_graph(text("Mul", "0.25"));
     CHECK(fold_softmax_scales(quarter) == 1);
 }

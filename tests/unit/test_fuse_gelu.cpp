@@ -1,7 +1,7 @@
 // graph/FuseGelu: both exporter forms of GELU become one Gelu node, and that node's algorithm
 // (a pure extern call linked into the host JIT) computes what the chain computed.
 
-#include "TestModels.h"
+#include "GraphText.h"
 #include "algorithms/Reference.h"
 #include "frontend/Frontend.h"
 #include "graph/FuseGelu.h"
@@ -11,13 +11,10 @@
 #include <cmath>
 
 using namespace nhc;
+using test::load_graph;
+using test::op_types;
 
 namespace {
-
-Graph load(const std::string &text) {
-    test::TempDir dir;
-    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-}
 
 // F.gelu as torch exports it: x / sqrt(2) -> Erf -> + 1 -> x * . -> * 0.5.
 const char *kErfGelu = R"(
@@ -48,16 +45,9 @@ g (float[4, 8] x) => (float[4, 8] y) <float half = {0.5}, float three = {3.0},
 }
 )";
 
-std::vector<std::string> ops(const Graph &g) {
-    std::vector<std::string> v;
-    for (const Node &n : g.nodes)
-        v.push_back(n.op_type);
-    return v;
-}
-
 /** The reference outputs of `g` before and after the pass agree on a ramp of inputs. */
 void check_same_values(const std::string &text) {
-    Graph before = load(text), after = load(text);
+    Graph before = load_graph(text), after = load_graph(text);
     REQUIRE(fuse_gelu_patterns(after) == 1);
     HostTensor x(DType::Float32, {4, 8});
     for (int64_t i = 0; i < x.numel(); i++)
@@ -71,9 +61,9 @@ void check_same_values(const std::string &text) {
 } // namespace
 
 TEST_CASE("the erf form of GELU becomes one Gelu node with the same values") {
-    Graph g = load(kErfGelu);
+    Graph g = load_graph(kErfGelu);
     REQUIRE(fuse_gelu_patterns(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"Gelu"});
+    CHECK(op_types(g) == std::vector<std::string>{"Gelu"});
     CHECK(g.nodes[0].inputs == std::vector<std::string>{"x"});
     CHECK(g.nodes[0].outputs == std::vector<std::string>{"y"});
     CHECK(g.nodes[0].attr_string("approximate", "") == "none");
@@ -82,9 +72,9 @@ TEST_CASE("the erf form of GELU becomes one Gelu node with the same values") {
 }
 
 TEST_CASE("the tanh form of GELU becomes one Gelu node with the same values") {
-    Graph g = load(kTanhGelu);
+    Graph g = load_graph(kTanhGelu);
     REQUIRE(fuse_gelu_patterns(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"Gelu"});
+    CHECK(op_types(g) == std::vector<std::string>{"Gelu"});
     CHECK(g.nodes[0].attr_string("approximate", "") == "tanh");
     g.verify();
     check_same_values(kTanhGelu);
@@ -93,13 +83,13 @@ TEST_CASE("the tanh form of GELU becomes one Gelu node with the same values") {
 TEST_CASE("a GELU-like chain with another constant or an escaping intermediate is left alone") {
     std::string wrong_scale = kErfGelu;
     wrong_scale.replace(wrong_scale.find("1.4142135"), 9, "1.5000000");
-    Graph g = load(wrong_scale);
+    Graph g = load_graph(wrong_scale);
     CHECK(fuse_gelu_patterns(g) == 0);
     CHECK(g.nodes.size() == 5);
 
     std::string escaping = kErfGelu;
     escaping.replace(escaping.find("(float[4, 8] y)"), 15, "(float[4, 8] y, float[4, 8] e)");
-    Graph g2 = load(escaping);
+    Graph g2 = load_graph(escaping);
     CHECK(fuse_gelu_patterns(g2) == 0);
     CHECK(g2.nodes.size() == 5);
 }

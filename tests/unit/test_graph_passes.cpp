@@ -1,7 +1,7 @@
 // Graph passes: each rewrites the exporter pattern it names and leaves others alone. Numerics of
 // the rewritten graphs are checked end to end in tests/e2e (dev models, node tests).
 
-#include "TestModels.h"
+#include "GraphText.h"
 #include "frontend/Frontend.h"
 #include "graph/AutoCast.h"
 #include "graph/CancelTransposes.h"
@@ -23,23 +23,13 @@
 #include <algorithm>
 
 using namespace nhc;
+using test::load_graph;
+using test::op_types;
 
 namespace {
 
 // ConvTaps epilogues join at 64 output channels and more (conv_epilogue_joins).
 const ConvLimits kConvLimits{128, 32768, 32768, 1, {}};
-
-Graph load(const std::string &text) {
-    test::TempDir dir;
-    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-}
-
-std::vector<std::string> ops(const Graph &g) {
-    std::vector<std::string> v;
-    for (const Node &n : g.nodes)
-        v.push_back(n.op_type);
-    return v;
-}
 
 const char *kDecomposedLayerNorm = R"(
 <ir_version: 8, opset_import: ["" : 13]>
@@ -61,9 +51,9 @@ g (float[2, 8] x) => (float[2, 8] y, float[2, 8] z) <float two = {2.0}, float ep
 } // namespace
 
 TEST_CASE("a decomposed LayerNorm becomes one LayerNormalization node") {
-    Graph g = load(kDecomposedLayerNorm);
+    Graph g = load_graph(kDecomposedLayerNorm);
     REQUIRE(fuse_decomposed_layer_norms(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"LayerNormalization", "Relu"});
+    CHECK(op_types(g) == std::vector<std::string>{"LayerNormalization", "Relu"});
     const Node &ln = g.nodes[0];
     CHECK(ln.inputs == std::vector<std::string>{"x", "gamma", "beta"});
     CHECK(ln.outputs == std::vector<std::string>{"y"});
@@ -74,13 +64,13 @@ TEST_CASE("a decomposed LayerNorm becomes one LayerNormalization node") {
 TEST_CASE("a LayerNorm pattern whose intermediate is read elsewhere is left alone") {
     std::string text = kDecomposedLayerNorm;
     text.replace(text.find("z = Relu(x)"), 11, "z = Relu(d)");
-    Graph g = load(text);
+    Graph g = load_graph(text);
     CHECK(fuse_decomposed_layer_norms(g) == 0);
     CHECK(g.nodes.size() == 10);
 }
 
 TEST_CASE("linear layers become 2-D Gemms with the bias, and their elementwise chain follows") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 3, 4] x) => (float[2, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20},
     float[5] b = {1,2,3,4,5}, float half = {0.5}> {
@@ -90,12 +80,12 @@ g (float[2, 3, 4] x) => (float[2, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,1
 }
 )");
     CHECK(canonicalize_linear_layers(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Gemm", "Reshape", "Mul"});
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Gemm", "Reshape", "Mul"});
     CHECK(g.nodes[1].inputs.size() == 3); // the bias joined the Gemm
     CHECK(g.value(g.nodes[1].outputs[0]).shape == Shape{6, 5});
     CHECK(flatten_elementwise_after_views(g, kConvLimits) == 1);
     // The Mul now reads the Gemm's 2-D output; the view moved after it, to the graph output.
-    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Gemm", "Mul", "Reshape"});
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Gemm", "Mul", "Reshape"});
     CHECK(g.nodes[2].inputs[0] == g.nodes[1].outputs[0]);
     CHECK(g.nodes[3].outputs[0] == "y");
     g.verify();
@@ -104,7 +94,7 @@ g (float[2, 3, 4] x) => (float[2, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,1
 TEST_CASE("a residual Add and a LayerNorm after a linear layer move to its 2-D shape") {
     // The LayerNorm of x itself cannot move (x has no 2-D form yet); the residual Add reads x
     // through a new view, which must exist even though the LayerNorm's attempt made none.
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 3, 4] x) => (float[2, 3, 4] y, float[2, 3, 4] z) <float[4, 4] w = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1},
     float[4] gamma = {1,1,1,1}, float[4] beta = {0,0,0,0}> {
@@ -116,8 +106,9 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] y, float[2, 3, 4] z) <float[4, 4] w = {1
 )");
     CHECK(canonicalize_linear_layers(g) == 1);
     CHECK(flatten_elementwise_after_views(g, kConvLimits) == 2);
-    CHECK(ops(g) == std::vector<std::string>{"LayerNormalization", "Reshape", "Gemm", "Reshape",
-                                             "Add", "LayerNormalization", "Reshape"});
+    CHECK(op_types(g) == std::vector<std::string>{"LayerNormalization", "Reshape", "Gemm",
+                                                  "Reshape", "Add", "LayerNormalization",
+                                                  "Reshape"});
     const Node &view = g.nodes[3], &add = g.nodes[4], &ln = g.nodes[5];
     CHECK(view.inputs[0] == "x");
     CHECK(g.value(view.outputs[0]).shape == Shape{6, 4});
@@ -131,7 +122,7 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] y, float[2, 3, 4] z) <float[4, 4] w = {1
 TEST_CASE("elementwise chains on a non-matmul [N, C, H, W] value compute on [N*C*H, W] rows") {
     // s and m start from a Concat (as after a convolution): flattened. The Softmax after a
     // MatMul and the Relu of a graph input keep their shapes (the attention fusion needs them).
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 2, 4, 8] a, float[1, 2, 4, 8] b, float[1, 2, 8, 8] q) =>
     (float[1, 4, 4, 8] m, float[1, 2, 8, 8] p, float[1, 2, 4, 8] r) {
@@ -159,7 +150,7 @@ g (float[1, 2, 4, 8] a, float[1, 2, 4, 8] b, float[1, 2, 8, 8] q) =>
 }
 
 TEST_CASE("a Transpose read only by a MatMul is folded into it") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 4, 3] a, float[2, 5, 3] b) => (float[2, 4, 5] y) {
   bt = Transpose <perm = [0, 2, 1]> (b)
@@ -173,7 +164,7 @@ g (float[2, 4, 3] a, float[2, 5, 3] b) => (float[2, 4, 5] y) {
 }
 
 TEST_CASE("a Gemm weight with transB is stored transposed") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 3] x) => (float[1, 2] y) <float[2, 3] w = {1, 2, 3, 4, 5, 6}> {
   y = Gemm <transB = 1> (x, w)
@@ -188,7 +179,7 @@ g (float[1, 3] x) => (float[1, 2] y) <float[2, 3] w = {1, 2, 3, 4, 5, 6}> {
 }
 
 TEST_CASE("int64 values become int32; a constant that does not fit is NHC_EDTY002") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (int64[3] x) => (int64[3] y) <int64[3] k = {1, 2, 3}> { y = Add(x, k) }
 )");
@@ -196,7 +187,7 @@ g (int64[3] x) => (int64[3] y) <int64[3] k = {1, 2, 3}> { y = Add(x, k) }
     CHECK(g.value("x").dtype == DType::Int32);
     CHECK(g.value("k").constant->dtype() == DType::Int32);
     CHECK(g.value("k").constant->get_i64(2) == 3);
-    Graph big = load(R"(
+    Graph big = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (int64[1] x) => (int64[1] y) <int64[1] k = {4294967296}> { y = Add(x, k) }
 )");
@@ -212,7 +203,7 @@ g (int64[1] x) => (int64[1] y) <int64[1] k = {4294967296}> { y = Add(x, k) }
 TEST_CASE("auto-cast stores values read only as matmul operands in the cast type") {
     // r feeds a MatMul directly and through a Reshape: narrowed with the Reshape's output. e is
     // also read by an Add, and y is a graph output: both stay fp32, as do the constants' readers.
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 4] x, float[4, 4] w) => (float[2, 4] y, float[2, 4] z) <int64[2] shape = {2, 4}> {
   r = Relu(x)
@@ -235,7 +226,7 @@ g (float[2, 4] x, float[4, 4] w) => (float[2, 4] y, float[2, 4] z) <int64[2] sha
 }
 
 TEST_CASE("reductions over other axes become last-axis reductions of 2-D views") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 3, 4] x) => (float[2, 3, 4] ln, float[2, 3, 4] sm, float[3, 4] mean, float[2, 1, 1] mx,
     float[2, 3, 4] keep) <float[3, 4] gamma = {1,1,1,1,1,1,1,1,1,1,1,1}> {
@@ -247,12 +238,12 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] ln, float[2, 3, 4] sm, float[3, 4] mean,
 }
 )");
     CHECK(move_reductions_to_last_axis(g) == 4);
-    CHECK(ops(g) == std::vector<std::string>{
-                        "Reshape", "LayerNormalization", "Reshape",      // normalised axes 1..2
-                        "Transpose", "Softmax", "Transpose",             // axis 0 moved last
-                        "Transpose", "Reshape", "ReduceMean", "Reshape", // axis 0 moved last
-                        "Reshape", "ReduceMax", "Reshape",               // axes 1..2 already last
-                        "Softmax"});                                     // left as it is
+    CHECK(op_types(g) == std::vector<std::string>{
+                             "Reshape", "LayerNormalization", "Reshape", // normalised axes 1..2
+                             "Transpose", "Softmax", "Transpose",        // axis 0 moved last
+                             "Transpose", "Reshape", "ReduceMean", "Reshape", // axis 0 moved last
+                             "Reshape", "ReduceMax", "Reshape", // axes 1..2 already last
+                             "Softmax"});                       // left as it is
     CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{2, 12});
     CHECK(g.value(g.nodes[1].inputs[1]).shape == Shape{12}); // gamma flattened
     CHECK(g.nodes[1].attr_int("axis", 0) == -1);
@@ -268,15 +259,15 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] ln, float[2, 3, 4] sm, float[3, 4] mean,
 
 TEST_CASE(
     "InstanceNormalization becomes a LayerNorm of the [N*C, spatial] view, then scale and bias") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 3, 4, 5] x, float[3] s, float[3] b) => (float[2, 3, 4, 5] y) {
   y = InstanceNormalization <epsilon = 0.001> (x, s, b)
 }
 )");
     CHECK(move_reductions_to_last_axis(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"Reshape", "LayerNormalization", "Reshape", "Reshape",
-                                             "Mul", "Reshape", "Add"});
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "LayerNormalization", "Reshape",
+                                                  "Reshape", "Mul", "Reshape", "Add"});
     CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{6, 20});
     CHECK(g.nodes[1].attr_float("epsilon", 0) == doctest::Approx(0.001));
     CHECK(g.value(g.nodes[3].outputs[0]).shape == Shape{3, 1, 1}); // the scale per channel
@@ -286,7 +277,7 @@ g (float[2, 3, 4, 5] x, float[3] s, float[3] b) => (float[2, 3, 4, 5] y) {
 
 TEST_CASE("without ConvTaps (no channels fit), a Conv is an im2col copy and a matmul; grouped, per "
           "group") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =>
     (float[2, 6, 8, 8] y, float[2, 4, 4, 4] z) {
@@ -295,7 +286,7 @@ g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =
 }
 )");
     CHECK(lower_convs_to_matmuls(g, ConvLimits{}) == 2);
-    std::vector<std::string> o = ops(g);
+    std::vector<std::string> o = op_types(g);
     // y: im2col, the weights viewed [Co, K], the matmul, the bias viewed [Co, 1], the Add, the
     // view as [Co, N, H, W] and the Transpose to [N, Co, H, W].
     CHECK(std::vector<std::string>(o.begin(), o.begin() + 7) ==
@@ -313,7 +304,7 @@ g (float[2, 4, 8, 8] x, float[6, 4, 3, 3] w, float[6] b, float[4, 2, 3, 3] wg) =
 }
 
 TEST_CASE("a 1-D or 2-D Conv within the limits becomes ConvTaps; 3-D or too large stays im2col") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 4, 4] x3,
    float[2, 4, 3, 3, 3] w3) => (float[1, 6, 4, 2] y, float[1, 3, 8] y1, float[1, 2, 2, 2, 2] y3)
@@ -326,7 +317,7 @@ g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 
 )");
     Graph small = g;
     CHECK(lower_convs_to_matmuls(g, ConvLimits{128, 1 << 16, 1 << 16, 1, {}}) == 3);
-    std::vector<std::string> o = ops(g);
+    std::vector<std::string> o = op_types(g);
     // y: the runtime weights as [Ci, KH, KW, Co] by a Transpose.
     CHECK(std::vector<std::string>(o.begin(), o.begin() + 3) ==
           std::vector<std::string>{"Reshape", "Transpose", "ConvTaps"});
@@ -349,18 +340,18 @@ g (float[1, 4, 8, 8] x, float[6, 4, 3, 3] w, float[1, 4, 10] x1, float[1, 4, 4, 
     // An image over the budget stays im2col.
     Graph heavy = small;
     CHECK(lower_convs_to_matmuls(small, ConvLimits{128, 16, 1 << 16, 1, {}}) == 3);
-    o = ops(small);
+    o = op_types(small);
     CHECK(std::count(o.begin(), o.end(), "Im2Col") == 3);
     // So do weights over theirs: y's one chunk x 9 taps x 6 output channels x 4 bytes = 216 per
     // partition, y1's 4 x 3 x 4 = 48.
     CHECK(lower_convs_to_matmuls(heavy, ConvLimits{128, 1 << 16, 100, 1, {}}) == 3);
-    o = ops(heavy);
+    o = op_types(heavy);
     CHECK(std::count(o.begin(), o.end(), "Im2Col") == 2);
     CHECK(std::count(o.begin(), o.end(), "ConvTaps") == 1);
 }
 
 TEST_CASE("losses, GatherElements and Hardmax decompose into one-hot masks along the axis") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
     (float[3, 2] loss, float[3, 5, 2] log_prob, float[2, 3] ge, float[2, 3] h) {
@@ -370,7 +361,7 @@ g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
 }
 )");
     CHECK(decompose_index_picks(g) == 3);
-    std::vector<std::string> o = ops(g);
+    std::vector<std::string> o = op_types(g);
     CHECK(std::count(o.begin(), o.end(), "SoftmaxCrossEntropyLoss") == 0);
     CHECK(std::count(o.begin(), o.end(), "GatherElements") == 0);
     CHECK(std::count(o.begin(), o.end(), "ArgMax") == 1); // Hardmax: the one-hot of ArgMax
@@ -388,7 +379,7 @@ g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
 }
 
 TEST_CASE("DepthToSpace (both modes) and SpaceToDepth are a 6-D Reshape, a Transpose, a Reshape") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 8, 2, 3] x) => (float[1, 2, 4, 6] dcr, float[1, 2, 4, 6] crd, float[1, 8, 2, 3] s) {
   dcr = DepthToSpace <blocksize = 2> (x)
@@ -397,9 +388,9 @@ g (float[1, 8, 2, 3] x) => (float[1, 2, 4, 6] dcr, float[1, 2, 4, 6] crd, float[
 }
 )");
     CHECK(lower_depth_space(g) == 3);
-    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Transpose", "Reshape", "Reshape",
-                                             "Transpose", "Reshape", "Reshape", "Transpose",
-                                             "Reshape"});
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Transpose", "Reshape", "Reshape",
+                                                  "Transpose", "Reshape", "Reshape", "Transpose",
+                                                  "Reshape"});
     CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{1, 2, 2, 2, 2, 3});
     CHECK(g.nodes[1].attr_ints("perm") == std::vector<int64_t>{0, 3, 4, 1, 5, 2});
     CHECK(g.nodes[4].attr_ints("perm") == std::vector<int64_t>{0, 1, 4, 2, 5, 3});
@@ -409,7 +400,7 @@ g (float[1, 8, 2, 3] x) => (float[1, 2, 4, 6] dcr, float[1, 2, 4, 6] crd, float[
 
 TEST_CASE("a Transpose that undoes an earlier one through views is removed, with its views") {
     // t1 moves the channels first, the views return to t1's shape, t2 moves them last again.
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 4, 6] x) => (float[1, 4, 6] y, float[1, 4, 6] z)
     <int64[4] s4 = {1, 6, 2, 2}, int64[3] s3 = {1, 6, 4}> {
@@ -423,14 +414,14 @@ g (float[1, 4, 6] x) => (float[1, 4, 6] y, float[1, 4, 6] z)
 }
 )");
     CHECK(cancel_transpose_pairs(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"Identity", "Transpose", "Relu", "Transpose"});
+    CHECK(op_types(g) == std::vector<std::string>{"Identity", "Transpose", "Relu", "Transpose"});
     CHECK(g.nodes[0].inputs == std::vector<std::string>{"x"});
     CHECK(g.nodes[0].outputs == std::vector<std::string>{"y"});
 }
 
 TEST_CASE("Transposes that do not compose to the identity, whose views change the shape, or "
           "whose middle is read elsewhere, stay") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 3, 4] x) => (float[4, 3, 2] y, float[4, 2, 3] z, float[2, 3, 4] e, float[2, 4, 3] r)
     <int64[3] s = {2, 3, 4}> {
@@ -444,14 +435,14 @@ g (float[2, 3, 4] x) => (float[4, 3, 2] y, float[4, 2, 3] z, float[2, 3, 4] e, f
   r = Relu(d)
 }
 )");
-    std::vector<std::string> before = ops(g);
+    std::vector<std::string> before = op_types(g);
     CHECK(cancel_transpose_pairs(g) == 0);
-    CHECK(ops(g) == before);
+    CHECK(op_types(g) == before);
 }
 
 TEST_CASE("a runtime per-channel gate computes on [N*C, H*W] rows; constants and other "
           "broadcasts keep their shapes") {
-    Graph g = load(R"(
+    Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 6, 4, 5] x, float[2, 6, 1, 1] s, float[1, 6, 1, 1] t, float[2, 6, 4, 1] r)
     => (float[2, 6, 4, 5] y, float[2, 6, 4, 5] z, float[2, 6, 4, 5] u, float[2, 6, 4, 5] v)
@@ -464,8 +455,8 @@ g (float[2, 6, 4, 5] x, float[2, 6, 1, 1] s, float[1, 6, 1, 1] t, float[2, 6, 4,
 )");
     CHECK(flatten_channel_scales(g) == 2);
     // y: x and s viewed [12, 20] and [12, 1]; v: rows of 5 per (n, c, h), r viewed [48, 1].
-    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Reshape", "Mul", "Reshape", "Add", "Mul",
-                                             "Reshape", "Reshape", "Sub", "Reshape"});
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Reshape", "Mul", "Reshape", "Add",
+                                                  "Mul", "Reshape", "Reshape", "Sub", "Reshape"});
     CHECK(g.value(g.nodes[2].inputs[0]).shape == Shape{12, 20});
     CHECK(g.value(g.nodes[2].inputs[1]).shape == Shape{12, 1});
     CHECK(g.nodes[3].outputs == std::vector<std::string>{"y"});

@@ -2,7 +2,7 @@
 // Slices become one linear layer per piece, and Transposes that move only unit axes
 // become Reshapes; the values do not change.
 
-#include "TestModels.h"
+#include "GraphText.h"
 #include "algorithms/Reference.h"
 #include "frontend/Frontend.h"
 #include "graph/SplitLinear.h"
@@ -13,20 +13,10 @@
 #include <cmath>
 
 using namespace nhc;
+using test::load_graph;
+using test::op_types;
 
 namespace {
-
-Graph load(const std::string &text) {
-    test::TempDir dir;
-    return run_frontend(test::write_model(test::parse_model(text), dir.file("m.onnx")), {});
-}
-
-std::vector<std::string> ops(const Graph &g) {
-    std::vector<std::string> v;
-    for (const Node &n : g.nodes)
-        v.push_back(n.op_type);
-    return v;
-}
 
 HostTensor ramp(const Shape &shape) {
     HostTensor t(DType::Float32, shape);
@@ -39,7 +29,7 @@ HostTensor ramp(const Shape &shape) {
  *  the same dot products as the whole layer did). */
 template <typename Pass>
 void check_same_values(const std::string &text, Pass pass, const std::vector<std::string> &outs) {
-    Graph before = load(text), after = load(text);
+    Graph before = load_graph(text), after = load_graph(text);
     REQUIRE(pass(after) > 0);
     after.verify();
     std::map<std::string, HostTensor> in;
@@ -83,9 +73,10 @@ g (float[6, 1, 8] x) => (float[6, 1, 8] q, float[6, 1, 8] k, float[6, 1, 8] v)" 
 } // namespace
 
 TEST_CASE("a linear layer cut by Slices of its last axis becomes one layer per piece") {
-    Graph g = load(sliced_projection()), original = load(sliced_projection());
+    Graph g = load_graph(sliced_projection()), original = load_graph(sliced_projection());
     REQUIRE(split_sliced_linear_layers(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"MatMul", "Add", "MatMul", "Add", "MatMul", "Add"});
+    CHECK(op_types(g) ==
+          std::vector<std::string>{"MatMul", "Add", "MatMul", "Add", "MatMul", "Add"});
     // Each piece reads the input with its 8 columns of the weight and of the bias, and computes
     // the Slice's value itself.
     for (int j = 0; j < 3; j++) {
@@ -120,9 +111,9 @@ g (float[4, 6] x) => (float[1, 4, 4] q, float[1, 4, 4] k, float[1, 4, 4] v)
   v = Slice(r, s2, s3, axis)
 }
 )";
-    Graph g = load(text);
+    Graph g = load_graph(text);
     REQUIRE(split_sliced_linear_layers(g) == 1);
-    CHECK(ops(g) ==
+    CHECK(op_types(g) ==
           std::vector<std::string>{"Gemm", "Reshape", "Gemm", "Reshape", "Gemm", "Reshape"});
     CHECK(g.value(g.nodes[2].inputs[1]).shape == Shape{6, 4});
     CHECK(g.value(g.nodes[2].inputs[2]).constant->get_f64(0) == 5);
@@ -131,17 +122,17 @@ g (float[4, 6] x) => (float[1, 4, 4] q, float[1, 4, 4] k, float[1, 4, 4] v)
 }
 
 TEST_CASE("a layer cut by a Split, or whose result something else reads, is not cut") {
-    Graph split = load(R"(
+    Graph split = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[4, 6] x) => (float[4, 4] q, float[4, 8] kv) <float[6, 12] w = {)" +
-                       values(72) + R"(}, int64[2] sizes = {4, 8}> {
+                             values(72) + R"(}, int64[2] sizes = {4, 8}> {
   y = MatMul(x, w)
   q, kv = Split <axis = 1> (y, sizes)
 }
 )");
     CHECK(split_sliced_linear_layers(split) == 0);
     // yb is also a graph output: the whole product must still be computed.
-    Graph g = load(sliced_projection(", float[6, 1, 24] yb"));
+    Graph g = load_graph(sliced_projection(", float[6, 1, 24] yb"));
     CHECK(split_sliced_linear_layers(g) == 0);
 }
 
@@ -153,9 +144,9 @@ g (float[1, 5, 8] x) => (float[5, 1, 8] a, float[1, 8, 5] b) {
   b = Transpose <perm = [0, 2, 1]> (x)
 }
 )";
-    Graph g = load(text);
+    Graph g = load_graph(text);
     REQUIRE(reshape_unit_axis_transposes(g) == 1);
-    CHECK(ops(g) == std::vector<std::string>{"Reshape", "Transpose"});
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Transpose"});
     CHECK(g.value(g.nodes[0].inputs[1]).constant->to_i64_vector() == std::vector<int64_t>{5, 1, 8});
     g.verify();
     check_same_values(text, reshape_unit_axis_transposes, {"a", "b"});
