@@ -402,8 +402,8 @@ private:
         if (o_.loads_kept_resident)
             *o_.loads_kept_resident = f.loads_forwarded;
         log_info("residency: ", f.loads_forwarded, " loads of tensors still in SBUF and ",
-                 f.loads_of_inputs_forwarded, " repeated loads of inputs and weights became ",
-                 f.copies, " on-chip copies; ", f.stores_dropped,
+                 f.repeated_loads_forwarded, " repeated loads became ", f.copies,
+                 " on-chip copies; ", f.stores_dropped,
                  " stores of tensors no longer read from HBM dropped");
     }
 

@@ -162,12 +162,44 @@ Instr as_store(const Instr &load) {
     return s;
 }
 
+/** The copy of an earlier load's tile that replaces load `li` when that load read the same
+ *  bytes the same way (any access pattern: a row broadcast to every partition too) into tiles
+ *  of the same type and shape on the same partitions, intact since; or nullopt. */
+std::optional<Instr> same_load(const std::vector<SelectedInstr> &instrs, int li,
+                               const std::vector<int> &loads) {
+    const Instr &l = instrs[static_cast<size_t>(li)].instr;
+    for (auto it = loads.rbegin(); it != loads.rend(); ++it) {
+        const Instr &e = instrs[static_cast<size_t>(*it)].instr;
+        if (!(e.src == l.src) || e.dst.dtype != l.dst.dtype ||
+            e.dst.start_partition != l.dst.start_partition ||
+            e.dst.num_partitions != l.dst.num_partitions || e.dst.dims.size() != l.dst.dims.size())
+            continue;
+        bool same_shape = true;
+        for (size_t d = 0; d < l.dst.dims.size(); d++)
+            same_shape = same_shape && e.dst.dims[d].num == l.dst.dims[d].num;
+        const neff::Footprint from = neff::footprint(e.dst);
+        if (!same_shape || written_between(instrs, *it, li, from) ||
+            from.overlaps(neff::footprint(l.dst)))
+            continue;
+        Instr c;
+        c.op = neff::Opcode::TensorCopy;
+        c.src = e.dst;
+        c.dst = l.dst;
+        c.name = l.name;
+        return c;
+    }
+    return std::nullopt;
+}
+
 /** The copies that replace load `li`, or none if it cannot be forwarded. `sources` are the
  *  earlier instructions that put the load's bytes in HBM (stores) or on chip (loads, when
  *  `from_loads`: of a variable nothing writes). */
 std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
                              const std::vector<int> &sources, bool from_loads = false) {
     const Instr &l = instrs[static_cast<size_t>(li)].instr;
+    if (from_loads)
+        if (std::optional<Instr> copy = same_load(instrs, li, sources))
+            return {*copy};
     const neff::Footprint want = neff::footprint(l.src);
     std::vector<Piece> pieces;
     // The most recent load first: its tile is the likeliest to be intact.
@@ -227,15 +259,18 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
         return var >= 0 && var < static_cast<int>(program.vars.size()) &&
                program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Scratch;
     };
-    // Graph inputs: no instruction writes them, so an earlier load's tile, while intact, holds
-    // their bytes. (Weights are left to their loads: ResNet-50's convolutions reload theirs per
-    // output tile, and GpSimd's copies of them cost bf16 ResNet-50 0.8%, 950.1 -> 957.9 us.)
-    auto read_only = [&](int var) {
-        return var >= 0 && var < static_cast<int>(program.vars.size()) &&
-               program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Input;
+    // Graph inputs and scratch tensors: an earlier load's tile, while intact, holds their bytes
+    // until something writes the variable again. (Weights are left to their loads: ResNet-50's
+    // convolutions reload theirs per output tile, and GpSimd's copies of them cost bf16
+    // ResNet-50 0.8%, 950.1 -> 957.9 us.)
+    auto reloadable = [&](int var) {
+        if (var < 0 || var >= static_cast<int>(program.vars.size()))
+            return false;
+        neff::VarKind kind = program.vars[static_cast<size_t>(var)].kind;
+        return kind == neff::VarKind::Input || kind == neff::VarKind::Scratch;
     };
     std::map<int, std::vector<int>> writers; // HBM variable -> indices of its writers
-    std::map<int, std::vector<int>> loaders; // read-only HBM variable -> its loads kept
+    std::map<int, std::vector<int>> loaders; // HBM variable -> its loads kept since its last write
     std::map<int, int> reads_left;           // HBM variable -> readers not forwarded
     std::vector<std::vector<Instr>> replacement(instrs.size());
     std::vector<bool> replaced(instrs.size(), false);
@@ -256,19 +291,20 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
         if (load && scratch(i.src.var) && writers.count(i.src.var) &&
             replace(forwarded(instrs, index, writers[i.src.var]), stats.loads_forwarded))
             continue;
-        if (load && read_only(i.src.var)) {
+        if (load && reloadable(i.src.var)) {
             if (loaders.count(i.src.var) &&
                 replace(forwarded(instrs, index, loaders[i.src.var], true),
-                        stats.loads_of_inputs_forwarded))
+                        stats.repeated_loads_forwarded))
                 continue;
             loaders[i.src.var].push_back(index);
         }
         neff::for_each_operand(i, [&](const AccessPattern &ap, bool write) {
             if (ap.space != MemSpace::HBM)
                 return;
-            if (write)
+            if (write) {
                 writers[ap.var].push_back(index);
-            else
+                loaders.erase(ap.var);
+            } else
                 reads_left[ap.var]++;
         });
     }

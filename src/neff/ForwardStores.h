@@ -19,10 +19,13 @@
  * copy, placed where the load was, waits for the tiles' writers and holds back their next
  * writers, as the load did with the store.
  *
- * A load of a graph input whose bytes an earlier load put in SBUF tiles that nothing has
- * overwritten since is forwarded the same way, from those tiles (X read by Q, K and V): the
- * earlier tile holds the input rounded to its type, so it serves a load into that same type, or
- * any load when it was not rounded. Weights are left to their loads (see forward_stores).
+ * A load of a graph input or a scratch tensor whose bytes an earlier load put in SBUF tiles
+ * that nothing has overwritten since, the variable not written in between, is forwarded the same
+ * way, from those tiles (X read by Q, K and V): the earlier tile holds the bytes rounded to its
+ * type, so it serves a load into that same type, or any load when it was not rounded. A load that
+ * reads exactly what an earlier one read, into the same partitions, copies its tile whatever the
+ * access pattern: attention's mask row, broadcast to every partition once per head. Weights are
+ * left to their loads (see forward_stores).
  *
  * GpSimd makes the copies: it otherwise only issues stores (SelectTransfers.cpp). Measured
  * against DVE and ACT at -O2 (bench/README.md): within 0.5% on the dev models and the fp32
@@ -41,8 +44,8 @@ struct ForwardStats {
     int loads_forwarded = 0; ///< loads replaced by on-chip copies
     int copies = 0;          ///< copies they became
     int stores_dropped = 0;  ///< stores of tensors no longer read from HBM
-    /** loads of inputs and weights replaced by copies of an earlier load's tiles */
-    int loads_of_inputs_forwarded = 0;
+    /** loads of inputs and scratch tensors replaced by copies of an earlier load's tiles */
+    int repeated_loads_forwarded = 0;
 };
 
 /** Forwards stores to loads in `instrs` (see the file comment). `program` names the variables:

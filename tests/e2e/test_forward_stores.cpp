@@ -163,7 +163,7 @@ TEST_CASE("a graph input loaded again while its first load's tiles are intact is
     const SelectedInstr again = dma(sbuf(0, 64, 4096, 256), hbm(0, 0, 64, 0, 256));
     std::vector<SelectedInstr> v = {first, again};
     codegen::ForwardStats s = codegen::forward_stores(v, p);
-    CHECK(s.loads_of_inputs_forwarded == 1);
+    CHECK(s.repeated_loads_forwarded == 1);
     CHECK(s.loads_forwarded == 0);
     REQUIRE(v.size() == 2);
     CHECK(v[0].instr.op == neff::Opcode::Dma);
@@ -171,7 +171,7 @@ TEST_CASE("a graph input loaded again while its first load's tiles are intact is
     CHECK(v[1].instr.src == sbuf(0, 64, 0, 256));
     CHECK(v[1].instr.dst == sbuf(0, 64, 4096, 256));
     auto forwarded = [&](std::vector<SelectedInstr> w) {
-        return codegen::forward_stores(w, p).loads_of_inputs_forwarded;
+        return codegen::forward_stores(w, p).repeated_loads_forwarded;
     };
     // The first tile written over in between: the second load stays.
     CHECK(forwarded({first, write_on_dve(sbuf(0, 64, 512, 4)), again}) == 0);
@@ -186,6 +186,31 @@ TEST_CASE("a graph input loaded again while its first load's tiles are intact is
     // A weight's loads stay loads.
     p.vars[0].kind = neff::VarKind::Weight;
     CHECK(forwarded({first, again}) == 0);
+}
+
+TEST_CASE("a row broadcast to every partition again is copied from the first broadcast's tile") {
+    // Attention's mask: one row of a scratch tensor, loaded into all 64 partitions once per head.
+    neff::Program p = two_vars();
+    AccessPattern row = hbm(0, 0, 64, 0, 256);
+    row.partition_step = 0; // every partition reads row 0
+    const SelectedInstr store = dma(hbm(0, 0, 1, 0, 256), sbuf(0, 1, 0, 256));
+    const SelectedInstr first = dma(sbuf(0, 64, 4096, 256), row);
+    const SelectedInstr again = dma(sbuf(0, 64, 8192, 256), row);
+    std::vector<SelectedInstr> v = {store, first, again};
+    codegen::ForwardStats s = codegen::forward_stores(v, p);
+    CHECK(s.repeated_loads_forwarded == 1);
+    REQUIRE(v.size() == 3);
+    CHECK(v[2].engine == Engine::POOL);
+    CHECK(v[2].instr.src == sbuf(0, 64, 4096, 256));
+    CHECK(v[2].instr.dst == sbuf(0, 64, 8192, 256));
+    // Stored again in between: the first tile holds the old row.
+    std::vector<SelectedInstr> rewritten = {store, first, store, again};
+    CHECK(codegen::forward_stores(rewritten, p).repeated_loads_forwarded == 0);
+    // Into other partitions: no engine copy gets it there.
+    SelectedInstr elsewhere = again;
+    elsewhere.instr.dst.start_partition = 64;
+    std::vector<SelectedInstr> moved = {store, first, elsewhere};
+    CHECK(codegen::forward_stores(moved, p).repeated_loads_forwarded == 0);
 }
 
 TEST_CASE("between two Gemms the hidden tensor stays in SBUF, and the values do not change") {
