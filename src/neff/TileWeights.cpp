@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace nhc::codegen {
 
@@ -16,59 +17,93 @@ using neff::MemSpace;
 
 namespace {
 
-/** How a weight is loaded: rows of `width` elements, P = `partitions` rows per load. */
-struct LoadForm {
-    int64_t width = 0, partitions = 0;
-};
-
 /** The weight's [rows, cols] and element size. */
 struct WeightShape {
     int64_t rows = 0, cols = 0, elem = 0;
 };
 
-/** Whether `i` loads whole rows of a column tile of `w`, one per partition from partition 0. */
-bool is_tile_load(const Instr &i, const WeightShape &w, LoadForm &form) {
+/** A load's first row and column, and its width. */
+struct TileLoad {
+    int64_t row0 = 0, col0 = 0, width = 0;
+};
+
+/** The column tiles the loads read, in column order (a last tile shifted inward overlaps the one
+ *  before it: Halide's split of 50,257 columns into 99 tiles of 508), each stored as
+ *  [partition][K-chunk][width] at `base` (elements) in the new layout. */
+struct Tiling {
+    int64_t partitions = 0, chunks = 0, elements = 0; ///< elements: the new layout's size
+    struct Tile {
+        int64_t col0 = 0, width = 0, base = 0;
+    };
+    std::map<int64_t, Tile> tiles; ///< by first column
+
+    int64_t offset(const Tile &t, int64_t r, int64_t c, int64_t elem) const {
+        int64_t p = r % partitions, chunk = r / partitions;
+        return (t.base + (p * chunks + chunk) * t.width + c - t.col0) * elem;
+    }
+};
+
+/** Whether `i` loads whole rows of a column range of `w`, one per partition from partition 0,
+ *  the first row a multiple of P; if so, where. */
+bool is_tile_load(const Instr &i, const WeightShape &w, TileLoad &at) {
     const AccessPattern &s = i.src, &d = i.dst;
     if (i.op != neff::Opcode::Dma || s.space != MemSpace::HBM || d.space != MemSpace::SBUF ||
         s.dtype != d.dtype || neff::dtype_size(s.dtype) != w.elem || s.dims.size() != 1 ||
         d.dims.size() != 1 || s.dims[0].step != w.elem || d.dims[0].step != 1 ||
         d.start_partition != 0 || d.num_partitions != s.num_partitions ||
-        s.partition_step != w.cols * w.elem || d.dims[0].num != s.dims[0].num)
+        s.partition_step != w.cols * w.elem || d.dims[0].num != s.dims[0].num ||
+        s.offset % w.elem != 0)
         return false;
-    int64_t width = s.dims[0].num, p = s.num_partitions;
-    int64_t row0 = s.offset / (w.cols * w.elem), col0 = s.offset % (w.cols * w.elem) / w.elem;
-    if (width <= 0 || p <= 0 || w.cols % width != 0 || col0 % width != 0 || row0 % p != 0 ||
-        w.rows % p != 0 || s.offset % w.elem != 0)
-        return false;
-    if (form.width == 0)
-        form = {width, p};
-    return form.width == width && form.partitions == p;
+    int64_t p = s.num_partitions;
+    at = {s.offset / (w.cols * w.elem), s.offset % (w.cols * w.elem) / w.elem, s.dims[0].num};
+    return at.width > 0 && p > 0 && at.row0 % p == 0 && w.rows % p == 0 &&
+           at.col0 + at.width <= w.cols;
 }
 
-/** Byte position of element (r, c) in the tiled layout. */
-int64_t tiled_offset(const WeightShape &w, const LoadForm &f, int64_t r, int64_t c) {
-    int64_t chunks = w.rows / f.partitions;
-    int64_t tile = c / f.width, p = r % f.partitions, chunk = r / f.partitions;
-    return (((tile * f.partitions + p) * chunks + chunk) * f.width + c % f.width) * w.elem;
+/** The tiling of a weight whose loads are `at` (P = `partitions`), when they read column tiles
+ *  that cover every column, each tile at one width, consecutive tiles overlapping at most as a
+ *  last tile shifted inward does; or nullopt. */
+std::optional<Tiling> tiling_of(const std::vector<TileLoad> &at, int64_t partitions,
+                                const WeightShape &w) {
+    Tiling t;
+    t.partitions = partitions;
+    t.chunks = w.rows / partitions;
+    for (const TileLoad &l : at) {
+        auto [it, fresh] = t.tiles.emplace(l.col0, Tiling::Tile{l.col0, l.width, 0});
+        if (it->second.width != l.width)
+            return std::nullopt;
+    }
+    int64_t end = 0;
+    for (auto &[col0, tile] : t.tiles) {
+        bool last = col0 + tile.width == w.cols;
+        if (col0 > end || (col0 < end && !last)) // a gap, or an overlap not at the end
+            return std::nullopt;
+        tile.base = t.elements;
+        t.elements += tile.width * w.rows;
+        end = col0 + tile.width;
+    }
+    if (end != w.cols)
+        return std::nullopt;
+    return t;
 }
 
 std::vector<uint8_t> tiled_bytes(const std::vector<uint8_t> &from, const WeightShape &w,
-                                 const LoadForm &f) {
-    std::vector<uint8_t> to(from.size());
-    size_t run = size_t(f.width * w.elem);
-    for (int64_t r = 0; r < w.rows; r++)
-        for (int64_t c = 0; c < w.cols; c += f.width)
-            std::memcpy(to.data() + tiled_offset(w, f, r, c),
-                        from.data() + (r * w.cols + c) * w.elem, run);
+                                 const Tiling &t) {
+    std::vector<uint8_t> to(size_t(t.elements * w.elem));
+    for (const auto &[col0, tile] : t.tiles)
+        for (int64_t r = 0; r < w.rows; r++)
+            std::memcpy(to.data() + t.offset(tile, r, col0, w.elem),
+                        from.data() + (r * w.cols + col0) * w.elem, size_t(tile.width * w.elem));
     return to;
 }
 
 /** Points a load at the tiled layout: its partition's row of its K-chunk and column tile. */
-void retarget(Instr &i, const WeightShape &w, const LoadForm &f) {
+void retarget(Instr &i, const WeightShape &w, const Tiling &t) {
     int64_t row0 = i.src.offset / (w.cols * w.elem);
     int64_t col0 = i.src.offset % (w.cols * w.elem) / w.elem;
-    i.src.offset = tiled_offset(w, f, row0, col0);
-    i.src.partition_step = (w.rows / f.partitions) * f.width * w.elem;
+    const Tiling::Tile &tile = t.tiles.at(col0);
+    i.src.offset = t.offset(tile, row0, col0, w.elem);
+    i.src.partition_step = t.chunks * tile.width * w.elem;
 }
 
 /** Whether the load at `b` can be merged into the load at `a` (a < b, both retargeted). */
@@ -98,8 +133,13 @@ TileWeightStats tile_weights(std::vector<SelectedInstr> &instrs, neff::Program &
                              const target::TargetInfo &target, int jobs) {
     TileWeightStats stats;
     // The loads of each weight, and whether every reader is one.
+    auto shape_of = [&](const neff::Variable &v) {
+        int64_t cols = v.shape.back();
+        return WeightShape{v.num_elements() / cols, cols, neff::dtype_size(v.dtype)};
+    };
     std::map<int, std::vector<size_t>> loads;
-    std::map<int, LoadForm> forms;
+    std::map<int, std::vector<TileLoad>> places; // of each load, in the order of `loads`
+    std::map<int, int64_t> partitions;
     std::map<int, bool> tileable;
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &i = instrs[k].instr;
@@ -107,48 +147,65 @@ TileWeightStats tile_weights(std::vector<SelectedInstr> &instrs, neff::Program &
             if (ap->space != MemSpace::HBM || ap->var < 0)
                 continue;
             const neff::Variable &v = program.vars.at(size_t(ap->var));
-            if (v.kind != neff::VarKind::Weight || v.shape.empty())
+            if (v.kind != neff::VarKind::Weight || v.shape.empty() || v.shape.back() <= 0)
                 continue;
-            int64_t cols = v.shape.back();
-            WeightShape w{v.num_elements() / cols, cols, neff::dtype_size(v.dtype)};
-            bool ok = ap == &i.src && is_tile_load(i, w, forms[ap->var]);
+            TileLoad at;
+            bool ok = ap == &i.src && is_tile_load(i, shape_of(v), at);
+            int64_t &p = partitions[ap->var];
+            ok = ok && (p == 0 || p == i.src.num_partitions);
+            if (ok)
+                p = i.src.num_partitions;
             auto [it, fresh] = tileable.emplace(ap->var, ok);
             it->second = it->second && ok;
-            if (ok)
+            if (ok) {
                 loads[ap->var].push_back(k);
+                places[ap->var].push_back(at);
+            }
         }
     }
     std::vector<int> weights;
-    for (const auto &[var, ok] : tileable)
-        if (ok)
+    std::map<int, Tiling> tilings;
+    for (const auto &[var, ok] : tileable) {
+        if (!ok)
+            continue;
+        const neff::Variable &v = program.vars.at(size_t(var));
+        if (std::optional<Tiling> t = tiling_of(places.at(var), partitions.at(var), shape_of(v))) {
             weights.push_back(var);
-    auto shape_of = [&](const neff::Variable &v) {
-        int64_t cols = v.shape.back();
-        return WeightShape{v.num_elements() / cols, cols, neff::dtype_size(v.dtype)};
-    };
-    // The bytes, weight by weight on up to `jobs` threads (a copy of every weight).
+            tilings.emplace(var, std::move(*t));
+        }
+    }
+    // The bytes, weight by weight on up to `jobs` threads (a copy of every weight). A last tile
+    // shifted inward stores the columns it shares with the tile before it twice: the variable
+    // grows by them, [rows, stored columns].
+    std::vector<WeightShape> shapes;
+    for (int var : weights)
+        shapes.push_back(shape_of(program.vars.at(size_t(var))));
     for_each_index(weights.size(), jobs, [&](size_t k) {
         neff::Variable &v = program.vars.at(size_t(weights[k]));
+        const Tiling &t = tilings.at(weights[k]);
         if (!v.bytes().empty())
-            v.set_bytes(tiled_bytes(v.bytes(), shape_of(v), forms.at(weights[k])));
+            v.set_bytes(tiled_bytes(v.bytes(), shapes[k], t));
+        if (t.elements != shapes[k].rows * shapes[k].cols)
+            v.shape = {shapes[k].rows, t.elements / shapes[k].rows};
     });
     std::vector<bool> merged_away(instrs.size(), false);
     // A run of at least 4 KiB per partition (nc.md:L259) needs this many K-chunks per load.
     int64_t saturating = target.dma.saturating_row_bytes;
-    for (int var : weights) {
-        WeightShape w = shape_of(program.vars.at(size_t(var)));
-        const LoadForm &f = forms.at(var);
+    for (size_t n = 0; n < weights.size(); n++) {
+        int var = weights[n];
+        const WeightShape &w = shapes[n];
         stats.weights++;
         const std::vector<size_t> &ks = loads.at(var);
         for (size_t k : ks)
-            retarget(instrs[k].instr, w, f);
-        int64_t per_load =
-            std::max<int64_t>(1, (saturating + f.width * w.elem - 1) / (f.width * w.elem));
-        // Merge each load with the next ones of its run, up to per_load K-chunks.
+            retarget(instrs[k].instr, w, tilings.at(var));
+        // Merge each load with the next ones of its run, up to the K-chunks that make a
+        // saturating run of its tile's rows.
         for (size_t a = 0; a < ks.size(); a++) {
             if (merged_away[ks[a]])
                 continue;
             Instr &head = instrs[ks[a]].instr;
+            int64_t row_bytes = head.src.dims[0].num * w.elem;
+            int64_t per_load = std::max<int64_t>(1, (saturating + row_bytes - 1) / row_bytes);
             int64_t chunks = 1;
             for (size_t b = a + 1; b < ks.size() && chunks < per_load; b++) {
                 if (merged_away[ks[b]])

@@ -16,8 +16,11 @@
  * too, each paying the fixed cost of nc.md:L252).
  *
  * A weight is re-laid out only when every instruction that reads it is such a load: HBM to SBUF
- * in the weight's own type, P partitions from partition 0, each partition one row of the tile
- * width, the first row a multiple of P, all loads of one tile width and P, K a multiple of P. Two
+ * in the weight's own type, P partitions from partition 0, each partition one row of a column
+ * tile, the first row a multiple of P, all loads of one P, K a multiple of P, and the tiles
+ * covering the columns, each at one width. The last tile may be narrower, or shifted inward to
+ * end at the last column (Halide's split of GPT-2's 50,257-word head into 99 tiles of 508): the
+ * columns it shares with the tile before are then stored twice, and the weight grows by them. Two
  * loads merge only when the later one's destination follows the earlier one's in every
  * partition, reads the next K-chunk of the same column tile, and nothing between them in program
  * order touches the later one's destination bytes; the merged load takes the earlier one's place.

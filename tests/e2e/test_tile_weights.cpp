@@ -141,6 +141,53 @@ TEST_CASE("column tiles are stored tile by tile") {
     CHECK(element(p, (128 * 384 + 5 * 384 + 7) * 2) == uint16_t(5 * kCols + 384 + 7));
 }
 
+TEST_CASE("the last column tile may be narrower: it is stored with its own width") {
+    // 768 columns in tiles of 320: two of 320 and the last of 128 (GPT-2's head: 50,257 in 508s).
+    neff::Program p = weight_program(256);
+    std::vector<SelectedInstr> v = {load(0, 0, 0, 320), load(1, 640, 0, 320),
+                                    load(0, 8192, 320, 320), load(0, 16384, 640, 128),
+                                    load(1, 16384 + 256, 640, 128)};
+    codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
+    CHECK(s.weights == 1);
+    // Tile 2 starts after two full tiles of 128 partitions x 2 chunks x 320; its rows are 128
+    // wide, its chunks adjacent, and its two loads merged.
+    int64_t tile2 = 2 * 128 * 2 * 320 * 2;
+    const Instr &last = v.back().instr;
+    CHECK(last.src.offset == tile2);
+    CHECK(last.src.partition_step == 2 * 128 * 2);
+    CHECK(last.src.dims == std::vector<neff::Dim>{{2, 256}});
+    // Element (r, c) of the last tile at tile2 + ((r % 128) * 2 + r / 128) * 128 + c - 640.
+    for (int64_t r : {0, 5, 130, 255})
+        for (int64_t c : {int64_t(640), int64_t(700), kCols - 1})
+            CHECK(element(p, tile2 + (((r % 128) * 2 + r / 128) * 128 + c - 640) * 2) ==
+                  uint16_t(r * kCols + c));
+    // A load narrower than the tiles but not the last: the weight keeps its layout.
+    neff::Program q = weight_program(128);
+    std::vector<SelectedInstr> w = {load(0, 0, 0, 320), load(0, 8192, 320, 128)};
+    CHECK(codegen::tile_weights(w, q, target::target_by_name("trn1")).weights == 0);
+}
+
+TEST_CASE("a last tile shifted inward stores the columns it shares twice, the weight grown") {
+    // 768 columns in tiles of 320 at 0, 320 and 448 (the last ends at 768, overlapping [448,
+    // 640)), one K-chunk: stored [tile][128][320], 960 columns in all.
+    neff::Program p = weight_program(128);
+    std::vector<SelectedInstr> v = {load(0, 0, 0, 320), load(0, 8192, 320, 320),
+                                    load(0, 16384, 448, 320)};
+    codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
+    CHECK(s.weights == 1);
+    CHECK(p.vars[0].shape == std::vector<int64_t>{128, 960});
+    CHECK(p.vars[0].bytes().size() == size_t(128 * 960 * 2));
+    CHECK(v[2].instr.src.offset == 2 * 128 * 320 * 2);
+    // Column 500 of row 7 is in tiles 1 and 2, at its place in each.
+    CHECK(element(p, (128 * 320 + 7 * 320 + 500 - 320) * 2) == uint16_t(7 * kCols + 500));
+    CHECK(element(p, (2 * 128 * 320 + 7 * 320 + 500 - 448) * 2) == uint16_t(7 * kCols + 500));
+    // An overlap that is not the last tile's: the layout stays.
+    neff::Program q = weight_program(128);
+    std::vector<SelectedInstr> w = {load(0, 0, 0, 320), load(0, 8192, 200, 320),
+                                    load(0, 16384, 448, 320)};
+    CHECK(codegen::tile_weights(w, q, target::target_by_name("trn1")).weights == 0);
+}
+
 TEST_CASE("weights stored in load order change no value: a two-layer bf16 program at -O1, -O2") {
     Graph g = test::load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
