@@ -162,11 +162,19 @@ Instr as_store(const Instr &load) {
     return s;
 }
 
+/** Whether an engine may copy between these tiles: each starts where a tile of its size may
+ *  (target::partition_start_allowed; a DMA has no such rule, so a load may land where a copy
+ *  cannot). */
+bool engine_can_copy(const Instr &c, const target::TargetInfo &t) {
+    return target::partition_start_allowed(t, c.src.start_partition, c.src.num_partitions) &&
+           target::partition_start_allowed(t, c.dst.start_partition, c.dst.num_partitions);
+}
+
 /** The copy of an earlier load's tile that replaces load `li` when that load read the same
  *  bytes the same way (any access pattern: a row broadcast to every partition too) into tiles
  *  of the same type and shape on the same partitions, intact since; or nullopt. */
 std::optional<Instr> same_load(const std::vector<SelectedInstr> &instrs, int li,
-                               const std::vector<int> &loads) {
+                               const std::vector<int> &loads, const target::TargetInfo &t) {
     const Instr &l = instrs[static_cast<size_t>(li)].instr;
     for (auto it = loads.rbegin(); it != loads.rend(); ++it) {
         const Instr &e = instrs[static_cast<size_t>(*it)].instr;
@@ -186,7 +194,8 @@ std::optional<Instr> same_load(const std::vector<SelectedInstr> &instrs, int li,
         c.src = e.dst;
         c.dst = l.dst;
         c.name = l.name;
-        return c;
+        if (engine_can_copy(c, t))
+            return c;
     }
     return std::nullopt;
 }
@@ -195,10 +204,11 @@ std::optional<Instr> same_load(const std::vector<SelectedInstr> &instrs, int li,
  *  earlier instructions that put the load's bytes in HBM (stores) or on chip (loads, when
  *  `from_loads`: of a variable nothing writes). */
 std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
-                             const std::vector<int> &sources, bool from_loads = false) {
+                             const std::vector<int> &sources, const target::TargetInfo &t,
+                             bool from_loads = false) {
     const Instr &l = instrs[static_cast<size_t>(li)].instr;
     if (from_loads)
-        if (std::optional<Instr> copy = same_load(instrs, li, sources))
+        if (std::optional<Instr> copy = same_load(instrs, li, sources, t))
             return {*copy};
     const neff::Footprint want = neff::footprint(l.src);
     std::vector<Piece> pieces;
@@ -244,7 +254,8 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
         // A copy onto bytes it reads (the load's tile allocated where the stored one was) would
         // depend on the order in which the engine streams them: left to the DMA.
         const neff::Footprint from = neff::footprint(c.src);
-        if (written_between(instrs, p.store, li, from) || from.overlaps(neff::footprint(c.dst)))
+        if (written_between(instrs, p.store, li, from) || from.overlaps(neff::footprint(c.dst)) ||
+            !engine_can_copy(c, t))
             return {};
         copies.push_back(c);
     }
@@ -255,6 +266,7 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
 
 ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program) {
     ForwardStats stats;
+    const target::TargetInfo &t = target::target_by_name(program.target);
     auto scratch = [&](int var) {
         return var >= 0 && var < static_cast<int>(program.vars.size()) &&
                program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Scratch;
@@ -289,11 +301,11 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
         };
         const bool load = plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true);
         if (load && scratch(i.src.var) && writers.count(i.src.var) &&
-            replace(forwarded(instrs, index, writers[i.src.var]), stats.loads_forwarded))
+            replace(forwarded(instrs, index, writers[i.src.var], t), stats.loads_forwarded))
             continue;
         if (load && reloadable(i.src.var)) {
             if (loaders.count(i.src.var) &&
-                replace(forwarded(instrs, index, loaders[i.src.var], true),
+                replace(forwarded(instrs, index, loaders[i.src.var], t, true),
                         stats.repeated_loads_forwarded))
                 continue;
             loaders[i.src.var].push_back(index);

@@ -98,18 +98,24 @@ TEST_CASE("a load of a tensor still in SBUF becomes a copy on GpSimd, and its st
 TEST_CASE("a load served by two stores' column halves becomes two copies") {
     neff::Program p = two_vars();
     // Columns [0, 128) from tile A at byte 0, [128, 256) from tile B at byte 2048; the load
-    // takes rows 16..47, columns 64..191, into partitions 16..47.
+    // takes rows 32..63, columns 64..191, into partitions 32..63.
     std::vector<SelectedInstr> v = {dma(hbm(0, 0, 64, 0, 128), sbuf(0, 64, 0, 128)),
                                     dma(hbm(0, 0, 64, 128, 128), sbuf(0, 64, 2048, 128)),
-                                    dma(sbuf(16, 32, 8192, 128), hbm(0, 16, 32, 64, 128))};
+                                    dma(sbuf(32, 32, 8192, 128), hbm(0, 32, 32, 64, 128))};
     codegen::ForwardStats s = codegen::forward_stores(v, p);
     CHECK(s.loads_forwarded == 1);
     CHECK(s.copies == 2);
     REQUIRE(v.size() == 2); // both stores dropped
-    CHECK(v[0].instr.src == sbuf(16, 32, 64 * 4, 64));
-    CHECK(v[0].instr.dst == sbuf(16, 32, 8192, 64));
-    CHECK(v[1].instr.src == sbuf(16, 32, 2048, 64));
-    CHECK(v[1].instr.dst == sbuf(16, 32, 8192 + 64 * 4, 64));
+    CHECK(v[0].instr.src == sbuf(32, 32, 64 * 4, 64));
+    CHECK(v[0].instr.dst == sbuf(32, 32, 8192, 64));
+    CHECK(v[1].instr.src == sbuf(32, 32, 2048, 64));
+    CHECK(v[1].instr.dst == sbuf(32, 32, 8192 + 64 * 4, 64));
+    // Rows 16..47 into partitions 16..47 would be copies no engine can make: 32 partitions start
+    // at a multiple of 32 (target::partition_start_allowed).
+    std::vector<SelectedInstr> unaligned = {dma(hbm(0, 0, 64, 0, 128), sbuf(0, 64, 0, 128)),
+                                            dma(hbm(0, 0, 64, 128, 128), sbuf(0, 64, 2048, 128)),
+                                            dma(sbuf(16, 32, 8192, 128), hbm(0, 16, 32, 64, 128))};
+    CHECK(codegen::forward_stores(unaligned, p).loads_forwarded == 0);
 }
 
 TEST_CASE("loads stay loads when the tiles were overwritten, or partitions or types differ") {
@@ -183,6 +189,11 @@ TEST_CASE("a graph input loaded again while its first load's tiles are intact is
     CHECK(forwarded({first16, again}) == 0);
     // The first exact, the second rounds: the copy rounds as the load would.
     CHECK(forwarded({first, again16}) == 1);
+    // One partition at partition 8: a DMA may land there, an engine's copy may not (a tile of
+    // one partition starts at a multiple of 32, target::partition_start_allowed).
+    SelectedInstr first8 = dma(sbuf(8, 1, 0, 256), hbm(0, 8, 1, 0, 256));
+    SelectedInstr again8 = dma(sbuf(8, 1, 4096, 256), hbm(0, 8, 1, 0, 256));
+    CHECK(forwarded({first8, again8}) == 0);
     // A weight's loads stay loads.
     p.vars[0].kind = neff::VarKind::Weight;
     CHECK(forwarded({first, again}) == 0);
