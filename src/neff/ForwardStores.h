@@ -15,9 +15,10 @@
  * sides being rows of contiguous floats cast once at most, by the store or by the load (auto-
  * cast's): the copy then makes that cast, through fp32 as a DMA does (nc.md:L247, L309); and no
  * instruction between that store and the load, in program order, writes the stored SBUF bytes
- * (box overlap, as Footprint.h: conservative). Program order is what Hazards.h orders by, so the
- * copy, placed where the load was, waits for the tiles' writers and holds back their next
- * writers, as the load did with the store.
+ * (box overlap, as Footprint.h: conservative); and when each copy starts on a partition where an
+ * engine tile of its size may (target::partition_start_allowed; a DMA may land anywhere).
+ * Program order is what Hazards.h orders by, so the copy, placed where the load was, waits for
+ * the tiles' writers and holds back their next writers, as the load did with the store.
  *
  * A load of a graph input or a scratch tensor whose bytes an earlier load put in SBUF tiles
  * that nothing has overwritten since, the variable not written in between, is forwarded the same
