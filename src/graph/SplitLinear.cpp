@@ -67,7 +67,7 @@ std::string cut_constant(Graph &g, const Value &c, bool rows, int64_t begin, int
 struct Layer {
     int linear = -1;       ///< MatMul(x, W[K, N]) or Gemm(x, B, C) (alpha = beta = 1, no transA)
     int add = -1;          ///< MatMul's bias Add(·, b[N]), or -1
-    int reshape = -1;      ///< a Reshape keeping the last axis (GPT-2's [M, N] -> [1, M, N]), or -1
+    int reshape = -1;      ///< a Reshape keeping the last axis ([M, N] -> [1, M, N]), or -1
     std::vector<int> cuts; ///< the Slice nodes
     std::vector<Piece> pieces;
 };
