@@ -176,7 +176,7 @@ bool engine_can_copy(const Instr &c, const target::TargetInfo &t) {
 std::optional<Instr> same_load(const std::vector<SelectedInstr> &instrs, int li,
                                const std::vector<int> &loads, const target::TargetInfo &t) {
     const Instr &l = instrs[static_cast<size_t>(li)].instr;
-    for (auto it = loads.rbegin(); it != loads.rend(); ++it) {
+    for (auto it = loads.rbegin(); it != loads.rend() && li - *it <= kMaxDistance; ++it) {
         const Instr &e = instrs[static_cast<size_t>(*it)].instr;
         if (!(e.src == l.src) || e.dst.dtype != l.dst.dtype ||
             e.dst.start_partition != l.dst.start_partition ||

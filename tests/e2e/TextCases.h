@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
+
 namespace nhc::test {
 
 inline Graph load_text(const std::string &text) {
@@ -102,12 +104,25 @@ inline double worst_rel_l2(const Graph &g, const std::map<std::string, HostTenso
     return worst;
 }
 
-/** Requires `a` and `b` to hold the same values, element by element: what a compiler move that
- *  must not change values is checked with, between -O1 and -O2. */
-inline void require_same_values(const HostTensor &a, const HostTensor &b) {
-    REQUIRE(a.numel() == b.numel());
-    for (int64_t i = 0; i < a.numel(); i++)
-        REQUIRE(a.get_f64(i) == b.get_f64(i));
+/** What a compiler move that must not change values is checked with: `g` compiled with `o` at
+ *  -O1 and at -O2 (o's own level is not used), check(level, program) called on each program,
+ *  each run on `inputs`, and output `output` required to hold the same values, element by
+ *  element, at both levels. */
+inline void
+require_same_values_at_o1_and_o2(const Graph &g, const std::map<std::string, HostTensor> &inputs,
+                                 CompileOptions o, const std::string &output,
+                                 const std::function<void(int, const neff::Program &)> &check) {
+    HostTensor at[2];
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        o.optlevel = level;
+        neff::Program p = compile_graph(g, o);
+        check(level, p);
+        at[level - 1] = run_program(std::move(p), g, inputs).outputs.at(output);
+    }
+    REQUIRE(at[0].numel() == at[1].numel());
+    for (int64_t i = 0; i < at[0].numel(); i++)
+        REQUIRE(at[0].get_f64(i) == at[1].get_f64(i));
 }
 
 } // namespace nhc::test

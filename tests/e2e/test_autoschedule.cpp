@@ -479,6 +479,14 @@ TEST_CASE("reusing lowerings changes neither the values nor the time of a progra
 
 namespace {
 
+/** GPT-2's QKV projection at sequence 128: some of its plans are estimated well above the best. */
+const char *const kGpt2QkvProjection = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
+  y = MatMul(x, w)
+}
+)";
+
 /** The plan a search of `options` chooses for node `n` alone, and its counts. */
 std::pair<sched::SchedulePlan, autosched::SearchStats>
 search_node(const Graph &g, const Node &n, const autosched::SearchOptions &options) {
@@ -493,12 +501,7 @@ search_node(const Graph &g, const Node &n, const autosched::SearchOptions &optio
 
 TEST_CASE("candidates estimated far above the best are not simulated, and change no choice") {
     // GPT-2's QKV projection at sequence 128: some plans are estimated well above the best.
-    Graph g = passed(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
-  y = MatMul(x, w)
-}
-)");
+    Graph g = passed(kGpt2QkvProjection);
     const Node &mm = node_with_output(g, "y");
     int pruned = 0;
     for (int level : {2, 3}) {
@@ -522,12 +525,7 @@ g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
 TEST_CASE("candidates measured in parallel: the choices, counts and program of one at a time") {
     // GPT-2's QKV projection (some candidates pruned) searched alone, then a whole program, with
     // 1, 2, 3 and 8 jobs.
-    Graph g = passed(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[128, 768] x, float[768, 2304] w) => (float[128, 2304] y) {
-  y = MatMul(x, w)
-}
-)");
+    Graph g = passed(kGpt2QkvProjection);
     const Node &mm = node_with_output(g, "y");
     for (int level : {2, 3}) {
         CAPTURE(level);

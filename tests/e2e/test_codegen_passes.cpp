@@ -614,29 +614,21 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
   y = MatMul(p, v)
 }
 )");
-    auto inputs = test::random_inputs(g, 11);
-    std::map<std::string, HostTensor> outputs[2];
-    for (int level : {1, 2}) {
-        CAPTURE(level);
-        CompileOptions o;
-        o.optlevel = level;
-        outputs[level - 1] = test::compile_and_run(g, inputs, o).outputs;
-        // At -O2 each head's exponential scales its input (exp(x * 0.125 + bias)), and no
-        // instruction scales the scores by 0.125 on their own.
-        int scaled_exp = 0, scaling = 0;
-        neff::Program p = test::compile_graph(g, o);
-        for (Engine e : {Engine::ACT, Engine::DVE, Engine::POOL})
-            for (const Instr &i : p.stream(e)) {
-                bool exp = i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Exp;
-                bool by_eighth = !i.s0.is_ap && i.s0.imm == 0.125f;
-                scaled_exp += exp && by_eighth && i.s1.is_ap;
-                scaling += !exp && by_eighth;
-            }
-        CHECK(scaled_exp == (level == 2 ? 2 : 0));
-        CHECK((scaling == 0) == (level == 2));
-    }
-    const HostTensor &y1 = outputs[0].at("y"), &y2 = outputs[1].at("y");
-    test::require_same_values(y1, y2);
+    test::require_same_values_at_o1_and_o2(
+        g, test::random_inputs(g, 11), {}, "y", [](int level, const neff::Program &p) {
+            // At -O2 each head's exponential scales its input (exp(x * 0.125 + bias)), and no
+            // instruction scales the scores by 0.125 on their own.
+            int scaled_exp = 0, scaling = 0;
+            for (Engine e : {Engine::ACT, Engine::DVE, Engine::POOL})
+                for (const Instr &i : p.stream(e)) {
+                    bool exp = i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Exp;
+                    bool by_eighth = !i.s0.is_ap && i.s0.imm == 0.125f;
+                    scaled_exp += exp && by_eighth && i.s1.is_ap;
+                    scaling += !exp && by_eighth;
+                }
+            CHECK(scaled_exp == (level == 2 ? 2 : 0));
+            CHECK((scaling == 0) == (level == 2));
+        });
 }
 
 TEST_CASE(
@@ -676,26 +668,24 @@ g (float[1, 16, 32] x) => (float[1, 16, 32] out) <float[32, 96] w = {)" +
   out = Transpose <perm = [1, 0, 2]> (om)
 }
 )");
-    auto inputs = test::random_inputs(g, 3);
-    std::map<std::string, HostTensor> outputs[2];
-    for (int level : {1, 2}) {
-        CAPTURE(level);
-        CompileOptions o;
-        o.optlevel = level;
-        outputs[level - 1] = test::compile_and_run(g, inputs, o).outputs;
-        Graph passed = g;
-        apply_graph_passes(passed, o);
-        std::map<std::string, int> ops;
-        for (const Node &n : passed.nodes)
-            ops[n.op_type]++;
-        // -O2: three projections instead of one and three Slices; the Div in the Softmax; of
-        // the Transposes, only the heads' merge, which attention writes transposed (-O1 also
-        // keeps the two of a unit axis and q's, which the Div stood between q and its MatMul).
-        CHECK(ops["Slice"] == (level == 2 ? 0 : 3));
-        CHECK(ops["Gemm"] == (level == 2 ? 3 : 1));
-        CHECK(ops["Div"] == (level == 2 ? 0 : 1));
-        CHECK(ops["Transpose"] == (level == 2 ? 1 : 4));
-    }
-    const HostTensor &y1 = outputs[0].at("out"), &y2 = outputs[1].at("out");
-    test::require_same_values(y1, y2);
+    test::require_same_values_at_o1_and_o2(g, test::random_inputs(g, 3), {}, "out",
+                                           [&](int level, const neff::Program &) {
+                                               CompileOptions o;
+                                               o.optlevel = level;
+                                               Graph passed = g;
+                                               apply_graph_passes(passed, o);
+                                               std::map<std::string, int> ops;
+                                               for (const Node &n : passed.nodes)
+                                                   ops[n.op_type]++;
+                                               // -O2: three projections instead of one and three
+                                               // Slices; the Div in the Softmax; of the Transposes,
+                                               // only the heads' merge, which attention writes
+                                               // transposed (-O1 also keeps the two of a unit axis
+                                               // and q's, which the Div stood between q and its
+                                               // MatMul).
+                                               CHECK(ops["Slice"] == (level == 2 ? 0 : 3));
+                                               CHECK(ops["Gemm"] == (level == 2 ? 3 : 1));
+                                               CHECK(ops["Div"] == (level == 2 ? 0 : 1));
+                                               CHECK(ops["Transpose"] == (level == 2 ? 1 : 4));
+                                           });
 }
