@@ -4,6 +4,9 @@ fixed seeds, so a rebuild is byte-identical):
 
   matmul_2048/model.onnx     one MatMul, A [2048, 2048] @ B [2048, 2048], both runtime inputs
   matmul_4096x8192x8192/     the same, A [4096, 8192] @ B [8192, 8192] (the NKI expert kernel's shape)
+  matmul_2048_bf16/, matmul_4096x8192x8192_bf16/
+                             the same two with bf16 inputs and output, as the NKI kernel reads and
+                             writes them (the float ones cross HBM in fp32 under --auto-cast)
   bert_embedding_b{1,8}/      BERT-base's word-embedding lookup: Gather of a [30522, 768] table by
                              int64 token ids [batch, 128] (batch 1 and 8)
   bert_base_layer/model.onnx a BERT-base encoder layer: hidden 768, 12 heads, FFN 3072, erf GELU,
@@ -35,12 +38,12 @@ def save(model, out, name):
     onnx.save(model, os.path.join(out, name, "model.onnx"))
 
 
-def matmul(out, name, m, k, n):
+def matmul(out, name, m, k, n, dtype=TensorProto.FLOAT):
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["a", "b"], ["c"], name="matmul")], name,
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, [k, n])],
-        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [m, n])])
+        [helper.make_tensor_value_info("a", dtype, [m, k]),
+         helper.make_tensor_value_info("b", dtype, [k, n])],
+        [helper.make_tensor_value_info("c", dtype, [m, n])])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), out, name)
 
 
@@ -131,6 +134,10 @@ def main():
                    # issue 16's large MatMul (the NKI expert kernel's shape)
                    "matmul_4096x8192x8192": lambda out: matmul(out, "matmul_4096x8192x8192",
                                                                4096, 8192, 8192),
+                   "matmul_2048_bf16": lambda out: matmul(out, "matmul_2048_bf16", 2048, 2048,
+                                                          2048, TensorProto.BFLOAT16),
+                   "matmul_4096x8192x8192_bf16": lambda out: matmul(
+                       out, "matmul_4096x8192x8192_bf16", 4096, 8192, 8192, TensorProto.BFLOAT16),
                    "bert_embedding_b1": lambda out: bert_embedding(out, 1),
                    "bert_embedding_b8": lambda out: bert_embedding(out, 8)}
     names = args.only.split(",") if args.only else None

@@ -556,6 +556,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
                      options.auto_cast_type);
         }
     }
+    int native = take_stored_16bit_operands(g);
+    log_info("16-bit operands: ", native, " matmul nodes take their bf16/fp16 operands as stored");
 }
 
 neff::Program generate_program(const Graph &g, const CompileOptions &options) {

@@ -95,6 +95,20 @@ int store_matmul_operands_narrow(Graph &g, DType cast_type) {
     return static_cast<int>(narrowed.size());
 }
 
+int take_stored_16bit_operands(Graph &g) {
+    int count = 0;
+    for (Node &n : g.nodes) {
+        if (!contracts_on_pe(n) || n.operand_cast || n.inputs.size() < 2)
+            continue;
+        DType a = g.value(n.inputs[0]).dtype, b = g.value(n.inputs[1]).dtype;
+        if (a != b || (a != DType::BFloat16 && a != DType::Float16))
+            continue;
+        n.operand_cast = a;
+        count++;
+    }
+    return count;
+}
+
 int auto_cast_matmuls(Graph &g, DType cast_type) {
     nhc_assert(cast_type == DType::BFloat16 || cast_type == DType::Float16 ||
                    cast_type == DType::TFloat32,

@@ -24,6 +24,13 @@ int auto_cast_matmuls(Graph &g, DType cast_type);
  *  Returns the number of values narrowed. */
 int store_matmul_operands_narrow(Graph &g, DType cast_type);
 
+/** A matmul whose two contraction operands are both stored as bf16, or both as fp16, and that
+ *  auto-cast left alone takes them in that type: the PE multiplies 16-bit operands at four times
+ *  its fp32 rate (nc.md:L112-116), and rounding a value to the type it is stored in changes
+ *  nothing. The products of two such operands are exact in fp32 and PSUM accumulates in fp32
+ *  either way, so the results are those of staging them as fp32. Returns the number of nodes. */
+int take_stored_16bit_operands(Graph &g);
+
 } // namespace nhc
 
 #endif

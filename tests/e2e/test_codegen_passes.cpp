@@ -446,6 +446,52 @@ g (float[256, 64] x, float[64, 128] w) => (float[256, 128] y) {
     CHECK(tf32_matmuls == 2);
 }
 
+TEST_CASE("a matmul of bf16 or fp16 operands runs at their rate, with the values of fp32 staging") {
+    for (const char *type : {"bfloat16", "float16"}) {
+        CAPTURE(type);
+        std::string text = std::string(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (T[256, 192] x, T[192, 128] w) => (T[256, 128] y) {
+  y = MatMul(x, w)
+}
+)");
+        text.replace(text.find("T[256, 192]"), 1, type);
+        text.replace(text.find("T[192, 128]"), 1, type);
+        text.replace(text.find("T[256, 128]"), 1, type);
+        Graph g = load_text(text);
+        std::map<std::string, HostTensor> inputs;
+        for (const auto &[name, t] : random_inputs(g, 9)) {
+            HostTensor narrow(g.value(name).dtype, t.shape()); // rounds to nearest even
+            for (int64_t i = 0; i < t.numel(); i++)
+                narrow.set_f64(i, t.get_f64(i));
+            inputs[name] = narrow;
+        }
+        Graph native = g, staged = g;
+        CompileOptions o;
+        apply_graph_passes(native, o);
+        apply_graph_passes(staged, o);
+        for (Node &n : staged.nodes)
+            if (n.operand_cast)
+                n.operand_cast = DType::Float32; // what the operands were staged as before
+        neff::Program p = generate_program(native, o);
+        neff::DType want = std::string(type) == "float16" ? neff::DType::F16 : neff::DType::BF16;
+        int matmuls = 0, native_matmuls = 0;
+        for (const Instr &i : p.stream(Engine::PE))
+            if (i.op == neff::Opcode::Matmul) {
+                matmuls++;
+                native_matmuls += i.src.dtype == want && i.src1.dtype == want;
+            }
+        CHECK(matmuls > 0);
+        CHECK(native_matmuls == matmuls);
+        HostTensor a = test::run_program(std::move(p), native, inputs).outputs.at("y");
+        HostTensor b =
+            test::run_program(generate_program(staged, o), staged, inputs).outputs.at("y");
+        REQUIRE(a.numel() == b.numel());
+        for (int64_t i = 0; i < a.numel(); i++)
+            REQUIRE(a.get_f64(i) == b.get_f64(i));
+    }
+}
+
 TEST_CASE("Slice with constant starts, ends, axes and steps (negative too) matches the reference") {
     const char *text = R"(
 <ir_version: 8, opset_import: ["" : 17]>
