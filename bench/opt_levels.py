@@ -6,7 +6,9 @@ the simulated latency, the speed-up over -O1, and the autoscheduler's summary li
 not a test: nothing is asserted. Values are checked by check_models.py (same options).
 
 usage: /usr/bin/python3 bench/opt_levels.py [--build build] [--cast none,bf16] [--levels 1,2,3]
-       MODEL.onnx...
+       [--model-type generic,transformer] MODEL.onnx...
+
+Speed-ups are over the first level of the first model type of each model and cast.
 """
 import argparse
 import json
@@ -24,6 +26,7 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--cast", default="none")
     parser.add_argument("--levels", default="1,2,3")
+    parser.add_argument("--model-type", default="generic")
     parser.add_argument("--timeout", type=int, default=3600)
     args = parser.parse_args()
     cc = os.path.join(args.build, "tools", "neuron-halide-cc")
@@ -33,11 +36,13 @@ def main():
             name = os.path.basename(os.path.dirname(os.path.abspath(model)))
             for cast in args.cast.split(","):
                 base = None
-                for level in args.levels.split(","):
+                for model_type, level in [(t, l) for t in args.model_type.split(",")
+                                          for l in args.levels.split(",")]:
                     neff, log = os.path.join(work, "m.neff"), os.path.join(work, "log.txt")
-                    row = {"model": name, "cast": cast, "level": "-O" + level}
+                    row = {"model": name, "cast": cast, "model_type": model_type,
+                           "level": "-O" + level}
                     code, secs, gb, err = timed([cc, model, "-O" + level, "--output", neff,
-                                                 "--logfile", log]
+                                                 "--logfile", log, "--model-type", model_type]
                                                 + CASTS[cast], args.timeout)
                     row.update(compile_s=round(secs, 1), compile_gb=round(gb, 2))
                     with open(log) as f: # the last run's summary (the log may be appended to)

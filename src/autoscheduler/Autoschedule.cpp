@@ -66,7 +66,10 @@ sched::SchedulePlan Autoscheduler::plan_for(
     const sched::Group &probe, const std::map<std::string, std::vector<int64_t>> &output_perm,
     const std::function<sched::Group()> &build, const std::function<ProgramContext()> &context) {
     // A group with no choice has nothing to search or look up (the widest candidate list).
-    if ((!searches() && !opts_.db && !opts_.fixed) || candidate_plans(probe, target_, 3).size() < 2)
+    // Nor one whose model type gives it none (an attention under generic), whatever the tuning
+    // database recorded for it under another.
+    if ((!searches() && !opts_.db && !opts_.fixed) ||
+        candidate_plans(probe, target_, 3, opts_.model_type).size() < 2)
         return {};
     Workload w = workload_of(g_, probe, output_perm, target_.name);
     if (auto it = chosen_.find(w.text); it != chosen_.end()) {
@@ -121,7 +124,8 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
     std::vector<sched::SchedulePlan> plans;
     std::vector<sched::Group> groups;
     std::vector<std::string> texts;
-    for (const sched::SchedulePlan &plan : candidate_plans(probe, target_, opts_.optlevel)) {
+    for (const sched::SchedulePlan &plan :
+         candidate_plans(probe, target_, opts_.optlevel, opts_.model_type)) {
         if (run.measured + static_cast<int>(plans.size()) >= budget)
             break;
         sched::Group fresh = build();

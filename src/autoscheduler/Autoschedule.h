@@ -24,8 +24,11 @@
  * prepare_windows and simulate_windows), judged in search order, so that the choice is the same
  * for any job count.
  *
- * Not yet (issue 16): ranking by an analytic cost model before measuring, fusion and residency
- * moves across groups, --model-type moves.
+ * `--model-type` chooses which moves the search tries (Candidates.h); at -O1 nothing is searched.
+ * A group the model type gives no choice (an attention under generic) takes its default plan,
+ * whatever a tuning session of another model type recorded for its workload.
+ *
+ * Not yet (issue 16): fusion and residency moves across groups.
  */
 
 #include "autoscheduler/MeasureGroup.h"
@@ -84,6 +87,8 @@ struct SearchOptions {
     double prune_above = kPruneAbove;
     /** Candidates measured at once (--num-parallel-jobs); the plans chosen do not depend on it. */
     int jobs = 1;
+    /** --model-type: which move families the search tries (Candidates.h). */
+    std::string model_type = "generic";
 };
 
 struct SearchStats {

@@ -82,13 +82,41 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
     return plans;
 }
 
+sched::SchedulePlan attention_plan(int qk_transposes, int p_transposes, int scores, int outputs) {
+    sched::SchedulePlan p;
+    p.attention = {qk_transposes, p_transposes, scores, outputs};
+    return p;
+}
+
+std::vector<sched::SchedulePlan> attention_plans(int optlevel) {
+    // Q's and K's transposes held to one or two banks each were the move that paid on the BERT
+    // layer at batch 8 (bf16 396.8 -> 365.5 us) and dev_gpt_block (50.8 -> 49.3), while ViT-B/16
+    // lost 0.7% with it: measured per workload, not applied as a rule (bench/README.md). The
+    // other stages' buffers are the variants tried with it; 2 for the probabilities' transposes
+    // and the accumulators leaves every head's five stages within the eight banks.
+    std::vector<sched::SchedulePlan> plans = {
+        sched::SchedulePlan(),      attention_plan(1, 0, 0, 0), attention_plan(2, 0, 0, 0),
+        attention_plan(1, 2, 0, 0), attention_plan(1, 0, 2, 0), attention_plan(1, 0, 0, 2),
+        attention_plan(0, 2, 0, 0), attention_plan(0, 0, 2, 2)};
+    if (optlevel >= 3)
+        for (int qk : {1, 2})
+            for (int rest : {1, 2})
+                plans.push_back(attention_plan(qk, rest, rest, rest));
+    return plans;
+}
+
 } // namespace
 
 std::vector<sched::SchedulePlan> candidate_plans(const sched::Group &g,
-                                                 const target::TargetInfo &target, int optlevel) {
-    if (optlevel < 2 || !sched::takes_matmul_plan(g))
+                                                 const target::TargetInfo &target, int optlevel,
+                                                 const std::string &model_type) {
+    if (optlevel < 2)
         return {sched::SchedulePlan()};
-    return matmul_plans(target, optlevel);
+    if (sched::takes_matmul_plan(g))
+        return matmul_plans(target, optlevel);
+    if (model_type == "transformer" && sched::takes_attention_plan(g))
+        return attention_plans(optlevel);
+    return {sched::SchedulePlan()};
 }
 
 } // namespace nhc::autosched

@@ -10,18 +10,24 @@
  * and the transpose variants with the default, A-resident and B-resident movements. Other groups
  * have no choices yet: only the default plan. Tile limits are fractions of the target's (one PSUM
  * bank, the partitions), so no hardware number lives here.
+ *
+ * `--model-type transformer` adds the attention moves: a fused attention group
+ * (sched::takes_attention_plan) tries its PSUM stages in fixed buffers (AttentionPlan). Under
+ * `generic` and `unet-inference` an attention group has only its default plan.
  */
 
 #include "schedules/Group.h"
 #include "schedules/SchedulePlan.h"
 #include "target/Target.h"
 
+#include <string>
 #include <vector>
 
 namespace nhc::autosched {
 
 std::vector<sched::SchedulePlan> candidate_plans(const sched::Group &g,
-                                                 const target::TargetInfo &target, int optlevel);
+                                                 const target::TargetInfo &target, int optlevel,
+                                                 const std::string &model_type = "generic");
 
 } // namespace nhc::autosched
 

@@ -57,6 +57,7 @@ using codegen::isa_dtype_of;
 autosched::SearchOptions search_options(const CompileOptions &o) {
     autosched::SearchOptions so;
     so.optlevel = o.optlevel;
+    so.model_type = o.model_type;
     so.db = o.tuning;
     so.record_trials = o.tune_trials;
     so.fixed = o.fixed_plans;

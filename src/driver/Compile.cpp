@@ -43,10 +43,9 @@ void check_implemented(const CompileOptions &o) {
         user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
                    " is not implemented "
                    "yet in this version; use bf16, fp16 or tf32");
-    // Accepted and ignored until this stop; the model types' own moves (issue 16: attention kept
-    // on chip for transformer, conv + norm fusion and resident skips for unet-inference) are not
-    // built, and a model type that changes nothing would claim what it does not do.
-    if (o.model_type != "generic")
+    // unet-inference's own moves (issue 16: conv + norm fusion and resident skips searched) are
+    // not built, and a model type that changes nothing would claim what it does not do.
+    if (o.model_type == "unet-inference")
         user_error("NHC_ENYI001", "--model-type ", o.model_type,
                    " is not implemented yet in this version (its model-specific optimizations "
                    "do not exist); use --model-type generic, the default");
@@ -57,6 +56,10 @@ void log_options(const CompileOptions &o) {
              o.model_type, ", auto-cast ", o.auto_cast,
              o.auto_cast == "none" ? std::string() : " to " + o.auto_cast_type,
              ", logical NC config ", o.logical_nc_config);
+    if (o.model_type != "generic" && o.optlevel < 2)
+        log_warning("--model-type ", o.model_type,
+                    " adds moves to the -O2/-O3 search; -O1 does not search, so it changes "
+                    "nothing here");
     if (o.enable_saturate_infinity && o.target == "trn2")
         log_info("--enable-saturate-infinity has no effect on trn2");
 }

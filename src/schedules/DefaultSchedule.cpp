@@ -258,6 +258,11 @@ bool takes_matmul_plan(const Group &g) {
            !is_attention(g) && g.stage("acc").defined();
 }
 
+bool takes_attention_plan(const Group &g) {
+    return schedule_family(g.node->op_type) == Family::Matmul && !g.stage("gathered").defined() &&
+           is_attention(g);
+}
+
 void apply_default_schedule(Group &g, const target::TargetInfo &target, const SchedulePlan &plan) {
     Limits L = limits_of(target);
     std::set<std::string> folded = fold_broadcast_stages(g, L.partitions, L.broadcast_budget);
@@ -269,7 +274,7 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
             schedule_compute(g, L);
             g.stage("out").compute_inline(); // the store reads the gathered rows
         } else if (is_attention(g))
-            schedule_attention(g, static_cast<int>(g.nodes.size()) - 1, L);
+            schedule_attention(g, static_cast<int>(g.nodes.size()) - 1, L, plan.attention);
         else if (g.stage("acc").defined())
             schedule_matmul(g, L, plan.matmul);
         else

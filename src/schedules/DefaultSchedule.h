@@ -42,6 +42,8 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target,
 /** Whether the group is a matmul whose schedule obeys SchedulePlan::matmul (not fused attention,
  *  not a Gather). */
 bool takes_matmul_plan(const Group &g);
+/** Whether the group is a fused attention, whose schedule obeys SchedulePlan::attention. */
+bool takes_attention_plan(const Group &g);
 /** Whether a row reduction (LayerNorm, Softmax) over rows of `row_elems` elements can join a
  *  matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows fit
  *  the SBUF budget of such an epilogue (built per row tile, bank by bank). */

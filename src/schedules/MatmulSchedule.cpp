@@ -483,7 +483,7 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan) {
 /** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
  *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
  *  transpose run per head on chip; Q, K and V are staged once per batch item. */
-void schedule_attention(Group &g, int context_node, const Limits &L) {
+void schedule_attention(Group &g, int context_node, const Limits &L, const AttentionPlan &plan) {
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
     int64_t positions = contraction_extent(g.stage("acc", context_node)); // P's row length
@@ -516,6 +516,14 @@ void schedule_attention(Group &g, int context_node, const Limits &L) {
     auto p = g.values.find(g.nodes[static_cast<size_t>(context_node)]->inputs[0]);
     if (p != g.values.end())
         p->second.func.compute_inline();
+    const std::pair<Func, int> fixed[] = {{g.stage("a_tp", 0), plan.qk_transpose_buffers},
+                                          {g.stage("b_tp", 0), plan.qk_transpose_buffers},
+                                          {g.stage("a_tp", context_node), plan.p_transpose_buffers},
+                                          {g.stage("acc", 0), plan.score_buffers},
+                                          {g.stage("acc", context_node), plan.output_buffers}};
+    for (const auto &[stage, buffers] : fixed)
+        if (stage.defined() && buffers > 0)
+            g.buffers[stage.name()] = buffers;
 }
 
 } // namespace nhc::sched::detail

@@ -82,7 +82,8 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan);
 /** Whether a row reduction over rows of this many elements can end a 2-D matmul's epilogue
  *  when the rows span several PSUM banks (the whole rows are staged in SBUF). */
 bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L);
-void schedule_attention(Group &g, int context_node, const Limits &L);
+/** Fused attention (scores, softmax, P·V); the plan's PSUM stages in fixed buffers. */
+void schedule_attention(Group &g, int context_node, const Limits &L, const AttentionPlan &plan);
 void schedule_conv(Group &g, const Limits &L);
 void schedule_pool(Group &g, const Limits &L);
 

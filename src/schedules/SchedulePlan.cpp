@@ -20,9 +20,35 @@ const char *operands_name(MatmulPlan::Operands o) {
     return "?";
 }
 
+namespace {
+
+/** The attention plan's parts: the text around each number, and the field it sets. */
+struct AttentionPart {
+    const char *prefix, *suffix;
+    int AttentionPlan::*field;
+};
+constexpr AttentionPart kAttentionParts[] = {
+    {"q/k transposes in ", " buffers", &AttentionPlan::qk_transpose_buffers},
+    {"p transposes in ", " buffers", &AttentionPlan::p_transpose_buffers},
+    {"scores in ", " buffers", &AttentionPlan::score_buffers},
+    {"outputs in ", " buffers", &AttentionPlan::output_buffers},
+};
+
+std::string describe_attention(const AttentionPlan &a) {
+    std::string s = "attention";
+    for (const AttentionPart &part : kAttentionParts)
+        if (a.*part.field != AttentionPlan().*part.field)
+            s += std::string(", ") + part.prefix + std::to_string(a.*part.field) + part.suffix;
+    return s;
+}
+
+} // namespace
+
 std::string SchedulePlan::describe() const {
     if (is_default())
         return "default";
+    if (matmul == MatmulPlan())
+        return describe_attention(attention);
     const MatmulPlan &m = matmul;
     const MatmulPlan d; // the defaults, left out of the text
     std::string s = std::string("matmul ") + operands_name(m.operands);
@@ -64,6 +90,19 @@ bool parse_plan(const std::string &text, SchedulePlan &plan) {
         parts.push_back(
             text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
         at = comma == std::string::npos ? text.size() + 1 : comma + 2;
+    }
+    if (parts[0] == "attention") {
+        for (size_t i = 1; i < parts.size(); i++) {
+            bool matched = false;
+            for (const AttentionPart &part : kAttentionParts)
+                if (int n = number_in(parts[i], part.prefix, part.suffix); n > 0) {
+                    plan.attention.*part.field = n;
+                    matched = true;
+                }
+            if (!matched)
+                return false;
+        }
+        return !plan.is_default() && plan.describe() == text;
     }
     bool known = false;
     for (MatmulPlan::Operands o : {MatmulPlan::Operands::Auto, MatmulPlan::Operands::WholeRows,

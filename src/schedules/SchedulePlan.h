@@ -53,15 +53,38 @@ struct MatmulPlan {
     }
 };
 
+/** How a fused attention group (scores, softmax, P·V: schedule_attention) uses PSUM, a move of
+ *  `--model-type transformer`. Each head's tiles take a new PSUM bank from the rotating
+ *  allocator by default: Q^T, K^T, the scores, P^T and the output, five of the eight banks
+ *  (nc.md:L206-207), so two heads barely overlap. A stage held to a few fixed banks
+ *  (Group::buffers) leaves the rest to the others; 0 keeps the rotation. */
+struct AttentionPlan {
+    int qk_transpose_buffers = 0; ///< Q's and K's PE transposes, each stage
+    int p_transpose_buffers = 0;  ///< the probabilities' transposes for P·V
+    int score_buffers = 0;        ///< the scores' accumulator
+    int output_buffers = 0;       ///< P·V's accumulator
+
+    bool operator==(const AttentionPlan &o) const {
+        return qk_transpose_buffers == o.qk_transpose_buffers &&
+               p_transpose_buffers == o.p_transpose_buffers && score_buffers == o.score_buffers &&
+               output_buffers == o.output_buffers;
+    }
+};
+
 /** Everything a search may choose for one group. */
 struct SchedulePlan {
     MatmulPlan matmul;
+    AttentionPlan attention;
 
     bool is_default() const { return *this == SchedulePlan(); }
-    bool operator==(const SchedulePlan &o) const { return matmul == o.matmul; }
+    bool operator==(const SchedulePlan &o) const {
+        return matmul == o.matmul && attention == o.attention;
+    }
     /** For logs, --dump-schedules comments and the tuning database: "default", or
-     *  "matmul b_resident, n <= 256, transposes 4 per tile, 3 buffers, blocks of 512" (parts
-     *  left out that have their default value). */
+     *  "matmul b_resident, n <= 256, transposes 4 per tile, 3 buffers, blocks of 512", or
+     *  "attention, q/k transposes in 1 buffers, scores in 2 buffers" (parts left out that have
+     *  their default value). A group is a matmul or an attention, so a plan is one or the other.
+     */
     std::string describe() const;
 };
 

@@ -156,15 +156,27 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     expect_user_error(
         run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3", dir.path.string()),
         "NHC_ENYI001");
-    for (const char *type : {"transformer", "unet-inference"}) {
-        Run r = run(example_model() + " --model-type " + type, dir.path.string());
-        expect_user_error(r, "NHC_ENYI001");
-        CHECK(r.has(std::string("--model-type ") + type + " is not implemented yet"));
-    }
+    Run r = run(example_model() + " --model-type unet-inference", dir.path.string());
+    expect_user_error(r, "NHC_ENYI001");
+    CHECK(r.has("--model-type unet-inference is not implemented yet"));
     CHECK(run(example_model() + " --model-type generic --output " + dir.file("g.neff"),
               dir.path.string())
               .status == 0);
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
+}
+
+TEST_CASE("--model-type transformer compiles, and says at -O1 that it changes nothing there") {
+    // Its moves are candidates of the -O2/-O3 search (tests/e2e/test_model_types.cpp), and -O1
+    // does not search.
+    TempDir dir;
+    Run t = run(example_model() + " -O1 --model-type transformer --output " + dir.file("t.neff"),
+                dir.path.string());
+    CHECK(t.status == 0);
+    CHECK(t.has("--model-type transformer adds moves to the -O2/-O3 search; -O1 does not search"));
+    Run t2 = run(example_model() + " -O2 --model-type transformer --output " + dir.file("t2.neff"),
+                 dir.path.string());
+    CHECK(t2.status == 0);
+    CHECK_FALSE(t2.has("-O1 does not search"));
 }
 
 TEST_CASE("--schedule replaces the default schedule of the nodes it names") {
