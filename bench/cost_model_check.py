@@ -3,10 +3,14 @@
 at least --min feasible candidates, the Spearman rank correlation between the analytic estimate
 recorded with each candidate (predicted_ns: the list schedule's estimate of the window the
 candidate is measured in, from src/target's cost formulas, autoscheduler/MeasureGroup.h) and its
-simulated time in that window, between its neighbours (simulated_ns). A benchmark, not a test:
-nothing is asserted.
+simulated time in that window, between its neighbours (simulated_ns). Then the search's pruning
+(Autoschedule.h's kPruneAbove) replayed on each workload's candidates in search order, under two
+rules: a candidate is not simulated when its estimate is above 1.1 times the best simulated time
+so far, or above 1.1 times the estimate of the best candidate so far; for each, the candidates it
+leaves unsimulated and the workloads whose choice it changes, with the time lost. A benchmark, not
+a test: nothing is asserted.
 
-usage: /usr/bin/python3 bench/cost_model_check.py [--min 3] TUNE.db...
+usage: /usr/bin/python3 bench/cost_model_check.py [--min 3] [--prune-above 1.1] TUNE.db...
 """
 import argparse
 import sqlite3
@@ -40,8 +44,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("dbs", nargs="+")
     parser.add_argument("--min", type=int, default=3)
+    parser.add_argument("--prune-above", type=float, default=1.1)
     args = parser.parse_args()
     all_rho = []
+    ratios = []
+    replay = {"simulated": [0, 0, 0.0], "estimate": [0, 0, 0.0]}  # pruned, wrong, ns lost
     for path in args.dbs:
         db = sqlite3.connect(path)
         rows = db.execute("SELECT workload_hash, plan, predicted_ns, simulated_ns FROM records "
@@ -56,13 +63,45 @@ def main():
             best_pred = min(cands, key=lambda c: c[1])[0]
             best_sim = min(cands, key=lambda c: c[2])[0]
             all_rho.append(rho)
+            ratios += [c[1] / c[2] for c in cands if c[2] > 0]
+            for rule in replay:
+                pruned, chosen = replay_pruning(cands, rule, args.prune_above)
+                replay[rule][0] += pruned
+                if chosen[2] > min(c[2] for c in cands):
+                    replay[rule][1] += 1
+                    replay[rule][2] += chosen[2] - min(c[2] for c in cands)
             print("%s %s: %d candidates, Spearman %.2f, estimate picks %s, simulator picks %s"
                   % (path, h, len(cands), rho, best_pred, best_sim))
     valid = [r for r in all_rho if r == r]
     if valid:
         print("workloads: %d, mean Spearman %.2f, min %.2f, >= 0.9: %d"
               % (len(valid), sum(valid) / len(valid), min(valid), sum(r >= 0.9 for r in valid)))
+    if ratios:
+        ratios.sort()
+        print("estimate / simulated over %d candidates: min %.2f, median %.2f, 99%% %.2f, max %.2f"
+              % (len(ratios), ratios[0], ratios[len(ratios) // 2],
+                 ratios[min(len(ratios) - 1, int(0.99 * len(ratios)))], ratios[-1]))
+    for rule, (pruned, wrong, lost) in replay.items():
+        print("pruning above %.2fx the best's %s: %d candidates not simulated, %d workloads choose "
+              "another plan, %.1f us lost" % (args.prune_above, rule, pruned, wrong, lost / 1e3))
     return 0
+
+
+def replay_pruning(cands, rule, above):
+    """The search over `cands` (plan, estimate, simulated) in order: each is simulated unless its
+    estimate is above `above` times the best's simulated time (rule "simulated") or estimate
+    (rule "estimate"); the best simulated wins, the earlier on ties. Returns (candidates not
+    simulated, the chosen candidate)."""
+    best, pruned = None, 0
+    for c in cands:
+        if best is not None:
+            bound = above * (best[2] if rule == "simulated" else best[1])
+            if c[1] > bound:
+                pruned += 1
+                continue
+        if best is None or c[2] < best[2]:
+            best = c
+    return pruned, best
 
 
 if __name__ == "__main__":

@@ -87,8 +87,11 @@ sched::SchedulePlan Autoscheduler::plan_for(
         stats_.from_db++;
         log_info("autoschedule: ", group_name(probe), " (workload ", w.hash,
                  "): from the tuning database, ", plan.describe());
-    } else if (searches())
-        plan = search(probe, w, build, context());
+    } else if (searches()) {
+        ProgramContext cx = context();
+        cx.workload = w.text; // groups of this workload after it take each candidate's plan
+        plan = search(probe, w, build, cx);
+    }
     chosen_.emplace(w.text, plan);
     return plan;
 }
@@ -177,10 +180,10 @@ std::vector<size_t> Autoscheduler::likely_simulated(const std::vector<Window> &w
         if (!t.feasible || t.estimated_ns > bound)
             continue;
         simulate.push_back(i);
-        // Simulated, this one will take at most its estimate over kEstimateLow, and the bound
-        // of those after it would be at most that times prune_above.
+        // Should this one become the best, the bound of those after it is prune_above times its
+        // estimate; the guess is that it does.
         if (run.prune_above > 0)
-            bound = std::min(bound, run.prune_above * t.estimated_ns / kEstimateLow);
+            bound = std::min(bound, run.prune_above * t.estimated_ns);
     }
     return simulate;
 }
@@ -193,7 +196,7 @@ void Autoscheduler::judge(const Workload &w, const sched::SchedulePlan &plan,
         stats_.pruned++;
         log_debug("  candidate ", plan.describe(), " (workload ", w.hash, "): estimated ",
                   std::llround(t.estimated_ns), " ns, above ", run.prune_above,
-                  "x the best simulated: not simulated");
+                  "x the best's estimate: not simulated");
         return;
     }
     if (t.feasible && !t.simulated)
@@ -222,6 +225,7 @@ void Autoscheduler::judge(const Workload &w, const sched::SchedulePlan &plan,
         run.found = true;
         run.best = plan;
         run.best_ns = t.simulated_ns;
+        run.best_estimated_ns = t.estimated_ns;
     }
 }
 

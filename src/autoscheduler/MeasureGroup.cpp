@@ -1,8 +1,11 @@
 #include "autoscheduler/MeasureGroup.h"
 
+#include "neff/ForwardStores.h"
 #include "neff/InsertSemaphores.h"
+#include "neff/NarrowStores.h"
 #include "neff/ScheduleInstructions.h"
 #include "neff/SelectGroup.h"
+#include "neff/TileWeights.h"
 #include "runtime/Simulator.h"
 #include "support/Error.h"
 #include "support/Parallel.h"
@@ -49,6 +52,7 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
                 var.name = value;
                 var.dtype = codegen::isa_dtype_of(val.dtype, value);
                 var.shape = val.shape;
+                var.kind = val.is_constant() ? neff::VarKind::Weight : neff::VarKind::Scratch;
                 prog.vars.push_back(var);
                 it = own_var.emplace(value, static_cast<int>(prog.vars.size()) - 1).first;
             }
@@ -67,11 +71,23 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     w.timing.feasible = true;
     w.timing.busiest_ns = busiest_engine_ns(instrs, target);
     instrs.insert(instrs.begin(), cx.prefix.begin(), cx.prefix.end());
-    for (const auto &following : cx.following) { // allocated after the candidate
+    std::vector<std::string> own_values = sched::hbm_values(group);
+    for (const FollowingGroup &following : cx.following) { // allocated after the candidate
         so.node_name = "following";
-        std::vector<codegen::SelectedInstr> next = codegen::select_group(*following, so, bind);
+        bool same = !cx.workload.empty() && following.workload == cx.workload;
+        std::vector<codegen::SelectedInstr> next = codegen::select_group(
+            same ? codegen::rebound(lg, own_values, following.values) : *following.lowered, so,
+            bind);
         instrs.insert(instrs.end(), next.begin(), next.end());
     }
+    // The program's whole-program moves, which change what crosses HBM. A store that no load
+    // in the window reads any more stays: a group past the window may read it.
+    if (cx.forward_loads)
+        codegen::forward_stores(instrs, prog, /*drop_unread_stores=*/false);
+    if (cx.round_on_engines)
+        codegen::narrow_stores(instrs);
+    if (cx.tile_weights) // the window's weights have no bytes: only their loads change
+        codegen::tile_weights(instrs, prog, target, 1);
     w.timing.estimated_ns = codegen::schedule_instructions(instrs, target, cx.dependency_overhead);
     return w;
 }

@@ -10,8 +10,14 @@
  * pays its pipeline's fill and drain, which a program hides behind its neighbours, and none of
  * what it costs them: the predecessors' writes it waits on, the successor's loads queued behind
  * its stores or stalled on its buffers (an FFN matmul in narrow tiles was faster alone and cost
- * the program 44 us, bench/README.md). Assumes the group's schedule is applied; the group is
- * lowered once.
+ * the program 44 us, bench/README.md). The window makes the moves the program makes after code
+ * generation that change what crosses HBM (ProgramContext::forward_loads, round_on_engines,
+ * tile_weights): a window without them moved bytes the program does not, and the DMA time they
+ * took hid the attention plans' differences (bench/README.md). A following group of the
+ * searched workload (BERT's K and V projections after Q) runs with the candidate's lowering, as
+ * the program will run it: with their defaults, the windows of dev_bert_layer stored in bf16 chose
+ * plans that cost its program 11%. Assumes the group's schedule is applied; the group is lowered
+ * once.
  *
  * A candidate the code generator refuses (a user error: SBUF overflow, a form no engine runs) or
  * that Halide cannot lower is reported as not feasible, with the reason.
@@ -29,6 +35,17 @@
 
 namespace nhc::autosched {
 
+/** A group code generation compiles after the searched one, lowered with its default schedule
+ *  (or its --schedule block). */
+struct FollowingGroup {
+    std::shared_ptr<const codegen::LoweredGroup> lowered;
+    /** Its workload text (Workload.h), empty when a --schedule block schedules it, and its HBM
+     *  values (sched::hbm_values). One of the searched workload takes each candidate's lowering
+     *  instead, rebound to its values: the program gives it the plan the search chooses. */
+    std::string workload;
+    std::vector<std::string> values;
+};
+
 /** Where a group runs: what code generation has produced before it. */
 struct ProgramContext {
     /** The instructions of the groups just before this one, as selected (may be empty). */
@@ -41,8 +58,16 @@ struct ProgramContext {
     /** How the program's instructions are ordered (codegen::schedule_instructions): a window is
      *  scheduled as the program will be. */
     bool dependency_overhead = false;
-    /** The groups code generation compiles next, lowered with their default schedules. */
-    std::vector<std::shared_ptr<const codegen::LoweredGroup>> following;
+    /** The program's whole-program moves that change what crosses HBM, made in a window as the
+     *  program makes them: loads of tensors still in SBUF forwarded (neff/ForwardStores.h; -O2
+     *  and -O3 unless residency is off), 16-bit stores taking tiles the engines rounded
+     *  (neff/NarrowStores.h) and weights stored in load order (neff/TileWeights.h; both -O2 and
+     *  -O3). */
+    bool forward_loads = false, round_on_engines = false, tile_weights = false;
+    /** The groups code generation compiles next. */
+    std::vector<FollowingGroup> following;
+    /** The searched group's workload text (set by the search). */
+    std::string workload;
 };
 
 struct GroupTiming {

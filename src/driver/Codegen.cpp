@@ -293,33 +293,39 @@ private:
     // The groups after the current one, lowered with their default schedules (or --schedule
     // blocks), for the autoscheduler's measurements; those compiled without a schedule or that
     // cannot be lowered (their own compile reports why, in its place) are left out.
-    std::vector<std::shared_ptr<const codegen::LoweredGroup>> lowered_following_groups() const {
-        std::vector<std::shared_ptr<const codegen::LoweredGroup>> following;
+    std::vector<autosched::FollowingGroup> following_groups() const {
+        std::vector<autosched::FollowingGroup> following;
         for (size_t i = current_ + 1;
              i < groups_.size() && following.size() < size_t(autosched::kContextGroups); i++)
-            if (auto lowered = lowered_group_for_context(groups_[i]))
-                following.push_back(lowered);
+            if (std::optional<autosched::FollowingGroup> f = following_group(groups_[i]))
+                following.push_back(std::move(*f));
         return following;
     }
 
-    std::shared_ptr<const codegen::LoweredGroup>
-    lowered_group_for_context(const std::vector<const Node *> &nodes) const {
+    std::optional<autosched::FollowingGroup>
+    following_group(const std::vector<const Node *> &nodes) const {
         const Node &n = *nodes.back();
         if (is_view(n) || n.op_type == "Concat" || n.op_type == "Im2Col")
-            return nullptr;
+            return std::nullopt;
         try {
-            sched::Group next = sched::build_group(g_, nodes, output_perm_of(nodes));
+            std::map<std::string, std::vector<int64_t>> perm = output_perm_of(nodes);
+            sched::Group next = sched::build_group(g_, nodes, perm);
+            autosched::FollowingGroup f;
+            f.values = sched::hbm_values(next);
             const sched::ScriptBlock *block =
                 o_.schedule ? o_.schedule->find(nodes.front()->name) : nullptr;
-            if (block)
+            if (block) {
                 sched::apply_schedule_block(*o_.schedule, *block, next);
-            else
+            } else {
+                f.workload = autosched::workload_of(g_, next, perm, target_->name).text;
                 sched::apply_default_schedule(next, *target_);
-            return std::make_shared<const codegen::LoweredGroup>(codegen::lower_group(next));
+            }
+            f.lowered = std::make_shared<const codegen::LoweredGroup>(codegen::lower_group(next));
+            return f;
         } catch (const UserError &) {
-            return nullptr;
+            return std::nullopt;
         } catch (const Halide::CompileError &) {
-            return nullptr;
+            return std::nullopt;
         }
     }
 
@@ -355,7 +361,10 @@ private:
         cx.sbuf_cursor = sbuf_cursor_;
         cx.psum_cursor = psum_cursor_;
         cx.dependency_overhead = dependency_aware_schedule();
-        cx.following = lowered_following_groups();
+        cx.forward_loads = o_.optlevel >= 2 && o_.keep_resident; // as keep_tensors_resident
+        cx.round_on_engines = o_.optlevel >= 2;                  // as round_on_engines
+        cx.tile_weights = o_.optlevel >= 2;                      // as tile_weight_layouts
+        cx.following = following_groups();
         return cx;
     }
 

@@ -264,7 +264,8 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
 
 } // namespace
 
-ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program) {
+ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
+                            bool drop_unread_stores) {
     ForwardStats stats;
     const target::TargetInfo &t = target::target_by_name(program.target);
     auto scratch = [&](int var) {
@@ -330,8 +331,8 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
                 out.push_back({Engine::POOL, std::move(c)});
             continue;
         }
-        if (plain_transfer(i, MemSpace::SBUF, MemSpace::HBM) && scratch(i.dst.var) &&
-            reads_left[i.dst.var] == 0) {
+        if (drop_unread_stores && plain_transfer(i, MemSpace::SBUF, MemSpace::HBM) &&
+            scratch(i.dst.var) && reads_left[i.dst.var] == 0) {
             stats.stores_dropped++;
             continue;
         }

@@ -50,8 +50,11 @@ struct ForwardStats {
 };
 
 /** Forwards stores to loads in `instrs` (see the file comment). `program` names the variables:
- *  only Scratch ones are forwarded. */
-ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program);
+ *  only Scratch ones are forwarded. With `drop_unread_stores` false, stores stay even when no
+ *  load of their tensor is left: for a window of a program (the autoscheduler's measurements),
+ *  whose later groups may still read them. */
+ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
+                            bool drop_unread_stores = true);
 
 } // namespace nhc::codegen
 

@@ -136,4 +136,24 @@ LoweredGroup lower_group(const sched::Group &g) {
     return lg;
 }
 
+LoweredGroup rebound(LoweredGroup lg, const std::vector<std::string> &from,
+                     const std::vector<std::string> &to) {
+    nhc_assert(from.size() == to.size(), "groups of one workload with " << from.size() << " and "
+                                                                        << to.size()
+                                                                        << " HBM values");
+    std::map<std::string, std::string> value_of; // the first group's value -> the other's
+    for (size_t i = 0; i < from.size(); i++) {
+        auto [at, fresh] = value_of.emplace(from[i], to[i]);
+        nhc_assert(fresh || at->second == to[i],
+                   "value '" << from[i] << "' is two values of a group of its workload");
+    }
+    for (auto &[buffer, value] : lg.hbm_buffers) {
+        auto v = value_of.find(value);
+        nhc_assert(v != value_of.end(), "HBM buffer '" << buffer << "' of value '" << value
+                                                       << "' is not among its group's values");
+        value = v->second;
+    }
+    return lg;
+}
+
 } // namespace nhc::codegen

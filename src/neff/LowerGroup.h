@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace nhc::codegen {
 
@@ -31,6 +32,12 @@ struct LoweredGroup {
 };
 
 LoweredGroup lower_group(const sched::Group &g);
+
+/** `lg`, the lowering of a group whose HBM values are `from` (sched::hbm_values), for a group of
+ *  the same workload and plan whose values are `to`, in the same order: its buffers' values
+ *  rebound, the Stmt as it is (its stage and buffer names are internal to it). */
+LoweredGroup rebound(LoweredGroup lg, const std::vector<std::string> &from,
+                     const std::vector<std::string> &to);
 
 } // namespace nhc::codegen
 

@@ -127,4 +127,13 @@ Group build_group(const Graph &g, const std::vector<const Node *> &nodes,
     return grp;
 }
 
+std::vector<std::string> hbm_values(const Group &g) {
+    std::vector<std::string> values;
+    for (const GroupInput &in : g.inputs)
+        values.push_back(in.value);
+    for (const GroupOutput &out : g.outputs)
+        values.push_back(out.value);
+    return values;
+}
+
 } // namespace nhc::sched

@@ -72,6 +72,9 @@ Group build_node_group(const Graph &g, const Node &node);
  *  Transpose(value, perm) would be (Codegen folds such a Transpose into the group). */
 Group build_group(const Graph &g, const std::vector<const Node *> &nodes,
                   const std::map<std::string, std::vector<int64_t>> &output_perm = {});
+/** A group's HBM values in a fixed order: its inputs, then its outputs (what a lowering of one
+ *  group of a workload is rebound to for another, codegen::rebound). */
+std::vector<std::string> hbm_values(const Group &g);
 
 } // namespace nhc::sched
 

@@ -95,6 +95,19 @@ TEST_CASE("a load of a tensor still in SBUF becomes a copy on GpSimd, and its st
     CHECK(v[1].instr.dst == sbuf(0, 64, 4096, 256));
 }
 
+TEST_CASE("in a window of a program, a forwarded tensor's store stays: later groups may read it") {
+    neff::Program p = two_vars();
+    std::vector<SelectedInstr> v = {write_on_dve(sbuf(0, 64, 0, 256)),
+                                    dma(hbm(0, 0, 64, 0, 256), sbuf(0, 64, 0, 256)),
+                                    dma(sbuf(0, 64, 4096, 256), hbm(0, 0, 64, 0, 256))};
+    codegen::ForwardStats s = codegen::forward_stores(v, p, /*drop_unread_stores=*/false);
+    CHECK(s.loads_forwarded == 1);
+    CHECK(s.stores_dropped == 0);
+    REQUIRE(v.size() == 3);
+    CHECK(v[1].instr.op == neff::Opcode::Dma); // the store
+    CHECK(v[2].instr.op == neff::Opcode::TensorCopy);
+}
+
 TEST_CASE("a load served by two stores' column halves becomes two copies") {
     neff::Program p = two_vars();
     // Columns [0, 128) from tile A at byte 0, [128, 256) from tile B at byte 2048; the load

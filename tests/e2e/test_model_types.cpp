@@ -1,11 +1,16 @@
 // --model-type (issue 16): the moves a model type adds to the -O2/-O3 search. transformer adds a
 // fused attention group's PSUM stages in fixed buffers (sched::AttentionPlan); generic gives an
-// attention group no choice. The values of every attention plan are those of the default.
+// attention group no choice. The values of every attention plan are those of the default. And
+// the windows the search times candidates in make the program's residency, which is what let it
+// tell the attention plans apart.
 
 #include "TextCases.h"
 #include "autoscheduler/Autoschedule.h"
 #include "autoscheduler/Candidates.h"
+#include "autoscheduler/MeasureGroup.h"
+#include "autoscheduler/Workload.h"
 #include "neff/Assembler.h"
+#include "neff/LowerGroup.h"
 #include "schedules/DefaultSchedule.h"
 #include "schedules/Group.h"
 #include "schedules/ScheduleScript.h"
@@ -162,4 +167,98 @@ TEST_CASE(
     transformer.model_type = "transformer";
     CHECK(neff::print_program(generate_program(g, generic)) ==
           neff::print_program(generate_program(g, transformer)));
+}
+
+TEST_CASE("a candidate's window forwards its output to the next group, as the program does") {
+    // Two layers: the window of the first takes the second as its following group. With the
+    // program's residency (-O2, -O3), the second loads none of h1 from HBM: it copies the first's
+    // tiles on chip; h1's stores stay, since a group past the window could read it.
+    Graph g = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2) => (float[128, 256] y) {
+  h1 = MatMul(x, w1)
+  y = MatMul(h1, w2)
+}
+)");
+    auto group_of = [&](const std::string &value) {
+        for (const Node &n : g.nodes)
+            if (n.outputs[0] == value) {
+                sched::Group grp = sched::build_node_group(g, n);
+                sched::apply_default_schedule(grp, trn1());
+                return grp;
+            }
+        FAIL("no node writes " << value);
+        throw;
+    };
+    sched::Group first = group_of("h1");
+    autosched::ProgramContext cx;
+    autosched::FollowingGroup second;
+    second.lowered =
+        std::make_shared<const codegen::LoweredGroup>(codegen::lower_group(group_of("y")));
+    cx.following = {second};
+    auto transfers_of_h1 = [&](bool forward, neff::MemSpace from) {
+        cx.forward_loads = forward;
+        std::vector<autosched::Window> w = autosched::prepare_windows({&first}, g, trn1(), cx, 1);
+        REQUIRE(w[0].timing.feasible);
+        int h1 = w[0].prog.var_index("h1");
+        int n = 0;
+        for (const codegen::SelectedInstr &s : w[0].instrs) {
+            const neff::AccessPattern &hbm =
+                from == neff::MemSpace::HBM ? s.instr.src : s.instr.dst;
+            n += s.instr.op == neff::Opcode::Dma && hbm.space == neff::MemSpace::HBM &&
+                 hbm.var == h1;
+        }
+        return n;
+    };
+    CHECK(transfers_of_h1(false, neff::MemSpace::HBM) > 0); // loads
+    CHECK(transfers_of_h1(true, neff::MemSpace::HBM) == 0); // forwarded
+    CHECK(transfers_of_h1(true, neff::MemSpace::SBUF) > 0); // stores stay
+}
+
+TEST_CASE("in a window, a later group of the searched workload takes the candidate's plan") {
+    // h1 and y are one workload: the program gives y the plan chosen for h1, so the window
+    // measures y with each candidate's plan (its lowering, rebound to y's values), not y's
+    // default. With operands streamed per output tile, each group loads its weight per tile.
+    Graph g = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 256] x, float[256, 256] w1, float[256, 256] w2) => (float[256, 256] y) {
+  h1 = MatMul(x, w1)
+  y = MatMul(h1, w2)
+}
+)");
+    auto node_of = [&](const std::string &value) -> const Node & {
+        for (const Node &n : g.nodes)
+            if (n.outputs[0] == value)
+                return n;
+        FAIL("no node writes " << value);
+        throw;
+    };
+    sched::Group h1 = sched::build_node_group(g, node_of("h1"));
+    sched::Group y = sched::build_node_group(g, node_of("y"));
+    std::string workload = autosched::workload_of(g, h1, {}, "trn1").text;
+    REQUIRE(workload == autosched::workload_of(g, y, {}, "trn1").text);
+    sched::SchedulePlan streamed;
+    streamed.matmul.operands = sched::MatmulPlan::Operands::Streamed;
+    sched::apply_default_schedule(h1, trn1(), streamed);
+    sched::apply_default_schedule(y, trn1());
+    autosched::FollowingGroup next;
+    next.lowered = std::make_shared<const codegen::LoweredGroup>(codegen::lower_group(y));
+    next.workload = workload;
+    next.values = sched::hbm_values(y);
+    autosched::ProgramContext cx;
+    cx.following = {next};
+    auto loads_of = [&](const std::string &searched, const std::string &value) {
+        cx.workload = searched;
+        std::vector<autosched::Window> w = autosched::prepare_windows({&h1}, g, trn1(), cx, 1);
+        REQUIRE(w[0].timing.feasible);
+        int var = w[0].prog.var_index(value);
+        int n = 0;
+        for (const codegen::SelectedInstr &s : w[0].instrs)
+            n += s.instr.op == neff::Opcode::Dma && s.instr.src.space == neff::MemSpace::HBM &&
+                 s.instr.src.var == var;
+        return n;
+    };
+    // y streamed as h1 is: w2 loaded as often as w1; with y's default, less often.
+    CHECK(loads_of(workload, "w2") == loads_of(workload, "w1"));
+    CHECK(loads_of("", "w2") < loads_of("", "w1"));
 }
