@@ -69,9 +69,17 @@ struct Piece {
     int64_t src_partition = 0, src_offset = 0;
 };
 
+/** A store (or an earlier load seen as the store it mirrors: its SBUF tile holds the HBM bytes it
+ *  read, as a store's holds those it wrote), by reference: its tile on chip and its bytes in HBM.
+ */
+struct StoreView {
+    const AccessPattern &src; ///< on chip
+    const AccessPattern &dst; ///< in HBM
+};
+
 /** The piece of load `l` that store `s` wrote; nullopt if they share no element; a piece with
  *  store -1 if they share elements that cannot be forwarded. */
-std::optional<Piece> piece_of(const Instr &l, const Instr &s, int store_index, bool from_load) {
+std::optional<Piece> piece_of(const Instr &l, const StoreView &s, int store_index, bool from_load) {
     Piece bad;
     auto lh = rows_of(l.src), ld = rows_of(l.dst), sh = rows_of(s.dst), ss = rows_of(s.src);
     // One cast at most, on either side: the copy makes it, through fp32 as both would. An
@@ -154,14 +162,6 @@ AccessPattern sbuf_run(neff::DType t, int64_t partition, int64_t partitions, int
     return ap;
 }
 
-/** An earlier load as the store it mirrors: its SBUF tile holds the HBM bytes it read, as a
- *  store's holds those it wrote. */
-Instr as_store(const Instr &load) {
-    Instr s = load;
-    std::swap(s.src, s.dst);
-    return s;
-}
-
 /** Whether an engine may copy between these tiles: each starts where a tile of its size may
  *  (target::partition_start_allowed; a DMA has no such rule, so a load may land where a copy
  *  cannot). */
@@ -200,11 +200,17 @@ std::optional<Instr> same_load(const std::vector<SelectedInstr> &instrs, int li,
     return std::nullopt;
 }
 
+/** The footprints of each transfer's source and destination, computed once: forwarded() tests
+ *  every earlier store (or load) of a variable against each load of it. */
+struct TransferBoxes {
+    std::vector<neff::Footprint> src, dst;
+};
+
 /** The copies that replace load `li`, or none if it cannot be forwarded. `sources` are the
  *  earlier instructions that put the load's bytes in HBM (stores) or on chip (loads, when
  *  `from_loads`: of a variable nothing writes). */
-std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
-                             const std::vector<int> &sources, const target::TargetInfo &t,
+std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, const TransferBoxes &boxes,
+                             int li, const std::vector<int> &sources, const target::TargetInfo &t,
                              bool from_loads = false) {
     const Instr &l = instrs[static_cast<size_t>(li)].instr;
     if (from_loads)
@@ -217,11 +223,15 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, int li,
     if (from_loads)
         std::reverse(order.begin(), order.end());
     for (int si : order) {
-        const Instr s = from_loads ? as_store(instrs[static_cast<size_t>(si)].instr)
-                                   : instrs[static_cast<size_t>(si)].instr;
-        if (!neff::footprint(s.dst).overlaps(want))
+        const Instr &source = instrs[static_cast<size_t>(si)].instr;
+        const StoreView s =
+            from_loads ? StoreView{source.dst, source.src} : StoreView{source.src, source.dst};
+        const std::vector<neff::Footprint> &in_hbm = from_loads ? boxes.src : boxes.dst;
+        if (!in_hbm[static_cast<size_t>(si)].overlaps(want)) // s.dst's footprint
             continue;
-        if (!plain_transfer(s, MemSpace::SBUF, MemSpace::HBM, true) || li - si > kMaxDistance)
+        const MemSpace chip = MemSpace::SBUF, hbm = MemSpace::HBM;
+        if (!plain_transfer(source, from_loads ? hbm : chip, from_loads ? chip : hbm, true) ||
+            li - si > kMaxDistance)
             return {};
         std::optional<Piece> p = piece_of(l, s, si, from_loads);
         if (!p)
@@ -285,6 +295,14 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
     std::map<int, std::vector<int>> writers; // HBM variable -> indices of its writers
     std::map<int, std::vector<int>> loaders; // HBM variable -> its loads kept since its last write
     std::map<int, int> reads_left;           // HBM variable -> readers not forwarded
+    TransferBoxes boxes;
+    boxes.src.resize(instrs.size());
+    boxes.dst.resize(instrs.size());
+    for (size_t k = 0; k < instrs.size(); k++)
+        if (const Instr &i = instrs[k].instr; i.op == neff::Opcode::Dma) {
+            boxes.src[k] = neff::footprint(i.src);
+            boxes.dst[k] = neff::footprint(i.dst);
+        }
     std::vector<std::vector<Instr>> replacement(instrs.size());
     std::vector<bool> replaced(instrs.size(), false);
     for (size_t k = 0; k < instrs.size(); k++) {
@@ -302,11 +320,11 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
         };
         const bool load = plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true);
         if (load && scratch(i.src.var) && writers.count(i.src.var) &&
-            replace(forwarded(instrs, index, writers[i.src.var], t), stats.loads_forwarded))
+            replace(forwarded(instrs, boxes, index, writers[i.src.var], t), stats.loads_forwarded))
             continue;
         if (load && reloadable(i.src.var)) {
             if (loaders.count(i.src.var) &&
-                replace(forwarded(instrs, index, loaders[i.src.var], t, true),
+                replace(forwarded(instrs, boxes, index, loaders[i.src.var], t, true),
                         stats.repeated_loads_forwarded))
                 continue;
             loaders[i.src.var].push_back(index);
