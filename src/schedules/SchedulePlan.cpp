@@ -1,5 +1,7 @@
 #include "schedules/SchedulePlan.h"
 
+#include "support/Error.h"
+
 #include <vector>
 
 namespace nhc::sched {
@@ -34,6 +36,19 @@ constexpr AttentionPart kAttentionParts[] = {
     {"outputs in ", " buffers", &AttentionPlan::output_buffers},
 };
 
+/** The number that `part` holds between `prefix` and `suffix`, or -1. */
+int number_in(const std::string &part, const std::string &prefix, const std::string &suffix) {
+    if (part.size() <= prefix.size() + suffix.size() ||
+        part.size() > prefix.size() + suffix.size() + 6 ||
+        part.compare(0, prefix.size(), prefix) != 0 ||
+        part.compare(part.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return -1;
+    std::string digits = part.substr(prefix.size(), part.size() - prefix.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos)
+        return -1;
+    return std::stoi(digits);
+}
+
 std::string describe_attention(const AttentionPlan &a) {
     std::string s = "attention";
     for (const AttentionPart &part : kAttentionParts)
@@ -47,6 +62,8 @@ std::string describe_attention(const AttentionPlan &a) {
 std::string SchedulePlan::describe() const {
     if (is_default())
         return "default";
+    nhc_assert(matmul == MatmulPlan() || attention == AttentionPlan(),
+               "a plan for a matmul and an attention at once");
     if (matmul == MatmulPlan())
         return describe_attention(attention);
     const MatmulPlan &m = matmul;
@@ -62,23 +79,6 @@ std::string SchedulePlan::describe() const {
         s += ", blocks of " + std::to_string(m.resident_block);
     return s;
 }
-
-namespace {
-
-/** The number that `part` holds between `prefix` and `suffix`, or -1. */
-int number_in(const std::string &part, const std::string &prefix, const std::string &suffix) {
-    if (part.size() <= prefix.size() + suffix.size() ||
-        part.size() > prefix.size() + suffix.size() + 6 ||
-        part.compare(0, prefix.size(), prefix) != 0 ||
-        part.compare(part.size() - suffix.size(), suffix.size(), suffix) != 0)
-        return -1;
-    std::string digits = part.substr(prefix.size(), part.size() - prefix.size() - suffix.size());
-    if (digits.find_first_not_of("0123456789") != std::string::npos)
-        return -1;
-    return std::stoi(digits);
-}
-
-} // namespace
 
 bool parse_plan(const std::string &text, SchedulePlan &plan) {
     plan = SchedulePlan();

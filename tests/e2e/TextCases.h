@@ -23,6 +23,15 @@ inline Graph load_text(const std::string &text) {
     return run_frontend(write_model(parse_model(text), dir.file("m.onnx")), {});
 }
 
+/** The node of `g` whose first output is `value` (FAIL if none). */
+inline const Node &node_with_output(const Graph &g, const std::string &value) {
+    for (const Node &n : g.nodes)
+        if (n.outputs[0] == value)
+            return n;
+    FAIL("no node writes " << value);
+    throw;
+}
+
 /** `g` through the graph passes and the code generator (g itself is left as loaded). */
 inline neff::Program compile_graph(Graph g, const CompileOptions &o = {}) {
     apply_graph_passes(g, o);

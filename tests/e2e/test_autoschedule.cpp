@@ -22,6 +22,7 @@
 
 using namespace nhc;
 using test::load_text;
+using test::node_with_output;
 
 namespace {
 
@@ -54,14 +55,6 @@ Graph passed(const char *text) {
     Graph g = load_text(text);
     apply_graph_passes(g, CompileOptions{});
     return g;
-}
-
-const Node &node_with_output(const Graph &g, const std::string &value) {
-    for (const Node &n : g.nodes)
-        if (n.outputs[0] == value)
-            return n;
-    FAIL("no node writes " << value);
-    throw;
 }
 
 sched::Group scheduled(const Graph &g, const Node &n, const sched::SchedulePlan &plan) {

@@ -41,6 +41,15 @@ g (float[1, 2, 128, 64] q, float[1, 2, 128, 64] k, float[1, 2, 128, 64] v)
 }
 )";
 
+// Two layers of one workload.
+const char *kTwoLayers = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 256] x, float[256, 256] w1, float[256, 256] w2) => (float[256, 256] y) {
+  h1 = MatMul(x, w1)
+  y = MatMul(h1, w2)
+}
+)";
+
 Graph passed(const char *text) {
     Graph g = test::load_text(text);
     apply_graph_passes(g, CompileOptions{});
@@ -173,22 +182,11 @@ TEST_CASE("a candidate's window forwards its output to the next group, as the pr
     // Two layers: the window of the first takes the second as its following group. With the
     // program's residency (-O2, -O3), the second loads none of h1 from HBM: it copies the first's
     // tiles on chip; h1's stores stay, since a group past the window could read it.
-    Graph g = passed(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2) => (float[128, 256] y) {
-  h1 = MatMul(x, w1)
-  y = MatMul(h1, w2)
-}
-)");
+    Graph g = passed(kTwoLayers);
     auto group_of = [&](const std::string &value) {
-        for (const Node &n : g.nodes)
-            if (n.outputs[0] == value) {
-                sched::Group grp = sched::build_node_group(g, n);
-                sched::apply_default_schedule(grp, trn1());
-                return grp;
-            }
-        FAIL("no node writes " << value);
-        throw;
+        sched::Group grp = sched::build_node_group(g, test::node_with_output(g, value));
+        sched::apply_default_schedule(grp, trn1());
+        return grp;
     };
     sched::Group first = group_of("h1");
     autosched::ProgramContext cx;
@@ -219,22 +217,9 @@ TEST_CASE("in a window, a later group of the searched workload takes the candida
     // h1 and y are one workload: the program gives y the plan chosen for h1, so the window
     // measures y with each candidate's plan (its lowering, rebound to y's values), not y's
     // default. With operands streamed per output tile, each group loads its weight per tile.
-    Graph g = passed(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[256, 256] x, float[256, 256] w1, float[256, 256] w2) => (float[256, 256] y) {
-  h1 = MatMul(x, w1)
-  y = MatMul(h1, w2)
-}
-)");
-    auto node_of = [&](const std::string &value) -> const Node & {
-        for (const Node &n : g.nodes)
-            if (n.outputs[0] == value)
-                return n;
-        FAIL("no node writes " << value);
-        throw;
-    };
-    sched::Group h1 = sched::build_node_group(g, node_of("h1"));
-    sched::Group y = sched::build_node_group(g, node_of("y"));
+    Graph g = passed(kTwoLayers);
+    sched::Group h1 = sched::build_node_group(g, test::node_with_output(g, "h1"));
+    sched::Group y = sched::build_node_group(g, test::node_with_output(g, "y"));
     std::string workload = autosched::workload_of(g, h1, {}, "trn1").text;
     REQUIRE(workload == autosched::workload_of(g, y, {}, "trn1").text);
     sched::SchedulePlan streamed;
