@@ -131,6 +131,9 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
          candidate_plans(probe, target_, opts_.optlevel, opts_.model_type)) {
         if (run.measured + static_cast<int>(plans.size()) >= budget)
             break;
+        if ((plan.output_resident && !context.may_keep_output) ||
+            (plan.whole_model_move() && !opts_.whole_model_moves))
+            continue;
         sched::Group fresh = build();
         std::string text = scheduled_text(fresh, plan, target_);
         if (text.empty() || !seen.insert(text).second || recorded.count(plan.describe()))

@@ -86,6 +86,9 @@ struct SearchOptions {
     int jobs = 1;
     /** --model-type: which move families the search tries (Candidates.h). */
     std::string model_type = "generic";
+    /** Whether candidates that make a whole-model move (SchedulePlan::whole_model_move, -O3)
+     *  are tried; -O3's whole-program check compiles the program without them too. */
+    bool whole_model_moves = true;
 };
 
 struct SearchStats {

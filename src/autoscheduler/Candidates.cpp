@@ -2,6 +2,8 @@
 
 #include "schedules/DefaultSchedule.h"
 
+#include <optional>
+
 namespace nhc::autosched {
 
 namespace {
@@ -15,6 +17,11 @@ constexpr Operands kMovements[] = {Operands::Auto, Operands::WholeRows, Operands
 struct Transposes {
     int per_tile, buffers;
 };
+
+// A's transposes in three fixed PSUM buffers leave the accumulators banks that no later
+// transpose reuses, so a column tile's matmuls follow A's row tiles as they arrive (MatMul
+// 2048^3 bf16: 254.6 -> 243.2 us); one transpose per tile suits a K of two chunks.
+constexpr Transposes kTransposes[] = {{4, 3}, {1, 0}, {4, 2}};
 
 /** A plan with the default transposes (MatmulPlan's own defaults). */
 sched::SchedulePlan matmul_plan(Operands o, int max_n) {
@@ -44,10 +51,6 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
     // Narrower tiles start the PE sooner after the first operand chunk and give the epilogue
     // engines smaller pieces to overlap with it, in more instructions and DMAs.
     const int n_limits[] = {0, t.matmul_max_moving / 2, t.matmul_max_moving / 4};
-    // A's transposes in three fixed PSUM buffers leave the accumulators banks that no later
-    // transpose reuses, so a column tile's matmuls follow A's row tiles as they arrive (MatMul
-    // 2048^3 bf16: 254.6 -> 243.2 us); one transpose per tile suits a K of two chunks.
-    const Transposes transposes[] = {{4, 3}, {1, 0}, {4, 2}};
     // Blocks of the resident operand, for a matmul whose operands are both too large to stay
     // on chip (4096x8192x8192: both are otherwise staged per output tile, 8.9% of PE peak).
     // They schedule only such matmuls, so on others these candidates repeat one already seen
@@ -59,7 +62,7 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
         // At most 8 distinct schedules are measured (measured_budget): these 8 in this order,
         // then the blocked plans (distinct only where the first 8 have few distinct ones).
         plans.push_back(matmul_plan(Operands::Auto, 0));
-        plans.push_back(matmul_plan(Operands::Auto, 0, transposes[0]));
+        plans.push_back(matmul_plan(Operands::Auto, 0, kTransposes[0]));
         for (Operands o : kMovements)
             if (o != Operands::Auto)
                 plans.push_back(matmul_plan(o, 0));
@@ -74,11 +77,39 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
         for (int n : n_limits)
             plans.push_back(matmul_plan(o, n));
     for (Operands o : {Operands::Auto, Operands::AResident, Operands::BResident})
-        for (Transposes tp : transposes)
+        for (Transposes tp : kTransposes)
             plans.push_back(matmul_plan(o, 0, tp));
     for (Operands o : {Operands::BResident, Operands::AResident})
         for (int block : blocks)
             plans.push_back(blocked_plan(o, block));
+    return plans;
+}
+
+/** Whole-model move (-O3): the output stays in SBUF for the group that reads it, with the
+ *  default movement and each variant of A's transposes, its working tiles rotating or in two
+ *  fixed buffers (the BERT-base layer at batch 8 stores and reloads its 6 MiB FFN activation
+ *  otherwise). Offered only where the next group is all that reads the output
+ *  (ProgramContext::may_keep_output), and the output takes at least an eighth of an SBUF
+ *  partition: a smaller one's tiles outlast the rotating allocation until its reader anyway
+ *  (neff/ForwardStores.h finds them), and pinning them only takes room from the groups after
+ *  it (GPT-2 fp32 at batch 1, whose outputs take 9 and 12 KiB of 176: 2,980.8 -> 3,025.0 us). */
+std::vector<sched::SchedulePlan> resident_output_plans(const sched::Group &g,
+                                                       const target::TargetInfo &t) {
+    const alg::Tensor &out = g.outputs[0].result;
+    int64_t per_partition = shape_numel(out.shape) * dtype_size(out.dtype) / t.partitions;
+    if (g.outputs.size() != 1 || per_partition * 8 < t.sbuf_usable_per_partition)
+        return {};
+    std::vector<sched::SchedulePlan> plans;
+    for (int staging : {0, 2})
+        for (std::optional<Transposes> tp :
+             {std::optional<Transposes>(), std::optional(kTransposes[0]),
+              std::optional(kTransposes[1]), std::optional(kTransposes[2])}) {
+            sched::SchedulePlan p =
+                tp ? matmul_plan(Operands::Auto, 0, *tp) : matmul_plan(Operands::Auto, 0);
+            p.matmul.staging_buffers = staging;
+            p.output_resident = true;
+            plans.push_back(p);
+        }
     return plans;
 }
 
@@ -112,8 +143,13 @@ std::vector<sched::SchedulePlan> candidate_plans(const sched::Group &g,
                                                  const std::string &model_type) {
     if (optlevel < 2)
         return {sched::SchedulePlan()};
-    if (sched::takes_matmul_plan(g))
-        return matmul_plans(target, optlevel);
+    if (sched::takes_matmul_plan(g)) {
+        std::vector<sched::SchedulePlan> plans = matmul_plans(target, optlevel);
+        if (optlevel >= 3)
+            for (const sched::SchedulePlan &p : resident_output_plans(g, target))
+                plans.push_back(p);
+        return plans;
+    }
     if (model_type == "transformer" && sched::takes_attention_plan(g))
         return attention_plans(optlevel);
     return {sched::SchedulePlan()};

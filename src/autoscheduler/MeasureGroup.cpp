@@ -66,8 +66,12 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     so.node_name = "candidate";
     so.sbuf_cursor = cx.sbuf_cursor;
     so.psum_cursor = cx.psum_cursor;
+    so.reserved_sbuf = cx.reserved_sbuf;
     std::vector<codegen::SelectedInstr> &instrs = w.instrs;
     instrs = codegen::select_group(lg, so, bind);
+    // What the candidate keeps stays kept through the window (the program frees it after the
+    // output's reader, the next group).
+    so.reserved_sbuf.insert(so.reserved_sbuf.end(), so.kept_sbuf.begin(), so.kept_sbuf.end());
     w.timing.feasible = true;
     w.timing.busiest_ns = busiest_engine_ns(instrs, target);
     instrs.insert(instrs.begin(), cx.prefix.begin(), cx.prefix.end());
@@ -79,11 +83,12 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
             same ? codegen::rebound(lg, own_values, following.values) : *following.lowered, so,
             bind);
         instrs.insert(instrs.end(), next.begin(), next.end());
+        so.reserved_sbuf.insert(so.reserved_sbuf.end(), so.kept_sbuf.begin(), so.kept_sbuf.end());
     }
     // The program's whole-program moves, which change what crosses HBM. A store that no load
     // in the window reads any more stays: a group past the window may read it.
     if (cx.forward_loads)
-        codegen::forward_stores(instrs, prog, /*drop_unread_stores=*/false);
+        codegen::forward_stores(instrs, prog, /*drop_unread_stores=*/false, cx.read_in_place);
     if (cx.round_on_engines)
         codegen::narrow_stores(instrs);
     if (cx.tile_weights) // the window's weights have no bytes: only their loads change

@@ -55,6 +55,11 @@ struct ProgramContext {
     /** The variable a graph value already has, or -1 (it then gets one of its own). */
     std::function<int(const std::string &)> existing_var;
     int64_t sbuf_cursor = 0, psum_cursor = 0; ///< where on-chip allocation resumes
+    /** SBUF regions earlier groups keep for their outputs' readers (codegen::SelectOptions). */
+    std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;
+    /** Whether the group's output may stay resident (SchedulePlan::output_resident): the next
+     *  group is all that reads it (driver/ResidentOutputs.h). */
+    bool may_keep_output = false;
     /** How the program's instructions are ordered (codegen::schedule_instructions): a window is
      *  scheduled as the program will be. */
     bool dependency_overhead = false;
@@ -64,6 +69,7 @@ struct ProgramContext {
      *  (neff/NarrowStores.h) and weights stored in load order (neff/TileWeights.h; both -O2 and
      *  -O3). */
     bool forward_loads = false, round_on_engines = false, tile_weights = false;
+    bool read_in_place = true; ///< forwarded tiles read where they are (ForwardStores.h)
     /** The groups code generation compiles next. */
     std::vector<FollowingGroup> following;
     /** The searched group's workload text (set by the search). */

@@ -4,6 +4,7 @@
 #include "driver/CopyGroups.h"
 #include "driver/FormGroups.h"
 #include "driver/LoweringCache.h"
+#include "driver/ResidentOutputs.h"
 
 #include "graph/AutoCast.h"
 #include "graph/CancelTransposes.h"
@@ -43,6 +44,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <set>
 
 namespace nhc {
@@ -62,6 +64,7 @@ autosched::SearchOptions search_options(const CompileOptions &o) {
     so.record_trials = o.tune_trials;
     so.fixed = o.fixed_plans;
     so.jobs = parallel_jobs(o);
+    so.whole_model_moves = o.whole_model_moves;
     return so;
 }
 
@@ -77,9 +80,11 @@ public:
     neff::Program build() {
         plan_memory();
         groups_ = form_groups();
+        resident_ = std::make_unique<ResidentOutputs>(g_, groups_);
         ProgressMeter progress("code generation", static_cast<int64_t>(groups_.size()), "groups");
         for (current_ = 0; current_ < groups_.size(); current_++) {
             compile_group(groups_[current_]);
+            resident_->compiled(current_);
             progress.advance();
         }
         if (autosched::measured_budget(o_.optlevel) > 0 || o_.tuning)
@@ -247,6 +252,9 @@ private:
             plan = autoscheduler_.plan_for(
                 grp, output_perm, [&] { return sched::build_group(g_, nodes, output_perm); },
                 [&] { return program_context(); });
+            // A plan chosen for the workload elsewhere keeps this output only where the next
+            // group is all that reads it.
+            plan.output_resident = plan.output_resident && may_keep_output();
             sched::apply_default_schedule(grp, *target_, plan);
         }
         if (o_.used_schedules)
@@ -260,10 +268,12 @@ private:
         so.node_name = name;
         so.sbuf_cursor = sbuf_cursor_;
         so.psum_cursor = psum_cursor_;
+        so.reserved_sbuf = resident_->reserved();
         std::vector<codegen::SelectedInstr> ins =
             codegen::select_group(lg, so, [this](const std::string &v) { return binding(v); });
         sbuf_cursor_ = so.sbuf_cursor;
         psum_cursor_ = so.psum_cursor;
+        resident_->keep(current_, so.kept_sbuf);
         log_debug(name, ": ", ins.size(), " instructions");
         group_starts_.push_back(selected_.size());
         selected_.insert(selected_.end(), ins.begin(), ins.end());
@@ -360,13 +370,18 @@ private:
         cx.existing_var = [this](const std::string &v) { return existing_var(v); };
         cx.sbuf_cursor = sbuf_cursor_;
         cx.psum_cursor = psum_cursor_;
+        cx.reserved_sbuf = resident_->reserved();
+        cx.may_keep_output = may_keep_output();
         cx.dependency_overhead = dependency_aware_schedule();
         cx.forward_loads = o_.optlevel >= 2 && o_.keep_resident; // as keep_tensors_resident
-        cx.round_on_engines = o_.optlevel >= 2;                  // as round_on_engines
-        cx.tile_weights = o_.optlevel >= 2;                      // as tile_weight_layouts
+        cx.read_in_place = o_.read_in_place;
+        cx.round_on_engines = o_.optlevel >= 2; // as round_on_engines
+        cx.tile_weights = o_.optlevel >= 2;     // as tile_weight_layouts
         cx.following = following_groups();
         return cx;
     }
+
+    bool may_keep_output() const { return resident_->may_keep(current_); }
 
     // --dump-schedules: the group's schedule as a block, named by its nodes.
     void record_schedule(const sched::Group &grp, const sched::SchedulePlan &plan) {
@@ -408,13 +423,14 @@ private:
         if (o_.optlevel < 2 || !o_.keep_resident)
             return;
         TimedStep step("keep tensors resident");
-        codegen::ForwardStats f = codegen::forward_stores(selected_, prog_);
+        codegen::ForwardStats f = codegen::forward_stores(
+            selected_, prog_, /*drop_unread_stores=*/true, o_.read_in_place);
         if (o_.loads_kept_resident)
             *o_.loads_kept_resident = f.loads_forwarded;
         log_info("residency: ", f.loads_forwarded, " loads of tensors still in SBUF and ",
                  f.repeated_loads_forwarded, " repeated loads became ", f.copies,
-                 " on-chip copies; ", f.stores_dropped,
-                 " stores of tensors no longer read from HBM dropped");
+                 " on-chip copies, ", f.read_in_place, " reads of the tiles where they are; ",
+                 f.stores_dropped, " stores of tensors no longer read from HBM dropped");
     }
 
     /** Whole-model move: stores that round fp32 tiles to 16 bits take tiles the engines wrote
@@ -479,6 +495,7 @@ private:
     std::vector<size_t> group_starts_; ///< where each scheduled group's instructions begin
     std::vector<std::vector<const Node *>> groups_; ///< every group, in compile order
     size_t current_ = 0;                            ///< the group being compiled
+    std::unique_ptr<ResidentOutputs> resident_;     ///< SBUF regions outputs keep for readers
     std::vector<std::string> unscheduled_; ///< --dump-schedules comments before the next block
 };
 

@@ -164,6 +164,8 @@ void compile_model(const CompileOptions &options) {
         checked = check_plans_on_program(graph, codegen_options);
         codegen_options.fixed_plans = &checked.plans;
         codegen_options.keep_resident = checked.keep_resident;
+        codegen_options.read_in_place = checked.read_in_place;
+        codegen_options.whole_model_moves = checked.whole_model_moves;
     }
     sched::ScheduleScript used;
     if (!options.dump_schedules.empty())

@@ -64,6 +64,9 @@ struct CompileOptions {
     const std::map<std::string, sched::SchedulePlan> *fixed_plans = nullptr;
     /** Where code generation reports the plan of every workload that had a choice, or null. */
     std::map<std::string, sched::SchedulePlan> *chosen_plans = nullptr;
+    /** SearchOptions::whole_model_moves: -O3's whole-program check turns them off if the
+     *  program is faster without. */
+    bool whole_model_moves = true;
     /** Weights without their bytes: a program only timed, never run on values. */
     bool without_weight_bytes = false;
     /** A group of the workload and plan of one lowered before takes that lowering
@@ -73,6 +76,10 @@ struct CompileOptions {
      *  (neff/ForwardStores.h); -O3's whole-program check turns it off if the program is faster
      *  without (WholeProgramCheck.h), and tests to compare. */
     bool keep_resident = true;
+    /** With keep_resident, a forwarded tile is read where it is rather than copied where possible
+     *  (neff/ForwardStores.h); -O3's whole-program check turns it off if the program is faster
+     *  without. */
+    bool read_in_place = true;
     /** Where code generation reports how many loads stayed on chip that way, or null. */
     int *loads_kept_resident = nullptr;
 };

@@ -9,8 +9,12 @@
  * without their bytes), then, workload by workload in the order of their text, compiled and timed
  * with that workload's plan put back to the default, and each change that makes the program
  * faster is kept. Then, if any tensor stayed in SBUF between groups (neff/ForwardStores.h), the
- * program without that is timed, and kept if faster. One code generation per workload whose
- * plan is not the default, plus one or two. Assumes `g` has been through the graph passes.
+ * program without that is timed, and kept if faster; if they still stay, the program with every
+ * forwarded tile copied rather than read where it is, likewise. When the search chose a plan that
+ * makes a whole-model move (SchedulePlan::whole_model_move), all of that is done again for the
+ * search without such moves, and the faster program kept. One code generation per workload whose
+ * plan is not the default, plus one to three, twice with whole-model moves. Assumes `g` has been
+ * through the graph passes.
  */
 
 #include "autoscheduler/Autoschedule.h"
@@ -25,6 +29,9 @@ struct CheckedPlans {
     int tried = 0;             ///< plans timed against the default in the program
     int put_back = 0;          ///< of those, put back to the default
     bool keep_resident = true; ///< CompileOptions::keep_resident: tensors kept in SBUF
+    bool read_in_place = true; ///< CompileOptions::read_in_place: kept tiles read where they are
+    /** CompileOptions::whole_model_moves: the plans come from a search that tried them. */
+    bool whole_model_moves = true;
 };
 
 /** The plans to compile `g` with at -O3 (the options' other settings as given). */

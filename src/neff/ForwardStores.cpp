@@ -272,10 +272,71 @@ std::vector<Instr> forwarded(const std::vector<SelectedInstr> &instrs, const Tra
     return copies;
 }
 
+bool contains(const neff::Footprint &outer, const neff::Footprint &inner) {
+    return outer.space == inner.space && outer.var == inner.var &&
+           inner.first_row >= outer.first_row && inner.end_row <= outer.end_row &&
+           inner.begin >= outer.begin && inner.end <= outer.end;
+}
+
+/** A forwarded load whose one copy makes no cast: its tile's readers, up to the next instruction
+ *  that writes any of its bytes, read the tile the copy would read instead (same partitions, the
+ *  byte offset moved), and the copy goes too. A write to a loaded (staging) tile ends its life:
+ *  staging stages have no update, so the bytes belong to another tile, or the stage's next one,
+ *  from there on. False, having changed nothing, when a reader reaches outside the tile, the
+ *  copied tile is written before a reader, or neither such a write nor the program's end comes
+ *  within kMaxDistance. */
+bool read_in_place(std::vector<SelectedInstr> &instrs, TransferBoxes &boxes, size_t li,
+                   const Instr &copy) {
+    if (copy.src.dtype != copy.dst.dtype || copy.src.start_partition != copy.dst.start_partition)
+        return false;
+    const neff::Footprint tile = neff::footprint(copy.dst), kept = neff::footprint(copy.src);
+    const int64_t shift = copy.src.offset - copy.dst.offset;
+    std::vector<AccessPattern *> readers;
+    auto rewrite = [&](size_t last) {
+        for (AccessPattern *r : readers)
+            r->offset += shift;
+        for (size_t j = li + 1; j <= last; j++) // the transfers' boxes follow their operands
+            if (const Instr &d = instrs[j].instr; d.op == neff::Opcode::Dma) {
+                boxes.src[j] = neff::footprint(d.src);
+                boxes.dst[j] = neff::footprint(d.dst);
+            }
+        return true;
+    };
+    bool kept_written = false;
+    size_t k = li + 1;
+    for (; k < instrs.size() && k - li <= size_t(kMaxDistance); k++) {
+        Instr &i = instrs[k].instr;
+        std::vector<AccessPattern *> reads = {&i.src, &i.src1, &i.pred};
+        for (neff::Scalar *s : {&i.s0, &i.s1})
+            if (s->is_ap)
+                reads.push_back(&s->ap);
+        bool reads_tile = false, ends = false;
+        for (AccessPattern *r : reads)
+            if (r->present() && r->space == MemSpace::SBUF && neff::footprint(*r).overlaps(tile)) {
+                if (!contains(tile, neff::footprint(*r)) || kept_written)
+                    return false;
+                readers.push_back(r);
+                reads_tile = true;
+            }
+        for (const AccessPattern *w : {&i.dst, &i.accum})
+            if (w->present() && w->space == MemSpace::SBUF) {
+                neff::Footprint f = neff::footprint(*w);
+                // An accumulator is read too; the copied tile is not to be written by a reader.
+                if ((w == &i.accum && f.overlaps(tile)) || (f.overlaps(kept) && reads_tile))
+                    return false;
+                kept_written = kept_written || f.overlaps(kept);
+                ends = ends || f.overlaps(tile);
+            }
+        if (ends)
+            return rewrite(k);
+    }
+    return k == instrs.size() && rewrite(k - 1);
+}
+
 } // namespace
 
 ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
-                            bool drop_unread_stores) {
+                            bool drop_unread_stores, bool in_place) {
     ForwardStats stats;
     const target::TargetInfo &t = target::target_by_name(program.target);
     auto scratch = [&](int var) {
@@ -312,10 +373,14 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
         auto replace = [&](std::vector<Instr> copies, int &count) {
             if (copies.empty())
                 return false;
-            stats.copies += static_cast<int>(copies.size());
-            replacement[k] = std::move(copies);
             replaced[k] = true;
             count++;
+            if (in_place && copies.size() == 1 && read_in_place(instrs, boxes, k, copies[0])) {
+                stats.read_in_place++;
+                return true;
+            }
+            stats.copies += static_cast<int>(copies.size());
+            replacement[k] = std::move(copies);
             return true;
         };
         const bool load = plain_transfer(i, MemSpace::HBM, MemSpace::SBUF, true);

@@ -20,6 +20,13 @@
  * Program order is what Hazards.h orders by, so the copy, placed where the load was, waits for
  * the tiles' writers and holds back their next writers, as the load did with the store.
  *
+ * A copy that makes no cast need not be made at all when the load's tile is read only whole up
+ * to the next instruction that writes any of it (a staging tile has no update: that write
+ * begins another tile's life): its readers read the copied tile in its place (the same
+ * partitions, another offset), provided nothing writes that tile before the last of them. The
+ * consumer of a resident output (sched::SchedulePlan::output_resident) then reads the producer's
+ * tiles where they are.
+ *
  * A load of a graph input or a scratch tensor whose bytes an earlier load put in SBUF tiles
  * that nothing has overwritten since, the variable not written in between, is forwarded the same
  * way, from those tiles (X read by Q, K and V): the earlier tile holds the bytes rounded to its
@@ -44,7 +51,9 @@ namespace nhc::codegen {
 struct ForwardStats {
     int loads_forwarded = 0; ///< loads replaced by on-chip copies
     int copies = 0;          ///< copies they became
-    int stores_dropped = 0;  ///< stores of tensors no longer read from HBM
+    /** forwarded loads whose readers read the tile the copy would have read (no copy) */
+    int read_in_place = 0;
+    int stores_dropped = 0; ///< stores of tensors no longer read from HBM
     /** loads of inputs and scratch tensors replaced by copies of an earlier load's tiles */
     int repeated_loads_forwarded = 0;
 };
@@ -52,9 +61,10 @@ struct ForwardStats {
 /** Forwards stores to loads in `instrs` (see the file comment). `program` names the variables:
  *  only Scratch ones are forwarded. With `drop_unread_stores` false, stores stay even when no
  *  load of their tensor is left: for a window of a program (the autoscheduler's measurements),
- *  whose later groups may still read them. */
+ *  whose later groups may still read them. With `read_in_place` false, every forwarded load
+ *  becomes copies. */
 ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
-                            bool drop_unread_stores = true);
+                            bool drop_unread_stores = true, bool read_in_place = true);
 
 } // namespace nhc::codegen
 

@@ -93,12 +93,21 @@ LoweredGroup lower_group(const sched::Group &g) {
     lg.partition_dim = g.partition_dim;
     lg.partition_split = g.partition_split;
     lg.buffers = g.buffers;
+    lg.resident = g.resident;
     for (const alg::Stage &s : g.op.stages)
         if (s.stored_as)
             lg.stored_as[s.func.name()] = *s.stored_as;
     for (const sched::GroupOutput &o : g.outputs) {
         outputs.push_back(o.func);
         lg.hbm_buffers[o.func.name()] = o.value;
+        // A 16-bit output's resident tiles are kept in its type, half the SBUF of fp32 ones:
+        // the engines that write them round as the store would have (RNE, nc.md:L247, L309; as
+        // NarrowStores.h makes them do after the fact), and nothing else in the group reads them.
+        std::string kept = o.result.func.name();
+        if (g.resident.count(kept) && !lg.stored_as.count(kept) &&
+            (o.result.dtype == DType::BFloat16 || o.result.dtype == DType::Float16) &&
+            o.result.func.output_types() == std::vector<Halide::Type>{Halide::Float(32)})
+            lg.stored_as[kept] = o.result.dtype;
     }
     std::vector<Halide::Argument> args;
     for (const sched::GroupInput &in : g.inputs) {

@@ -23,7 +23,16 @@ public:
     /** Offset of a new region of `bytes`, or -1 if no gap is large enough. */
     int64_t allocate(int64_t bytes);
     void release(int64_t offset);
+    /** Offset of a new region of `bytes` as high in the space as one fits, the cursor left where
+     *  it is, or -1: regions kept past a group gather at the top instead of scattering among
+     *  the rotating ones, whose room stays in one piece. */
+    int64_t allocate_high(int64_t bytes);
+    /** Marks [offset, offset + bytes) as live (a region an earlier group keeps: never handed
+     *  out here, never released here). */
+    void reserve(int64_t offset, int64_t bytes);
     int64_t capacity() const { return capacity_; }
+    /** The bytes of the live region at `offset` (its request rounded to the granule). */
+    int64_t region_bytes(int64_t offset) const { return live_.at(offset); }
     /** Where the next search starts; carried from one group to the next, so that consecutive
      *  groups also use different regions and the next group's loads need not wait for the
      *  previous group's last reads. */

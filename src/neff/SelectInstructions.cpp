@@ -52,6 +52,8 @@ Selector::Selector(const SelectOptions &o)
       psum_(int64_t(o.target->psum_banks) * o.target->psum_bank_bytes, o.target->psum_bank_bytes) {
     sbuf_.set_cursor(o.sbuf_cursor);
     psum_.set_cursor(o.psum_cursor);
+    for (const auto &[offset, bytes] : o.reserved_sbuf)
+        sbuf_.reserve(offset, bytes);
     for (const auto &[name, h] : o.hbm) {
         Buffer b;
         b.name = name;
@@ -235,8 +237,10 @@ void Selector::visit_allocate(const Allocate *op) {
         user_error("NHC_EGEN004", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
                    bytes, " bytes per partition in PSUM; a PSUM tile must fit one ",
                    opt_.target->psum_bank_bytes, "-byte bank");
-    int64_t fixed = next_fixed_buffer(op->name, alloc, bytes);
-    b.offset = fixed >= 0 ? fixed : alloc.allocate(bytes);
+    // A resident stage's tiles each keep a region of their own past the group.
+    bool kept = b.space == MemSpace::SBUF && opt_.resident.count(op->name) != 0;
+    int64_t fixed = kept ? -1 : next_fixed_buffer(op->name, alloc, bytes);
+    b.offset = fixed >= 0 ? fixed : kept ? alloc.allocate_high(bytes) : alloc.allocate(bytes);
     if (b.offset < 0)
         user_error("NHC_EGEN005", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
                    bytes, " more bytes per partition of ", mem_space_name(b.space),
@@ -245,7 +249,9 @@ void Selector::visit_allocate(const Allocate *op) {
     if (b.space == MemSpace::PSUM)
         psum_zeroed_[op->name] = PsumZeroed();
     walk(op->body);
-    if (fixed < 0)
+    if (kept)
+        kept_sbuf_.push_back({b.offset, alloc.region_bytes(b.offset)});
+    else if (fixed < 0)
         alloc.release(b.offset);
     buffers_.erase(op->name);
 }
@@ -457,6 +463,7 @@ std::vector<SelectedInstr> select_instructions(const Stmt &s, SelectOptions &opt
     sel.release_fixed_buffers();
     options.sbuf_cursor = sel.sbuf_cursor();
     options.psum_cursor = sel.psum_cursor();
+    options.kept_sbuf = sel.kept_sbuf();
     return sel.take();
 }
 

@@ -22,7 +22,9 @@
 
 #include <Halide.h>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nhc::codegen {
@@ -47,6 +49,14 @@ struct SelectOptions {
     std::map<std::string, neff::DType> stored_as; ///< stage -> storage type beyond Halide's
     std::string node_name; ///< carried by every instruction (traces, messages)
     int dma_queues = 4;    ///< DMA queues used round-robin
+    /** Stages whose SBUF tiles outlive the group (sched::Group::resident): each tile keeps its
+     *  region after the group, which kept_sbuf reports. */
+    std::set<std::string> resident;
+    /** In: SBUF regions (offset, bytes per partition) earlier groups keep, which this group
+     *  leaves alone. */
+    std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;
+    /** Out: the regions of this group's resident tiles, in allocation order. */
+    std::vector<std::pair<int64_t, int64_t>> kept_sbuf;
     /** In and out: where SBUF and PSUM allocation resume (OnChipAllocator::cursor), threaded
      *  through the groups of a program. */
     int64_t sbuf_cursor = 0, psum_cursor = 0;

@@ -89,6 +89,8 @@ public:
     const SelectOptions &options() const { return opt_; }
     int64_t sbuf_cursor() const { return sbuf_.cursor(); }
     int64_t psum_cursor() const { return psum_.cursor(); }
+    /** The SBUF regions of resident stages' tiles (SelectOptions::kept_sbuf). */
+    const std::vector<std::pair<int64_t, int64_t>> &kept_sbuf() const { return kept_sbuf_; }
 
 private:
     void select_nest_instructions(const Nest &n);
@@ -142,6 +144,7 @@ private:
     bool matmul_overwrites(const Nest &n, const neff::AccessPattern &dst);
     OnChipAllocator sbuf_, psum_;
     std::vector<int64_t> temps_;
+    std::vector<std::pair<int64_t, int64_t>> kept_sbuf_;
     std::vector<SelectedInstr> out_;
     size_t nest_first_ = 0; ///< the first instruction of the nest being selected
     std::array<double, neff::kNumEngines> queued_ns_{}; ///< estimated work per engine

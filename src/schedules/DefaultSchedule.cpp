@@ -300,6 +300,15 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
             f.compute_root().store_in(SBUF);
             g.partition_dim[f.name()] = 1;
         }
+    if (plan.matmul.staging_buffers > 0 && takes_matmul_plan(g))
+        for (const char *role : {"a_nat", "lhs_t", "out"})
+            if (Func f = g.stage(role, 0); f.defined())
+                g.buffers[f.name()] = plan.matmul.staging_buffers;
+    // The tiles each output is stored from stay for its readers (an output computed inline
+    // into its store has none, and nothing stays).
+    if (plan.output_resident)
+        for (const GroupOutput &o : g.outputs)
+            g.resident.insert(o.result.func.name());
 }
 
 } // namespace nhc::sched

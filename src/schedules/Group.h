@@ -11,6 +11,7 @@
 #include "algorithms/Algorithm.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ struct Group {
      *  Two or three are double or triple buffering; with PSUM's 8 banks, a stage bounded to a
      *  few leaves the others to the accumulators, which then never wait for its reuse. */
     std::map<std::string, int> buffers;
+    /** Optional: SBUF stages whose tiles stay where they are after the group, each in a region
+     *  of its own, until the groups that read the group's output have run (a whole-model move
+     *  of -O3: the output stays resident for its consumer, which then reads the tiles where
+     *  they are, or copies them, instead of loading them, neff/ForwardStores.h). */
+    std::set<std::string> resident;
 
     /** Broadcast stages whose reads are folded to one tile of partitions (Func name -> the
      *  period P: reads b(x, y, z...) rewritten as b(x, y % P, 0...), schedules/FoldBroadcasts). */

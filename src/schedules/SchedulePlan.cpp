@@ -57,16 +57,9 @@ std::string describe_attention(const AttentionPlan &a) {
     return s;
 }
 
-} // namespace
+constexpr const char *kOutputResident = "output resident";
 
-std::string SchedulePlan::describe() const {
-    if (is_default())
-        return "default";
-    nhc_assert(matmul == MatmulPlan() || attention == AttentionPlan(),
-               "a plan for a matmul and an attention at once");
-    if (matmul == MatmulPlan())
-        return describe_attention(attention);
-    const MatmulPlan &m = matmul;
+std::string describe_matmul(const MatmulPlan &m) {
     const MatmulPlan d; // the defaults, left out of the text
     std::string s = std::string("matmul ") + operands_name(m.operands);
     if (m.max_tile_n != d.max_tile_n)
@@ -77,39 +70,34 @@ std::string SchedulePlan::describe() const {
         s += ", " + std::to_string(m.transpose_buffers) + " buffers";
     if (m.resident_block != d.resident_block)
         s += ", blocks of " + std::to_string(m.resident_block);
+    if (m.staging_buffers != d.staging_buffers)
+        s += ", staging in " + std::to_string(m.staging_buffers) + " buffers";
     return s;
 }
 
-bool parse_plan(const std::string &text, SchedulePlan &plan) {
-    plan = SchedulePlan();
-    if (text == "default")
-        return true;
-    std::vector<std::string> parts;
-    for (size_t at = 0; at <= text.size();) {
-        size_t comma = text.find(", ", at);
-        parts.push_back(
-            text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-        at = comma == std::string::npos ? text.size() + 1 : comma + 2;
+/** Reads describe_attention's parts ("attention", then its numbers). */
+bool parse_attention(const std::vector<std::string> &parts, AttentionPlan &a) {
+    for (size_t i = 1; i < parts.size(); i++) {
+        bool matched = false;
+        for (const AttentionPart &part : kAttentionParts)
+            if (int n = number_in(parts[i], part.prefix, part.suffix); n > 0) {
+                a.*part.field = n;
+                matched = true;
+            }
+        if (!matched)
+            return false;
     }
-    if (parts[0] == "attention") {
-        for (size_t i = 1; i < parts.size(); i++) {
-            bool matched = false;
-            for (const AttentionPart &part : kAttentionParts)
-                if (int n = number_in(parts[i], part.prefix, part.suffix); n > 0) {
-                    plan.attention.*part.field = n;
-                    matched = true;
-                }
-            if (!matched)
-                return false;
-        }
-        return !plan.is_default() && plan.describe() == text;
-    }
+    return true;
+}
+
+/** Reads describe_matmul's parts ("matmul <operands>", then its numbers). */
+bool parse_matmul(const std::vector<std::string> &parts, MatmulPlan &m) {
     bool known = false;
     for (MatmulPlan::Operands o : {MatmulPlan::Operands::Auto, MatmulPlan::Operands::WholeRows,
                                    MatmulPlan::Operands::AResident, MatmulPlan::Operands::BResident,
                                    MatmulPlan::Operands::Streamed})
         if (parts[0] == std::string("matmul ") + operands_name(o)) {
-            plan.matmul.operands = o;
+            m.operands = o;
             known = true;
         }
     if (!known)
@@ -117,18 +105,58 @@ bool parse_plan(const std::string &text, SchedulePlan &plan) {
     for (size_t i = 1; i < parts.size(); i++) {
         int n = -1;
         if ((n = number_in(parts[i], "n <= ", "")) > 0)
-            plan.matmul.max_tile_n = n;
+            m.max_tile_n = n;
         else if ((n = number_in(parts[i], "transposes ", " per tile")) > 0)
-            plan.matmul.transposes_per_tile = n;
+            m.transposes_per_tile = n;
+        else if ((n = number_in(parts[i], "staging in ", " buffers")) > 0)
+            m.staging_buffers = n;
         else if ((n = number_in(parts[i], "", " buffers")) > 0)
-            plan.matmul.transpose_buffers = n;
+            m.transpose_buffers = n;
         else if ((n = number_in(parts[i], "blocks of ", "")) > 0)
-            plan.matmul.resident_block = n;
+            m.resident_block = n;
         else
             return false;
     }
+    return true;
+}
+
+} // namespace
+
+std::string SchedulePlan::describe() const {
+    if (is_default())
+        return "default";
+    nhc_assert(matmul == MatmulPlan() || attention == AttentionPlan(),
+               "a plan for a matmul and an attention at once");
+    if (matmul == MatmulPlan() && attention == AttentionPlan())
+        return kOutputResident; // the one thing the plan changes
+    std::string s =
+        !(attention == AttentionPlan()) ? describe_attention(attention) : describe_matmul(matmul);
+    return output_resident ? s + ", " + kOutputResident : s;
+}
+
+bool parse_plan(const std::string &text, SchedulePlan &plan) {
+    plan = SchedulePlan();
+    if (text == "default")
+        return true;
+    if (text == kOutputResident) {
+        plan.output_resident = true;
+        return true;
+    }
+    std::vector<std::string> parts;
+    for (size_t at = 0; at <= text.size();) {
+        size_t comma = text.find(", ", at);
+        parts.push_back(
+            text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        at = comma == std::string::npos ? text.size() + 1 : comma + 2;
+    }
+    if (parts.size() > 1 && parts.back() == kOutputResident) {
+        plan.output_resident = true;
+        parts.pop_back();
+    }
+    bool parsed = parts[0] == "attention" ? parse_attention(parts, plan.attention)
+                                          : parse_matmul(parts, plan.matmul);
     // One way to write each plan ("matmul auto" alone is written "default").
-    return !plan.is_default() && plan.describe() == text;
+    return parsed && !plan.is_default() && plan.describe() == text;
 }
 
 } // namespace nhc::sched

@@ -259,8 +259,12 @@ void apply_fold_hint(Context &cx, const ScriptLine &l) {
 }
 
 void apply_hint(Context &cx, const ScriptLine &l) {
-    // partition_dim, partition_split and buffers (checked by the parser).
+    // partition_dim, partition_split, buffers and resident (checked by the parser).
     Func f = cx.stage(l.hint_args[0].text);
+    if (l.hint == "resident") {
+        cx.group.resident.insert(f.name());
+        return;
+    }
     int64_t dim = l.hint_args[1].value;
     if (l.hint == "buffers") {
         if (dim <= 0 || dim > std::numeric_limits<int>::max())

@@ -227,7 +227,7 @@ void Parser::parse_hint(ScriptLine &out) {
     next(); // `hint`
     out.kind = ScriptLine::Kind::Hint;
     out.hint = expect_ident(
-        "the name of a hint (partition_dim, partition_split, fold_broadcast, buffers)");
+        "the name of a hint (partition_dim, partition_split, fold_broadcast, buffers, resident)");
     while (peek().kind == Token::Kind::Ident || peek().kind == Token::Kind::Int) {
         ScriptArg a;
         a.kind = peek().kind == Token::Kind::Int ? ScriptArg::Kind::Int : ScriptArg::Kind::Name;
@@ -392,11 +392,18 @@ void Parser::check_hint(const ScriptLine &l) const {
                                                                   {"partition_split", "chunk"},
                                                                   {"fold_broadcast", "period"},
                                                                   {"buffers", "count"}};
+    if (l.hint == "resident") { // the one hint of a single argument
+        if (l.hint_args.size() != 1 || l.hint_args[0].kind != ScriptArg::Kind::Name)
+            fail("NHC_ESCH102", "wrong arguments for hint resident: expected 'hint resident "
+                                "<stage>', found 'hint resident " +
+                                    arg_list(l.hint_args) + "'");
+        return;
+    }
     auto it = second_arg.find(l.hint);
     if (it == second_arg.end())
         fail("NHC_ESCH102", "unknown hint '" + l.hint +
-                                "'; expected partition_dim, partition_split, fold_broadcast or "
-                                "buffers");
+                                "'; expected partition_dim, partition_split, fold_broadcast, "
+                                "buffers or resident");
     if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
         l.hint_args[1].kind != ScriptArg::Kind::Int)
         fail("NHC_ESCH102", "wrong arguments for hint " + l.hint + ": expected 'hint " + l.hint +

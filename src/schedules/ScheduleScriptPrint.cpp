@@ -153,6 +153,12 @@ public:
         for (const auto &[role, f] : stages_)
             if (auto count = g_.buffers.find(f.name()); count != g_.buffers.end())
                 b.lines.push_back(hint_line("buffers", role, count->second));
+        for (const auto &[role, f] : stages_)
+            if (g_.resident.count(f.name())) {
+                ScriptLine h = hint_line("resident", role, 0);
+                h.hint_args.pop_back(); // a stage, no number
+                b.lines.push_back(h);
+            }
         return b;
     }
 

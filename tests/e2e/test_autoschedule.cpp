@@ -315,7 +315,9 @@ TEST_CASE("plans read back as written; other text is not a plan") {
           "matmul auto, transposes 4 per tile", "matmul auto, 3 buffers, n <= 128",
           "matmul auto, transposes x per tile", "matmul auto, 3 buffers,", "matmul streamed, n <= ",
           "matmul b_resident, blocks of 0", "matmul b_resident, blocks of",
-          "matmul streamed, n <= 12x", "matmul streamed, n <= 99999999999", "conv default"}) {
+          "matmul streamed, n <= 12x", "matmul streamed, n <= 99999999999", "conv default",
+          "output resident, n <= 128", "matmul auto, output resident, n <= 128",
+          "matmul auto, staging in 0 buffers", "matmul auto, staging in 2 buffers, 3 buffers"}) {
         CAPTURE(junk);
         CHECK_FALSE(sched::parse_plan(junk, p));
     }
@@ -391,6 +393,9 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     CHECK(c.tried == not_default + c.put_back);
     CHECK(c.put_back <= c.tried);
     o.fixed_plans = &c.plans;
+    o.keep_resident = c.keep_resident;
+    o.read_in_place = c.read_in_place;
+    o.whole_model_moves = c.whole_model_moves;
     neff::Program p = generate_program(g, o); // with the weights' bytes, as written
     rt::Machine machine(trn1(), p, /*functional=*/false);
     CHECK(rt::simulate(machine).summary.total_ns == c.program_ns);

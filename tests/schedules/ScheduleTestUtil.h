@@ -48,6 +48,7 @@ inline sched::Group scheduled_group(const Graph &g, const std::string &script) {
 struct Compiled {
     std::vector<codegen::SelectedInstr> instrs;
     neff::Program program;
+    std::vector<std::pair<int64_t, int64_t>> kept_sbuf; ///< resident stages' regions
 
     int count(neff::Opcode op) const {
         int n = 0;
@@ -75,6 +76,8 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
     so.node_name = g.nodes[0].name;
     so.partition_dim = lg.partition_dim;
     so.partition_split = lg.partition_split;
+    so.buffers = lg.buffers;
+    so.resident = lg.resident;
     std::map<std::string, int> var_of;
     for (const std::string &v : g.inputs) {
         var_of[v] = static_cast<int>(c.program.vars.size());
@@ -89,6 +92,7 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
             so.hbm[buf] = {var_of.at(value), neff::DType::F32,
                            c.program.vars.at(size_t(var_of.at(value))).size_bytes()};
     c.instrs = codegen::select_instructions(lg.body, so);
+    c.kept_sbuf = so.kept_sbuf;
     std::vector<codegen::SelectedInstr> copy = c.instrs;
     codegen::insert_semaphores(copy, c.program);
     c.program.layout_hbm();

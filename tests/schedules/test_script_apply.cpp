@@ -95,6 +95,29 @@ TEST_CASE("a script's N tile sets the number of matmuls, and the Gemm stays corr
     }
 }
 
+TEST_CASE("hint resident: each tile of the stage keeps its region past the group, and the hint "
+          "reads back as written") {
+    Graph g = gemm_graph();
+    const GemmData d = gemm_data();
+    for (bool resident : {false, true}) {
+        CAPTURE(resident);
+        sched::Group grp =
+            scheduled_group(g, gemm_script(256) + (resident ? "  hint resident out\n" : ""));
+        CHECK(grp.resident.size() == (resident ? 1u : 0u));
+        sched::ScheduleScript again;
+        again.blocks.push_back(sched::describe_schedule(grp));
+        CHECK((again.to_string().find("  hint resident out\n") != std::string::npos) == resident);
+        // Two output tiles of 256 columns (fp32: 1 KiB per partition each), each in its own region.
+        Compiled c = compile_group(g, grp);
+        REQUIRE(c.kept_sbuf.size() == (resident ? 2u : 0u));
+        if (resident) {
+            CHECK(c.kept_sbuf[0].second == 1024);
+            CHECK(c.kept_sbuf[0].first != c.kept_sbuf[1].first);
+        }
+        CHECK(rel_l2_error(test::run(c, g, {{"in0", d.a}, {"in1", d.b}}), d.want) < 1e-4);
+    }
+}
+
 TEST_CASE("matmuls split by columns each overwrite their own zeroed columns first, then "
           "accumulate") {
     // K chunks inside the column loop: one matmul per output column and K chunk. The schedule

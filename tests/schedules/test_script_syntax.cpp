@@ -147,11 +147,13 @@ TEST_CASE("an unknown directive or wrong arguments is NHC_ESCH102") {
         {"acc.split(k, ko, ki, 8).update()", "update() must come right after the stage name"},
         {"acc.update().compute_root()", "compute_root applies to the whole stage"},
         {"hint engine acc ACT", "unknown hint 'engine'; expected partition_dim"},
-        {"hint engine acc ACT", "fold_broadcast or buffers"},
+        {"hint engine acc ACT", "fold_broadcast, buffers or resident"},
         {"hint partition_dim acc", "expected 'hint partition_dim <stage> <dim>'"},
         {"hint partition_dim 1 acc", "expected 'hint partition_dim <stage> <dim>'"},
         {"hint fold_broadcast bias", "expected 'hint fold_broadcast <stage> <period>'"},
         {"hint buffers acc", "expected 'hint buffers <stage> <count>'"},
+        {"hint resident", "expected 'hint resident <stage>'"},
+        {"hint resident out 2", "expected 'hint resident <stage>'"},
     };
     for (const Case &c : cases) {
         CAPTURE(c.line);
