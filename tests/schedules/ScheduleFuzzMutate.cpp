@@ -125,6 +125,7 @@ public:
                                    {4, [&] { return add_partition_split(); }},
                                    {4, [&] { return change_fold(); }},
                                    {4, [&] { return change_buffers(); }},
+                                   {3, [&] { return add_resident(); }},
                                    {4, [&] { return drop_line(); }},
                                    {10, [&] { return split_reduction(); }}};
         int total = 0;
@@ -393,6 +394,16 @@ private:
             return "";
         remove_hint("buffers", s->role);
         return append("hint buffers " + s->role + " " + std::to_string(1 + rng_.below(4)));
+    }
+
+    /** A stage's tiles kept past the group (schedules' `hint resident`): each in a region of
+     *  its own from the top of the SBUF, which the rest of the group allocates around. */
+    std::string add_resident() {
+        const StageInfo *s = pick_stage(false);
+        if (!s)
+            return "";
+        remove_hint("resident", s->role);
+        return append("hint resident " + s->role);
     }
 
     std::string drop_line() {
