@@ -8,6 +8,7 @@
  * instruction selection), then semaphores across the whole program.
  */
 
+#include "driver/GraphPasses.h"
 #include "driver/Options.h"
 #include "graph/Graph.h"
 #include "neff/Isa.h"
@@ -16,10 +17,6 @@ namespace nhc {
 
 /** Operators the code generator takes end to end (registered with OperatorSupport). */
 void register_codegen_operators();
-
-/** The graph passes before code generation: decomposed LayerNorm, linear layers, elementwise
- *  flattening, transpose folding, weight layout, auto-cast (`--auto-cast matmult`). */
-void apply_graph_passes(Graph &g, const CompileOptions &options);
 
 neff::Program generate_program(const Graph &g, const CompileOptions &options);
 

@@ -102,9 +102,10 @@ LoweredGroup lower_group(const sched::Group &g) {
         lg.hbm_buffers[o.func.name()] = o.value;
         // A 16-bit output's resident tiles are kept in its type, half the SBUF of fp32 ones:
         // the engines that write them round as the store would have (RNE, nc.md:L247, L309; as
-        // NarrowStores.h makes them do after the fact), and nothing else in the group reads them.
+        // NarrowStores.h makes them do after the fact). The one output of a group is its last
+        // node's: nothing else in the group reads it.
         std::string kept = o.result.func.name();
-        if (g.resident.count(kept) && !lg.stored_as.count(kept) &&
+        if (g.outputs.size() == 1 && g.resident.count(kept) && !lg.stored_as.count(kept) &&
             (o.result.dtype == DType::BFloat16 || o.result.dtype == DType::Float16) &&
             o.result.func.output_types() == std::vector<Halide::Type>{Halide::Float(32)})
             lg.stored_as[kept] = o.result.dtype;
