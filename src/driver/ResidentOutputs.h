@@ -7,7 +7,8 @@
  * compiled after it leave alone until the last group that reads the output has been compiled
  * (through views, which have no group of their own). Each group's instruction selection is
  * given the regions kept at that point (codegen::SelectOptions::reserved_sbuf); the loads of
- * the kept tiles then find them intact and become on-chip copies (neff/ForwardStores.h).
+ * the kept tiles then find them intact, and their readers read them where they are, or copy
+ * them (neff/ForwardStores.h).
  */
 
 #include "graph/Graph.h"
