@@ -95,9 +95,11 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
  *  it (GPT-2 fp32 at batch 1, whose outputs take 9 and 12 KiB of 176: 2,980.8 -> 3,025.0 us). */
 std::vector<sched::SchedulePlan> resident_output_plans(const sched::Group &g,
                                                        const target::TargetInfo &t) {
+    if (g.outputs.size() != 1)
+        return {};
     const alg::Tensor &out = g.outputs[0].result;
     int64_t per_partition = shape_numel(out.shape) * dtype_size(out.dtype) / t.partitions;
-    if (g.outputs.size() != 1 || per_partition * 8 < t.sbuf_usable_per_partition)
+    if (per_partition * 8 < t.sbuf_usable_per_partition)
         return {};
     std::vector<sched::SchedulePlan> plans;
     for (int staging : {0, 2})
