@@ -67,11 +67,15 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     so.sbuf_cursor = cx.sbuf_cursor;
     so.psum_cursor = cx.psum_cursor;
     so.reserved_sbuf = cx.reserved_sbuf;
+    // A group's selection; what it keeps stays kept through the window (the program frees it
+    // after the output's reader, the next group).
+    auto select = [&](const codegen::LoweredGroup &l) {
+        std::vector<codegen::SelectedInstr> ins = codegen::select_group(l, so, bind);
+        so.reserved_sbuf.insert(so.reserved_sbuf.end(), so.kept_sbuf.begin(), so.kept_sbuf.end());
+        return ins;
+    };
     std::vector<codegen::SelectedInstr> &instrs = w.instrs;
-    instrs = codegen::select_group(lg, so, bind);
-    // What the candidate keeps stays kept through the window (the program frees it after the
-    // output's reader, the next group).
-    so.reserved_sbuf.insert(so.reserved_sbuf.end(), so.kept_sbuf.begin(), so.kept_sbuf.end());
+    instrs = select(lg);
     w.timing.feasible = true;
     w.timing.busiest_ns = busiest_engine_ns(instrs, target);
     instrs.insert(instrs.begin(), cx.prefix.begin(), cx.prefix.end());
@@ -79,11 +83,9 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     for (const FollowingGroup &following : cx.following) { // allocated after the candidate
         so.node_name = "following";
         bool same = !cx.workload.empty() && following.workload == cx.workload;
-        std::vector<codegen::SelectedInstr> next = codegen::select_group(
-            same ? codegen::rebound(lg, own_values, following.values) : *following.lowered, so,
-            bind);
+        std::vector<codegen::SelectedInstr> next =
+            select(same ? codegen::rebound(lg, own_values, following.values) : *following.lowered);
         instrs.insert(instrs.end(), next.begin(), next.end());
-        so.reserved_sbuf.insert(so.reserved_sbuf.end(), so.kept_sbuf.begin(), so.kept_sbuf.end());
     }
     // The program's whole-program moves, which change what crosses HBM. A store that no load
     // in the window reads any more stays: a group past the window may read it.

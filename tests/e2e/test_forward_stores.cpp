@@ -86,6 +86,12 @@ SelectedInstr read_past(AccessPattern tile) {
     return read_on_act(tile);
 }
 
+/** Whether `s` is GpSimd's copy of `src` into `dst`. */
+bool pool_copy(const SelectedInstr &s, const AccessPattern &src, const AccessPattern &dst) {
+    return s.engine == Engine::POOL && s.instr.op == neff::Opcode::TensorCopy &&
+           s.instr.src == src && s.instr.dst == dst;
+}
+
 int count(const std::vector<SelectedInstr> &v, neff::Opcode op, Engine e) {
     int n = 0;
     for (const SelectedInstr &s : v)
@@ -122,10 +128,7 @@ TEST_CASE("a forwarded load becomes a copy on GpSimd when its tile is not read w
     CHECK(s.loads_forwarded == 1);
     CHECK(s.read_in_place == 0);
     REQUIRE(past.size() == 2);
-    CHECK(past[0].engine == Engine::POOL);
-    CHECK(past[0].instr.op == neff::Opcode::TensorCopy);
-    CHECK(past[0].instr.src == sbuf(0, 64, 0, 256));
-    CHECK(past[0].instr.dst == sbuf(0, 64, 4096, 256));
+    CHECK(pool_copy(past[0], sbuf(0, 64, 0, 256), sbuf(0, 64, 4096, 256)));
     CHECK(past[1].instr.src == read_past(sbuf(0, 64, 4096, 256)).instr.src); // as it was
     std::vector<SelectedInstr> overwritten = {store, load, write_on_dve(sbuf(0, 64, 0, 4)),
                                               read_on_act(sbuf(0, 64, 4096, 256))};
@@ -245,9 +248,7 @@ TEST_CASE("a graph input loaded again while its first load's tiles are intact is
     CHECK(s.loads_forwarded == 0);
     REQUIRE(v.size() == 3);
     CHECK(v[0].instr.op == neff::Opcode::Dma);
-    CHECK(v[1].engine == Engine::POOL);
-    CHECK(v[1].instr.src == sbuf(0, 64, 0, 256));
-    CHECK(v[1].instr.dst == sbuf(0, 64, 4096, 256));
+    CHECK(pool_copy(v[1], sbuf(0, 64, 0, 256), sbuf(0, 64, 4096, 256)));
     auto forwarded = [&](std::vector<SelectedInstr> w) {
         return codegen::forward_stores(w, p).repeated_loads_forwarded;
     };
@@ -283,9 +284,7 @@ TEST_CASE("a row broadcast to every partition again is copied from the first bro
     codegen::ForwardStats s = codegen::forward_stores(v, p);
     CHECK(s.repeated_loads_forwarded == 1);
     REQUIRE(v.size() == 4);
-    CHECK(v[2].engine == Engine::POOL);
-    CHECK(v[2].instr.src == sbuf(0, 64, 4096, 256));
-    CHECK(v[2].instr.dst == sbuf(0, 64, 8192, 256));
+    CHECK(pool_copy(v[2], sbuf(0, 64, 4096, 256), sbuf(0, 64, 8192, 256)));
     // Stored again in between: the first tile holds the old row.
     std::vector<SelectedInstr> rewritten = {store, first, store, again};
     CHECK(codegen::forward_stores(rewritten, p).repeated_loads_forwarded == 0);
