@@ -188,8 +188,18 @@ private:
 
     Operand binary(AluOp op, const Halide::Expr &a, const Halide::Expr &b,
                    const AccessPattern *into, bool commutative) {
-        Operand x = lower(a, nullptr), y = lower(b, nullptr);
-        bool same = equal(a, b) && !x.is_imm;
+        // x * x reads one tile twice: lowered once, or the second operand's instructions would
+        // compute a copy that nothing reads (a LayerNorm's centred row for its variance).
+        bool same_expr = equal(a, b);
+        // On ACT, Square(x - m) takes -m as its bias: one instruction, not a subtraction and
+        // then a square (a LayerNorm's variance; ACT computes func(in * scale + bias),
+        // neuroncore.md L172-175).
+        if (same_expr && op == AluOp::Mult && a.type().is_float() &&
+            s_.lighter_engine(dst_.free_count()) == Engine::ACT)
+            return activation(neff::ActFunc::Square, a, into);
+        Operand x = lower(a, nullptr);
+        Operand y = same_expr ? x : lower(b, nullptr);
+        bool same = same_expr && !x.is_imm;
         if (std::optional<Operand> r = binary_on_act(op, x, y, same, into))
             return *r;
         if (commutative)

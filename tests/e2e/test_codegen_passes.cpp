@@ -400,6 +400,41 @@ g (float[1024, 512] x) => (float[1024, 512] y) {
     CHECK(test::compare(got.outputs.at("y"), want, 1e-5, 1e-6).rel_l2 <= 1e-5);
 }
 
+TEST_CASE("a LayerNorm's variance squares x - mean in one ACT instruction; no copy goes unread") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1024, 512] x, float[512] gamma, float[512] beta) => (float[1024, 512] y) {
+  y = LayerNormalization <axis = -1> (x, gamma, beta)
+}
+)";
+    neff::Program p = compile_text(text);
+    // Per row tile, x - mean is computed once for the normalisation and, unless the variance
+    // is one ACT Square of x with -mean as its bias (its sum the activation's accumulation),
+    // once for the variance. Lowering x * x used to compute it once more, for nothing.
+    auto centred = [](const Instr &i) {
+        if (i.dst.free_count() != 512)
+            return false;
+        if (i.op == neff::Opcode::Activation)
+            return i.func == neff::ActFunc::Copy && i.s1.is_ap;
+        return i.op == neff::Opcode::TensorScalar && i.s0.is_ap &&
+               (i.alu0 == neff::AluOp::Subtract || i.alu0 == neff::AluOp::Add);
+    };
+    int squares = 0, subtractions = 0;
+    for (Engine e : {Engine::ACT, Engine::DVE})
+        for (const Instr &i : p.stream(e)) {
+            squares += i.op == neff::Opcode::Activation && i.func == neff::ActFunc::Square &&
+                       i.s1.is_ap && i.accum.present();
+            subtractions += centred(i);
+        }
+    CHECK(squares > 0);
+    CHECK(subtractions == 8 + (8 - squares));
+    Graph g = load_text(text);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 3);
+    HostTensor want = alg::run_reference(g, inputs).at("y");
+    test::E2EResult got = test::compile_and_run(g, inputs);
+    CHECK(test::compare(got.outputs.at("y"), want, 1e-4, 1e-5).rel_l2 <= 1e-5);
+}
+
 TEST_CASE("on-chip allocation rotates across groups: the next group's buffers are elsewhere") {
     neff::Program p = compile_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
