@@ -93,6 +93,7 @@ LoweredGroup lower_group(const sched::Group &g) {
     lg.partition_dim = g.partition_dim;
     lg.partition_split = g.partition_split;
     lg.buffers = g.buffers;
+    lg.pe_critical_path = g.pe_critical_path;
     lg.resident = g.resident;
     for (const alg::Stage &s : g.op.stages)
         if (s.stored_as)

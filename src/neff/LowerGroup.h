@@ -29,6 +29,7 @@ struct LoweredGroup {
     std::map<std::string, int64_t> partition_split; ///< the schedule's layout hints
     std::map<std::string, int> buffers;             ///< the schedule's buffer counts
     std::set<std::string> resident;                 ///< the schedule's resident stages
+    bool pe_critical_path = false;                  ///< the schedule's PE order
     std::map<std::string, DType> stored_as;         ///< stage -> its storage type (tf32)
 };
 

@@ -279,6 +279,39 @@ std::vector<int> issue_priority(const std::vector<SelectedInstr> &instrs,
     return priority;
 }
 
+/** SelectedInstr::by_critical_path: those instructions take their priorities (the set of them
+ *  stays the same) in the order of their longest estimated path to the end of the program,
+ *  longest first. Among a group's PE instructions that can start at once, the transposes whose
+ *  copies the next row tile's matmuls wait for then come before the last matmuls of the current
+ *  one, whose results only an epilogue and a store wait for. */
+void rank_by_critical_path(const std::vector<SelectedInstr> &instrs,
+                           const std::vector<std::vector<int>> &succs, const target::TargetInfo &t,
+                           std::vector<int> &priority) {
+    int n = static_cast<int>(instrs.size());
+    std::vector<int> ranked;
+    for (int i = 0; i < n; i++)
+        if (instrs[size_t(i)].by_critical_path)
+            ranked.push_back(i);
+    if (ranked.empty())
+        return;
+    std::vector<double> to_end(size_t(n), 0); // successors come later in program order
+    for (int i = n - 1; i >= 0; i--) {
+        double longest = 0;
+        for (int s : succs[size_t(i)])
+            longest = std::max(longest, to_end[size_t(s)]);
+        to_end[size_t(i)] =
+            longest + estimated_ns(t, instrs[size_t(i)].engine, instrs[size_t(i)].instr);
+    }
+    std::vector<int> priorities;
+    for (int i : ranked)
+        priorities.push_back(priority[size_t(i)]);
+    std::sort(priorities.begin(), priorities.end());
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](int a, int b) { return to_end[size_t(a)] > to_end[size_t(b)]; });
+    for (size_t k = 0; k < ranked.size(); k++)
+        priority[size_t(ranked[k])] = priorities[k];
+}
+
 } // namespace
 
 double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
@@ -315,6 +348,7 @@ double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::T
     std::vector<double> ready_at(n, 0);
     Resources res(t, instrs, dependency_overhead);
     std::vector<int> priority = issue_priority(instrs, succs);
+    rank_by_critical_path(instrs, succs, t, priority);
     ReadyQueue ready(res, priority);
     for (int i = 0; i < n; i++)
         if (pending[i] == 0)

@@ -8,8 +8,10 @@
  * transposes and copies queue behind it on each engine. This pass keeps every dependency that
  * Hazards.h finds (so the result is the same program) and, at each step, issues the ready
  * instruction that can start earliest on its engine (or DMA queue), estimated with the target's
- * cost model; ties go to loads in the order of the first store that needs them, then to the
- * original order, so the result is deterministic.
+ * cost model; ties go to loads in the order of the first store that needs them, to the PE
+ * instructions of a group scheduled by critical path (SelectedInstr::by_critical_path) in the
+ * order of their longest path to the end, then to the original order, so the result is
+ * deterministic.
  *
  * Assumes on-chip buffers were allocated with rotation (OnChipAllocator), so that consecutive
  * tiles use different addresses and do not depend on each other through reuse.

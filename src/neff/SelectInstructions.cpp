@@ -95,7 +95,7 @@ const Buffer &Selector::buffer(const std::string &name) const {
 void Selector::emit(Engine e, Instr i) {
     i.name = opt_.node_name;
     queued_ns_[static_cast<int>(e)] += estimated_ns(*opt_.target, e, i);
-    out_.push_back({e, std::move(i)});
+    out_.push_back({e, std::move(i), opt_.pe_critical_path && e == Engine::PE});
 }
 
 Engine Selector::lighter_engine(int64_t n) const {

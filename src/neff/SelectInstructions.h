@@ -32,6 +32,9 @@ namespace nhc::codegen {
 struct SelectedInstr {
     neff::Engine engine;
     neff::Instr instr;
+    /** The list scheduler ranks this PE instruction by its longest path to the end of the
+     *  program (SelectOptions::pe_critical_path). */
+    bool by_critical_path = false;
 };
 
 struct HbmBinding {
@@ -52,6 +55,9 @@ struct SelectOptions {
     /** Stages whose SBUF tiles outlive the group (sched::Group::resident): each tile keeps its
      *  region after the group, which kept_sbuf reports. */
     std::set<std::string> resident;
+    /** The group's PE instructions are ordered by critical path (sched::Group::pe_critical_path,
+     *  SelectedInstr::by_critical_path). */
+    bool pe_critical_path = false;
     /** In: SBUF regions (offset, bytes per partition) earlier groups keep, which this group
      *  leaves alone. */
     std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;

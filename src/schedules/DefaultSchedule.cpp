@@ -309,6 +309,7 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
     if (plan.output_resident)
         for (const GroupOutput &o : g.outputs)
             g.resident.insert(o.result.func.name());
+    g.pe_critical_path = plan.pe_critical_path;
 }
 
 } // namespace nhc::sched

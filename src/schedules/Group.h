@@ -54,6 +54,9 @@ struct Group {
      *  of -O3: the output stays resident for its consumer, which then reads the tiles where
      *  they are, or copies them, instead of loading them, neff/ForwardStores.h). */
     std::set<std::string> resident;
+    /** Optional: the list scheduler orders the group's PE instructions by their longest path to
+     *  the end of the program rather than by program order (SchedulePlan::pe_critical_path). */
+    bool pe_critical_path = false;
 
     /** Broadcast stages whose reads are folded to one tile of partitions (Func name -> the
      *  period P: reads b(x, y, z...) rewritten as b(x, y % P, 0...), schedules/FoldBroadcasts). */

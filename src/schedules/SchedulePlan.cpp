@@ -58,6 +58,7 @@ std::string describe_attention(const AttentionPlan &a) {
 }
 
 constexpr const char *kOutputResident = "output resident";
+constexpr const char *kPeCriticalPath = "PE in critical-path order";
 
 std::string describe_matmul(const MatmulPlan &m) {
     const MatmulPlan d; // the defaults, left out of the text
@@ -127,21 +128,25 @@ std::string SchedulePlan::describe() const {
         return "default";
     nhc_assert(matmul == MatmulPlan() || attention == AttentionPlan(),
                "a plan for a matmul and an attention at once");
-    if (matmul == MatmulPlan() && attention == AttentionPlan())
-        return kOutputResident; // the one thing the plan changes
-    std::string s =
-        !(attention == AttentionPlan()) ? describe_attention(attention) : describe_matmul(matmul);
-    return output_resident ? s + ", " + kOutputResident : s;
+    std::vector<std::string> parts;
+    if (!(attention == AttentionPlan()))
+        parts.push_back(describe_attention(attention));
+    else if (!(matmul == MatmulPlan()))
+        parts.push_back(describe_matmul(matmul));
+    if (pe_critical_path)
+        parts.push_back(kPeCriticalPath);
+    if (output_resident)
+        parts.push_back(kOutputResident);
+    std::string s;
+    for (const std::string &part : parts)
+        s += (s.empty() ? "" : ", ") + part;
+    return s;
 }
 
 bool parse_plan(const std::string &text, SchedulePlan &plan) {
     plan = SchedulePlan();
     if (text == "default")
         return true;
-    if (text == kOutputResident) {
-        plan.output_resident = true;
-        return true;
-    }
     std::vector<std::string> parts;
     for (size_t at = 0; at <= text.size();) {
         size_t comma = text.find(", ", at);
@@ -149,12 +154,17 @@ bool parse_plan(const std::string &text, SchedulePlan &plan) {
             text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
         at = comma == std::string::npos ? text.size() + 1 : comma + 2;
     }
-    if (parts.size() > 1 && parts.back() == kOutputResident) {
+    // The flags, last and in describe()'s order.
+    if (!parts.empty() && parts.back() == kOutputResident) {
         plan.output_resident = true;
         parts.pop_back();
     }
-    bool parsed = parts[0] == "attention" ? parse_attention(parts, plan.attention)
-                                          : parse_matmul(parts, plan.matmul);
+    if (!parts.empty() && parts.back() == kPeCriticalPath) {
+        plan.pe_critical_path = true;
+        parts.pop_back();
+    }
+    bool parsed = parts.empty() || (parts[0] == "attention" ? parse_attention(parts, plan.attention)
+                                                            : parse_matmul(parts, plan.matmul));
     // One way to write each plan ("matmul auto" alone is written "default").
     return parsed && !plan.is_default() && plan.describe() == text;
 }

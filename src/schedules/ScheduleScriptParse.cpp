@@ -227,7 +227,8 @@ void Parser::parse_hint(ScriptLine &out) {
     next(); // `hint`
     out.kind = ScriptLine::Kind::Hint;
     out.hint = expect_ident(
-        "the name of a hint (partition_dim, partition_split, fold_broadcast, buffers, resident)");
+        "the name of a hint (partition_dim, partition_split, fold_broadcast, buffers, resident, "
+        "pe_order)");
     while (peek().kind == Token::Kind::Ident || peek().kind == Token::Kind::Int) {
         ScriptArg a;
         a.kind = peek().kind == Token::Kind::Int ? ScriptArg::Kind::Int : ScriptArg::Kind::Name;
@@ -399,11 +400,18 @@ void Parser::check_hint(const ScriptLine &l) const {
                                     arg_list(l.hint_args) + "'");
         return;
     }
+    if (l.hint == "pe_order") { // of the group, not of a stage
+        if (l.hint_args.size() != 1 || l.hint_args[0].text != "critical_path")
+            fail("NHC_ESCH102", "wrong arguments for hint pe_order: expected 'hint pe_order "
+                                "critical_path', found 'hint pe_order " +
+                                    arg_list(l.hint_args) + "'");
+        return;
+    }
     auto it = second_arg.find(l.hint);
     if (it == second_arg.end())
         fail("NHC_ESCH102", "unknown hint '" + l.hint +
                                 "'; expected partition_dim, partition_split, fold_broadcast, "
-                                "buffers or resident");
+                                "buffers, resident or pe_order");
     if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
         l.hint_args[1].kind != ScriptArg::Kind::Int)
         fail("NHC_ESCH102", "wrong arguments for hint " + l.hint + ": expected 'hint " + l.hint +

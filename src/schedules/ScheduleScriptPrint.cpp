@@ -159,6 +159,11 @@ public:
                 h.hint_args.pop_back(); // a stage, no number
                 b.lines.push_back(h);
             }
+        if (g_.pe_critical_path) {
+            ScriptLine h = hint_line("pe_order", "critical_path", 0);
+            h.hint_args.pop_back(); // a word, no number
+            b.lines.push_back(h);
+        }
         return b;
     }
 

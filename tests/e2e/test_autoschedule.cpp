@@ -310,14 +310,28 @@ TEST_CASE("plans read back as written; other text is not a plan") {
         CHECK(back == plan);
     }
     sched::SchedulePlan p;
-    for (const char *junk :
-         {"", "matmul", "matmul auto", "matmul sideways", "matmul auto, 0 buffers",
-          "matmul auto, transposes 4 per tile", "matmul auto, 3 buffers, n <= 128",
-          "matmul auto, transposes x per tile", "matmul auto, 3 buffers,", "matmul streamed, n <= ",
-          "matmul b_resident, blocks of 0", "matmul b_resident, blocks of",
-          "matmul streamed, n <= 12x", "matmul streamed, n <= 99999999999", "conv default",
-          "output resident, n <= 128", "matmul auto, output resident, n <= 128",
-          "matmul auto, staging in 0 buffers", "matmul auto, staging in 2 buffers, 3 buffers"}) {
+    for (const char *junk : {"",
+                             "matmul",
+                             "matmul auto",
+                             "matmul sideways",
+                             "matmul auto, 0 buffers",
+                             "matmul auto, transposes 4 per tile",
+                             "matmul auto, 3 buffers, n <= 128",
+                             "matmul auto, transposes x per tile",
+                             "matmul auto, 3 buffers,",
+                             "matmul streamed, n <= ",
+                             "matmul b_resident, blocks of 0",
+                             "matmul b_resident, blocks of",
+                             "matmul streamed, n <= 12x",
+                             "matmul streamed, n <= 99999999999",
+                             "conv default",
+                             "output resident, n <= 128",
+                             "matmul auto, output resident, n <= 128",
+                             "matmul auto, staging in 0 buffers",
+                             "matmul auto, staging in 2 buffers, 3 buffers",
+                             "PE in critical-path order, matmul auto, 3 buffers",
+                             "output resident, PE in critical-path order",
+                             "PE in critical-path order, 3 buffers"}) {
         CAPTURE(junk);
         CHECK_FALSE(sched::parse_plan(junk, p));
     }

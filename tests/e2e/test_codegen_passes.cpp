@@ -239,6 +239,64 @@ TEST_CASE("the instruction scheduler overlaps independent chains and keeps every
 
 namespace {
 
+/** A PE instruction `op` from an SBUF tile at `src` into the PSUM tile at `dst`. */
+SelectedInstr pe_op(neff::Opcode op, int64_t src, int64_t dst, bool by_critical_path) {
+    Instr i;
+    i.op = op;
+    i.src = sbuf_tile(src);
+    if (op == neff::Opcode::Matmul)
+        i.src1 = sbuf_tile(src);
+    i.dst = sbuf_tile(dst);
+    i.dst.space = neff::MemSpace::PSUM;
+    return {Engine::PE, i, by_critical_path};
+}
+
+/** A copy on `e` between SBUF/PSUM tiles. */
+SelectedInstr copy_on(Engine e, neff::MemSpace from, int64_t src, int64_t dst) {
+    SelectedInstr c = op_on(e, src, dst);
+    c.instr.src.space = from;
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("PE instructions in critical-path order: a transpose that later matmuls wait for first") {
+    // Program order: two matmuls whose results only an ACT copy reads, then a transpose whose
+    // copy out of PSUM (DVE) a third matmul reads: A's next row tile after the current one.
+    auto program = [](bool by_critical_path) {
+        return std::vector<SelectedInstr>{
+            pe_op(neff::Opcode::Matmul, 0, 0, by_critical_path),
+            copy_on(Engine::ACT, neff::MemSpace::PSUM, 0, 8192),
+            pe_op(neff::Opcode::Matmul, 1024, 2048, by_critical_path),
+            copy_on(Engine::ACT, neff::MemSpace::PSUM, 2048, 9216),
+            pe_op(neff::Opcode::Transpose, 2048, 4096, by_critical_path),
+            copy_on(Engine::DVE, neff::MemSpace::PSUM, 4096, 12288),
+            pe_op(neff::Opcode::Matmul, 12288, 6144, by_critical_path),
+            copy_on(Engine::ACT, neff::MemSpace::PSUM, 6144, 16384)};
+    };
+    auto pe_order = [](const std::vector<SelectedInstr> &out) {
+        std::vector<neff::Opcode> ops;
+        for (const SelectedInstr &s : out)
+            if (s.engine == Engine::PE)
+                ops.push_back(s.instr.op);
+        return ops;
+    };
+    const target::TargetInfo &trn1 = target::target_by_name("trn1");
+    using neff::Opcode;
+    std::vector<SelectedInstr> in_order = program(false);
+    double plain = codegen::schedule_instructions(in_order, trn1, true);
+    CHECK(pe_order(in_order) ==
+          std::vector<Opcode>{Opcode::Matmul, Opcode::Matmul, Opcode::Transpose, Opcode::Matmul});
+    std::vector<SelectedInstr> by_path = program(true);
+    double ranked = codegen::schedule_instructions(by_path, trn1, true);
+    CHECK(pe_order(by_path) ==
+          std::vector<Opcode>{Opcode::Transpose, Opcode::Matmul, Opcode::Matmul, Opcode::Matmul});
+    // The DVE copy runs beside the first matmuls rather than after them: the program ends sooner.
+    CHECK(ranked < plain);
+}
+
+namespace {
+
 /** Instructions `op` on engine `e` (of the node named `node`, if given). */
 int count_op(const neff::Program &p, Engine e, neff::Opcode op, const std::string &node = "") {
     int count = 0;

@@ -126,6 +126,7 @@ public:
                                    {4, [&] { return change_fold(); }},
                                    {4, [&] { return change_buffers(); }},
                                    {3, [&] { return add_resident(); }},
+                                   {2, [&] { return add_pe_order(); }},
                                    {4, [&] { return drop_line(); }},
                                    {10, [&] { return split_reduction(); }}};
         int total = 0;
@@ -404,6 +405,13 @@ private:
             return "";
         remove_hint("resident", s->role);
         return append("hint resident " + s->role);
+    }
+
+    /** The group's PE instructions in critical-path order (schedules' `hint pe_order`): the list
+     *  scheduler may then issue a later tile's PE work first, within the dependencies. */
+    std::string add_pe_order() {
+        remove_hint("pe_order", "critical_path");
+        return append("hint pe_order critical_path");
     }
 
     std::string drop_line() {

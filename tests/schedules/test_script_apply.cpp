@@ -118,6 +118,32 @@ TEST_CASE("hint resident: each tile of the stage keeps its region past the group
     }
 }
 
+TEST_CASE("hint pe_order critical_path marks the group's PE instructions for the list scheduler, "
+          "and reads back as written") {
+    Graph g = gemm_graph();
+    const GemmData d = gemm_data();
+    for (bool ranked : {false, true}) {
+        CAPTURE(ranked);
+        sched::Group grp = scheduled_group(
+            g, gemm_script(256) + (ranked ? "  hint pe_order critical_path\n" : ""));
+        CHECK(grp.pe_critical_path == ranked);
+        sched::ScheduleScript again;
+        again.blocks.push_back(sched::describe_schedule(grp));
+        CHECK((again.to_string().find("  hint pe_order critical_path\n") != std::string::npos) ==
+              ranked);
+        Compiled c = compile_group(g, grp);
+        int pe = 0, marked = 0;
+        for (const codegen::SelectedInstr &i : c.instrs) {
+            pe += i.engine == neff::Engine::PE;
+            marked += i.by_critical_path;
+            CHECK((!i.by_critical_path || i.engine == neff::Engine::PE));
+        }
+        CHECK(pe > 0);
+        CHECK(marked == (ranked ? pe : 0));
+        CHECK(rel_l2_error(test::run(c, g, {{"in0", d.a}, {"in1", d.b}}), d.want) < 1e-4);
+    }
+}
+
 TEST_CASE("matmuls split by columns each overwrite their own zeroed columns first, then "
           "accumulate") {
     // K chunks inside the column loop: one matmul per output column and K chunk. The schedule

@@ -147,13 +147,16 @@ TEST_CASE("an unknown directive or wrong arguments is NHC_ESCH102") {
         {"acc.split(k, ko, ki, 8).update()", "update() must come right after the stage name"},
         {"acc.update().compute_root()", "compute_root applies to the whole stage"},
         {"hint engine acc ACT", "unknown hint 'engine'; expected partition_dim"},
-        {"hint engine acc ACT", "fold_broadcast, buffers or resident"},
+        {"hint engine acc ACT", "fold_broadcast, buffers, resident or pe_order"},
         {"hint partition_dim acc", "expected 'hint partition_dim <stage> <dim>'"},
         {"hint partition_dim 1 acc", "expected 'hint partition_dim <stage> <dim>'"},
         {"hint fold_broadcast bias", "expected 'hint fold_broadcast <stage> <period>'"},
         {"hint buffers acc", "expected 'hint buffers <stage> <count>'"},
         {"hint resident", "expected 'hint resident <stage>'"},
         {"hint resident out 2", "expected 'hint resident <stage>'"},
+        {"hint pe_order", "expected 'hint pe_order critical_path', found 'hint pe_order '"},
+        {"hint pe_order program", "expected 'hint pe_order critical_path'"},
+        {"hint pe_order critical_path 2", "expected 'hint pe_order critical_path'"},
     };
     for (const Case &c : cases) {
         CAPTURE(c.line);
