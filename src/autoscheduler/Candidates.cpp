@@ -49,7 +49,9 @@ sched::SchedulePlan matmul_plan(Operands o, int max_n, Transposes tp) {
 /** `p` with its PE instructions in critical-path order (SchedulePlan::pe_critical_path): A's
  *  transposes for the next row tile among the current one's matmuls. It pays where the copies of
  *  a row tile's transposes out of PSUM hold up its matmuls, with the transposes in fixed buffers
- *  (MatMul 4096x8192x8192 bf16, B in blocks: 7,907.1 -> 7,490.9 us), so it is offered with them. */
+ *  (MatMul 4096x8192x8192 bf16, B in blocks: 7,907.1 -> 7,490.9 us; alone 7,991.4), so it is
+ *  offered with the transposes' variants, not as a rule (as one it lost on ResNet-50 and the
+ *  2048^3 MatMul, bench/README.md). */
 sched::SchedulePlan in_critical_path_order(sched::SchedulePlan p) {
     p.pe_critical_path = true;
     return p;
@@ -69,7 +71,8 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
     std::vector<sched::SchedulePlan> plans;
     if (optlevel <= 2) {
         // At most 8 distinct schedules are measured (measured_budget): these 8 in this order,
-        // then the blocked plans (distinct only where the first 8 have few distinct ones).
+        // then the blocked plans, the last with its PE in critical-path order (distinct only
+        // where the first 8 have few distinct ones).
         plans.push_back(matmul_plan(Operands::Auto, 0));
         plans.push_back(matmul_plan(Operands::Auto, 0, kTransposes[0]));
         for (Operands o : kMovements)
