@@ -39,11 +39,15 @@ sched::SchedulePlan blocked_plan(Operands o, int block) {
     return p;
 }
 
-sched::SchedulePlan matmul_plan(Operands o, int max_n, Transposes tp) {
-    sched::SchedulePlan p = matmul_plan(o, max_n);
+/** `p` with A's transposes as `tp` says. */
+sched::SchedulePlan with_transposes(sched::SchedulePlan p, Transposes tp) {
     p.matmul.transposes_per_tile = tp.per_tile;
     p.matmul.transpose_buffers = tp.buffers;
     return p;
+}
+
+sched::SchedulePlan matmul_plan(Operands o, int max_n, Transposes tp) {
+    return with_transposes(matmul_plan(o, max_n), tp);
 }
 
 /** `p` with its PE instructions in critical-path order (SchedulePlan::pe_critical_path): A's
@@ -83,10 +87,8 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
                 plans.push_back(matmul_plan(Operands::Auto, n));
         for (Operands o : {Operands::BResident, Operands::AResident})
             plans.push_back(blocked_plan(o, blocks[0]));
-        sched::SchedulePlan blocked = blocked_plan(Operands::BResident, blocks[0]);
-        blocked.matmul.transposes_per_tile = kTransposes[2].per_tile;
-        blocked.matmul.transpose_buffers = kTransposes[2].buffers;
-        plans.push_back(in_critical_path_order(blocked));
+        plans.push_back(in_critical_path_order(
+            with_transposes(blocked_plan(Operands::BResident, blocks[0]), kTransposes[2])));
         return plans;
     }
     for (Operands o : kMovements)
@@ -102,12 +104,9 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
         for (Transposes tp : kTransposes)
             plans.push_back(in_critical_path_order(matmul_plan(o, 0, tp)));
     for (int block : blocks)
-        for (Transposes tp : {kTransposes[0], kTransposes[2]}) {
-            sched::SchedulePlan p = blocked_plan(Operands::BResident, block);
-            p.matmul.transposes_per_tile = tp.per_tile;
-            p.matmul.transpose_buffers = tp.buffers;
-            plans.push_back(in_critical_path_order(p));
-        }
+        for (Transposes tp : {kTransposes[0], kTransposes[2]})
+            plans.push_back(in_critical_path_order(
+                with_transposes(blocked_plan(Operands::BResident, block), tp)));
     return plans;
 }
 
