@@ -94,6 +94,13 @@ LoweredGroup lower_group(const sched::Group &g) {
     lg.partition_split = g.partition_split;
     lg.buffers = g.buffers;
     lg.pe_critical_path = g.pe_critical_path;
+    for (const auto &[stage, name] : g.engines) {
+        neff::Engine e;
+        bool known = neff::parse_engine(name, e);
+        nhc_assert(known,
+                   "engine '" << name << "' of stage " << stage << " passed the script check");
+        lg.engines[stage] = e;
+    }
     lg.resident = g.resident;
     for (const alg::Stage &s : g.op.stages)
         if (s.stored_as)

@@ -9,6 +9,7 @@
  * extents, Store/Load with 1-D indices, loops rebased to 0.
  */
 
+#include "neff/Isa.h"
 #include "schedules/Group.h"
 
 #include <map>
@@ -30,6 +31,7 @@ struct LoweredGroup {
     std::map<std::string, int> buffers;             ///< the schedule's buffer counts
     std::set<std::string> resident;                 ///< the schedule's resident stages
     bool pe_critical_path = false;                  ///< the schedule's PE order
+    std::map<std::string, neff::Engine> engines;    ///< the schedule's engine per stage
     std::map<std::string, DType> stored_as;         ///< stage -> its storage type (tf32)
 };
 

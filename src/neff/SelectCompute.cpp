@@ -46,7 +46,7 @@ public:
             i.op = Opcode::Memset;
             i.dst = dst_;
             i.value = r.imm;
-            s_.emit(Engine::DVE, i);
+            emit_vector(i);
             return;
         }
         if (on_act(r.ap, dst_)) {
@@ -57,7 +57,7 @@ public:
         i.op = Opcode::TensorCopy;
         i.dst = dst_;
         i.src = r.ap;
-        s_.emit(Engine::DVE, i);
+        emit_vector(i);
     }
 
     /** `e` as a tile over the whole iteration space (materialized if it is an immediate). */
@@ -70,7 +70,7 @@ public:
         i.op = Opcode::Memset;
         i.dst = t;
         i.value = o.imm;
-        s_.emit(Engine::DVE, i);
+        emit_vector(i);
         return t;
     }
 
@@ -121,8 +121,19 @@ private:
     // squares. Only between floating types: ACT reads through fp32 (L179).
     bool on_act(const AccessPattern &src, const AccessPattern &dst) const {
         return neff::dtype_is_float(src.dtype) && neff::dtype_is_float(dst.dtype) &&
-               s_.lighter_engine(dst.free_count()) == Engine::ACT;
+               prefers_act(dst.free_count());
     }
+
+    /** Whether work of `n` elements that ACT can do goes to ACT: the engine the schedule names
+     *  for the stage (hint engine), else the lighter of ACT and DVE. */
+    bool prefers_act(int64_t n) const {
+        if (std::optional<Engine> named = s_.named_engine(n_.dst))
+            return *named == Engine::ACT;
+        return s_.lighter_engine(n) == Engine::ACT;
+    }
+
+    /** Emits `i`, an instruction DVE can run, on DVE or the engine the schedule names. */
+    void emit_vector(const Instr &i) { s_.emit(s_.vector_engine(n_.dst, i), i); }
 
     static neff::Scalar one() {
         neff::Scalar sc;
@@ -182,7 +193,7 @@ private:
         i.dst = r.ap;
         i.alu0 = AluOp::Mult;
         i.s0.imm = -1.0f;
-        s_.emit(Engine::DVE, i);
+        emit_vector(i);
         return r;
     }
 
@@ -194,8 +205,7 @@ private:
         // On ACT, Square(x - m) takes -m as its bias: one instruction, not a subtraction and
         // then a square (a LayerNorm's variance; ACT computes func(in * scale + bias),
         // neuroncore.md L172-175).
-        if (same_expr && op == AluOp::Mult && a.type().is_float() &&
-            s_.lighter_engine(dst_.free_count()) == Engine::ACT)
+        if (same_expr && op == AluOp::Mult && a.type().is_float() && prefers_act(dst_.free_count()))
             return activation(neff::ActFunc::Square, a, into);
         Operand x = lower(a, nullptr);
         Operand y = same_expr ? x : lower(b, nullptr);
@@ -229,7 +239,7 @@ private:
         }
         Operand r = result(into);
         i.dst = r.ap;
-        s_.emit(Engine::DVE, i);
+        emit_vector(i);
         return r;
     }
 
@@ -332,7 +342,7 @@ private:
         i.src1 = f;
         Operand r = result(into);
         i.dst = r.ap;
-        s_.emit(Engine::DVE, i);
+        emit_vector(i);
         return r;
     }
 
@@ -493,7 +503,7 @@ void select_compute(Selector &s, const Nest &n) {
     i.src = src;
     i.alu0 = red->first;
     i.axes = reduced;
-    s.emit(Engine::DVE, i);
+    s.emit(Engine::DVE, i); // tensor_reduce: DVE's alone (neuroncore.md L306)
     if (!overwrite) {
         Instr combine;
         combine.op = Opcode::TensorTensor;
@@ -501,7 +511,7 @@ void select_compute(Selector &s, const Nest &n) {
         combine.src = dap;
         combine.src1 = i.dst;
         combine.alu0 = red->first;
-        s.emit(Engine::DVE, combine);
+        s.emit(s.vector_engine(n.dst, combine), combine);
     }
     s.release_temps();
 }

@@ -41,6 +41,7 @@ select_group(const LoweredGroup &lg, SelectOptions &so,
     so.buffers = lg.buffers;
     so.resident = lg.resident;
     so.pe_critical_path = lg.pe_critical_path;
+    so.engines = lg.engines;
     for (const auto &[stage, t] : lg.stored_as)
         so.stored_as[stage] = isa_dtype_of(t, stage);
     for (const auto &[buf, value] : lg.hbm_buffers)

@@ -110,6 +110,21 @@ Engine Selector::lighter_engine(int64_t n) const {
     return act < dve ? Engine::ACT : Engine::DVE;
 }
 
+std::optional<Engine> Selector::named_engine(const std::string &stage) const {
+    auto it = opt_.engines.find(stage);
+    return it == opt_.engines.end() ? std::nullopt : std::optional<Engine>(it->second);
+}
+
+Engine Selector::vector_engine(const std::string &stage, const Instr &i) const {
+    if (named_engine(stage) != Engine::POOL)
+        return Engine::DVE;
+    bool pool_op =
+        i.op == Opcode::TensorScalar || i.op == Opcode::TensorCopy || i.op == Opcode::Memset;
+    for (const AccessPattern *ap : {&i.dst, &i.src, &i.src1, &i.s0.ap, &i.s1.ap})
+        pool_op = pool_op && (!ap->present() || ap->space == neff::MemSpace::SBUF);
+    return pool_op ? Engine::POOL : Engine::DVE;
+}
+
 bool Selector::accumulate_into_last_activation(const AccessPattern &src, const AccessPattern &dst) {
     if (out_.empty())
         return false;

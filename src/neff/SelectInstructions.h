@@ -58,6 +58,9 @@ struct SelectOptions {
     /** The group's PE instructions are ordered by critical path (sched::Group::pe_critical_path,
      *  SelectedInstr::by_critical_path). */
     bool pe_critical_path = false;
+    /** Stage -> the engine its elementwise and reduction instructions run on where that engine
+     *  can (sched::Group::engines); other stages balance ACT and DVE. */
+    std::map<std::string, neff::Engine> engines;
     /** In: SBUF regions (offset, bytes per partition) earlier groups keep, which this group
      *  leaves alone. */
     std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;

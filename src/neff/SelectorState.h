@@ -12,6 +12,7 @@
 #include "neff/SelectInstructions.h"
 
 #include <array>
+#include <optional>
 
 namespace nhc::codegen {
 
@@ -73,6 +74,12 @@ public:
     /** ACT or DVE: the one that would finish `n` more elements of single-input work first, given
      *  the work this group has queued on each so far (estimated by the target's cost model). */
     neff::Engine lighter_engine(int64_t n) const;
+    /** The engine the schedule names for `stage` (SelectOptions::engines), if any. */
+    std::optional<neff::Engine> named_engine(const std::string &stage) const;
+    /** The engine for `i`, an instruction DVE can run, of `stage`: GpSimd when the schedule names
+     *  it for the stage and it can run `i` (tensor_scalar, tensor_copy or memset with every
+     *  operand in SBUF: neuroncore.md L184, L301-L311), else DVE. */
+    neff::Engine vector_engine(const std::string &stage, const neff::Instr &i) const;
     /** Removes the last selected instruction if it is a memset of exactly `dst` to `value` (an
      *  initialisation that the next instruction overwrites); returns whether it did. */
     bool drop_memset(const neff::AccessPattern &dst, float value);

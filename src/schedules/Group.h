@@ -57,6 +57,10 @@ struct Group {
     /** Optional: the list scheduler orders the group's PE instructions by their longest path to
      *  the end of the program rather than by program order (SchedulePlan::pe_critical_path). */
     bool pe_critical_path = false;
+    /** Optional: the engine ("act", "dve" or "pool") that runs a stage's elementwise and
+     *  reduction instructions where it can, instead of the load balance between ACT and DVE
+     *  that instruction selection otherwise strikes (neff/SelectCompute). */
+    std::map<std::string, std::string> engines;
 
     /** Broadcast stages whose reads are folded to one tile of partitions (Func name -> the
      *  period P: reads b(x, y, z...) rewritten as b(x, y % P, 0...), schedules/FoldBroadcasts). */

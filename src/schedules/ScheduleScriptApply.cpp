@@ -259,12 +259,17 @@ void apply_fold_hint(Context &cx, const ScriptLine &l) {
 }
 
 void apply_hint(Context &cx, const ScriptLine &l) {
-    // partition_dim, partition_split, buffers, resident and pe_order (checked by the parser).
+    // partition_dim, partition_split, buffers, resident, pe_order and engine (checked by the
+    // parser).
     if (l.hint == "pe_order") {
         cx.group.pe_critical_path = true;
         return;
     }
     Func f = cx.stage(l.hint_args[0].text);
+    if (l.hint == "engine") {
+        cx.group.engines[f.name()] = l.hint_args[1].text;
+        return;
+    }
     if (l.hint == "resident") {
         cx.group.resident.insert(f.name());
         return;

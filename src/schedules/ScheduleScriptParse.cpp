@@ -228,7 +228,7 @@ void Parser::parse_hint(ScriptLine &out) {
     out.kind = ScriptLine::Kind::Hint;
     out.hint = expect_ident(
         "the name of a hint (partition_dim, partition_split, fold_broadcast, buffers, resident, "
-        "pe_order)");
+        "pe_order, engine)");
     while (peek().kind == Token::Kind::Ident || peek().kind == Token::Kind::Int) {
         ScriptArg a;
         a.kind = peek().kind == Token::Kind::Int ? ScriptArg::Kind::Int : ScriptArg::Kind::Name;
@@ -400,6 +400,15 @@ void Parser::check_hint(const ScriptLine &l) const {
                                     arg_list(l.hint_args) + "'");
         return;
     }
+    if (l.hint == "engine") { // a stage and an engine's name
+        static const std::set<std::string> engines = {"act", "dve", "pool"};
+        if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
+            !engines.count(l.hint_args[1].text))
+            fail("NHC_ESCH102", "wrong arguments for hint engine: expected 'hint engine <stage> "
+                                "act|dve|pool', found 'hint engine " +
+                                    arg_list(l.hint_args) + "'");
+        return;
+    }
     if (l.hint == "pe_order") { // of the group, not of a stage
         if (l.hint_args.size() != 1 || l.hint_args[0].text != "critical_path")
             fail("NHC_ESCH102", "wrong arguments for hint pe_order: expected 'hint pe_order "
@@ -411,7 +420,7 @@ void Parser::check_hint(const ScriptLine &l) const {
     if (it == second_arg.end())
         fail("NHC_ESCH102", "unknown hint '" + l.hint +
                                 "'; expected partition_dim, partition_split, fold_broadcast, "
-                                "buffers, resident or pe_order");
+                                "buffers, resident, pe_order or engine");
     if (l.hint_args.size() != 2 || l.hint_args[0].kind != ScriptArg::Kind::Name ||
         l.hint_args[1].kind != ScriptArg::Kind::Int)
         fail("NHC_ESCH102", "wrong arguments for hint " + l.hint + ": expected 'hint " + l.hint +

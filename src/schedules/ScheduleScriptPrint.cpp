@@ -159,6 +159,12 @@ public:
                 h.hint_args.pop_back(); // a stage, no number
                 b.lines.push_back(h);
             }
+        for (const auto &[role, f] : stages_)
+            if (auto named = g_.engines.find(f.name()); named != g_.engines.end()) {
+                ScriptLine h = hint_line("engine", role, 0);
+                h.hint_args.back() = name_arg(named->second);
+                b.lines.push_back(h);
+            }
         if (g_.pe_critical_path) {
             ScriptLine h = hint_line("pe_order", "critical_path", 0);
             h.hint_args.pop_back(); // a word, no number

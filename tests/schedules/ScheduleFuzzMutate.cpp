@@ -127,6 +127,7 @@ public:
                                    {4, [&] { return change_buffers(); }},
                                    {3, [&] { return add_resident(); }},
                                    {2, [&] { return add_pe_order(); }},
+                                   {3, [&] { return change_engine(); }},
                                    {4, [&] { return drop_line(); }},
                                    {10, [&] { return split_reduction(); }}};
         int total = 0;
@@ -405,6 +406,16 @@ private:
             return "";
         remove_hint("resident", s->role);
         return append("hint resident " + s->role);
+    }
+
+    /** The engine that runs a stage's instructions where it can (schedules' `hint engine`). */
+    std::string change_engine() {
+        const StageInfo *s = pick_stage(false);
+        if (!s)
+            return "";
+        remove_hint("engine", s->role);
+        static const std::vector<std::string> engines = {"act", "dve", "pool"};
+        return append("hint engine " + s->role + " " + rng_.pick(engines));
     }
 
     /** The group's PE instructions in critical-path order (schedules' `hint pe_order`): the list

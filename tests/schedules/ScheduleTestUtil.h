@@ -79,6 +79,7 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
     so.buffers = lg.buffers;
     so.resident = lg.resident;
     so.pe_critical_path = lg.pe_critical_path;
+    so.engines = lg.engines;
     std::map<std::string, int> var_of;
     for (const std::string &v : g.inputs) {
         var_of[v] = static_cast<int>(c.program.vars.size());

@@ -144,6 +144,48 @@ TEST_CASE("hint pe_order critical_path marks the group's PE instructions for the
     }
 }
 
+TEST_CASE("hint engine runs a stage's instructions on the engine named where it can, reads back "
+          "as written, and the values stay right") {
+    // Softmax's `out` = exp * rcp, rcp one value per row: a tensor_scalar product on DVE or
+    // GpSimd, or an ACT copy with rcp as its scale; two row tiles of 128.
+    Graph g = one_node_graph("Softmax", {{256, 32}}, {256, 32});
+    std::vector<float> x = test::ramp(256 * 32, 0.05f, -2);
+    sched::Group plain = scheduled_group(g, softmax_script(128));
+    std::vector<double> want;
+    for (float v : test::run(compile_group(g, plain), g, {{"in0", x}}))
+        want.push_back(v);
+    auto scaled_on = [](const Compiled &c, neff::Engine e) {
+        int n = 0;
+        for (const codegen::SelectedInstr &i : c.instrs)
+            n += i.engine == e && i.instr.s0.is_ap &&
+                 (i.instr.op == neff::Opcode::TensorScalar ||
+                  (i.instr.op == neff::Opcode::Activation && i.instr.func == neff::ActFunc::Copy));
+        return n;
+    };
+    for (const char *engine : {"act", "dve", "pool"}) {
+        CAPTURE(engine);
+        std::string hint = std::string("  hint engine out ") + engine + "\n";
+        sched::Group grp = scheduled_group(g, softmax_script(128) + hint);
+        sched::ScheduleScript again;
+        again.blocks.push_back(sched::describe_schedule(grp));
+        CHECK(again.to_string().find(hint) != std::string::npos);
+        Compiled c = compile_group(g, grp);
+        neff::Engine e = std::string(engine) == "act"   ? neff::Engine::ACT
+                         : std::string(engine) == "dve" ? neff::Engine::DVE
+                                                        : neff::Engine::POOL;
+        CHECK(scaled_on(c, e) == 2);
+        CHECK(rel_l2_error(test::run(c, g, {{"in0", x}}), want) < 1e-6);
+    }
+    // GpSimd does not reduce (tensor_reduce is DVE's): max's instructions stay where they were.
+    sched::Group grp = scheduled_group(g, softmax_script(128) + "  hint engine max pool\n");
+    Compiled c = compile_group(g, grp);
+    for (const codegen::SelectedInstr &i : c.instrs)
+        if (i.instr.op != neff::Opcode::Dma) { // transfers are queued from GpSimd
+            CAPTURE(std::string(neff::opcode_name(i.instr.op)));
+            CHECK(i.engine != neff::Engine::POOL);
+        }
+}
+
 TEST_CASE("matmuls split by columns each overwrite their own zeroed columns first, then "
           "accumulate") {
     // K chunks inside the column loop: one matmul per output column and K chunk. The schedule
