@@ -8,6 +8,7 @@
 #include "OneNodeGraph.h"
 #include "neff/InsertSemaphores.h"
 #include "neff/LowerGroup.h"
+#include "neff/SelectGroup.h"
 #include "neff/SelectInstructions.h"
 #include "runtime/Runtime.h"
 #include "schedules/DefaultSchedule.h"
@@ -74,12 +75,6 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
     codegen::SelectOptions so;
     so.target = &target::target_by_name("trn1");
     so.node_name = g.nodes[0].name;
-    so.partition_dim = lg.partition_dim;
-    so.partition_split = lg.partition_split;
-    so.buffers = lg.buffers;
-    so.resident = lg.resident;
-    so.pe_critical_path = lg.pe_critical_path;
-    so.engines = lg.engines;
     std::map<std::string, int> var_of;
     for (const std::string &v : g.inputs) {
         var_of[v] = static_cast<int>(c.program.vars.size());
@@ -89,11 +84,11 @@ inline Compiled compile_group(const Graph &g, sched::Group &grp) {
         var_of[v] = static_cast<int>(c.program.vars.size());
         c.program.vars.push_back(variable(g, v, neff::VarKind::Output));
     }
-    for (const auto &[buf, value] : lg.hbm_buffers)
-        if (lg.referenced.count(buf))
-            so.hbm[buf] = {var_of.at(value), neff::DType::F32,
-                           c.program.vars.at(size_t(var_of.at(value))).size_bytes()};
-    c.instrs = codegen::select_instructions(lg.body, so);
+    // The group's options as code generation sets them, each HBM value an fp32 variable.
+    c.instrs = codegen::select_group(lg, so, [&](const std::string &value) {
+        return codegen::HbmBinding{var_of.at(value), neff::DType::F32,
+                                   c.program.vars.at(size_t(var_of.at(value))).size_bytes()};
+    });
     c.kept_sbuf = so.kept_sbuf;
     std::vector<codegen::SelectedInstr> copy = c.instrs;
     codegen::insert_semaphores(copy, c.program);

@@ -33,6 +33,13 @@ std::string softmax_script(int rows) {
     return s;
 }
 
+/** The group's schedule printed as a script (what --dump-schedules writes for it). */
+std::string printed(const sched::Group &grp) {
+    sched::ScheduleScript again;
+    again.blocks.push_back(sched::describe_schedule(grp));
+    return again.to_string();
+}
+
 /** Inputs of gemm_graph() ([64, 256] x [256, 512]) and their product, in double. */
 struct GemmData {
     std::vector<float> a, b;
@@ -104,9 +111,7 @@ TEST_CASE("hint resident: each tile of the stage keeps its region past the group
         sched::Group grp =
             scheduled_group(g, gemm_script(256) + (resident ? "  hint resident out\n" : ""));
         CHECK(grp.resident.size() == (resident ? 1u : 0u));
-        sched::ScheduleScript again;
-        again.blocks.push_back(sched::describe_schedule(grp));
-        CHECK((again.to_string().find("  hint resident out\n") != std::string::npos) == resident);
+        CHECK((printed(grp).find("  hint resident out\n") != std::string::npos) == resident);
         // Two output tiles of 256 columns (fp32: 1 KiB per partition each), each in its own region.
         Compiled c = compile_group(g, grp);
         REQUIRE(c.kept_sbuf.size() == (resident ? 2u : 0u));
@@ -127,9 +132,7 @@ TEST_CASE("hint pe_order critical_path marks the group's PE instructions for the
         sched::Group grp = scheduled_group(
             g, gemm_script(256) + (ranked ? "  hint pe_order critical_path\n" : ""));
         CHECK(grp.pe_critical_path == ranked);
-        sched::ScheduleScript again;
-        again.blocks.push_back(sched::describe_schedule(grp));
-        CHECK((again.to_string().find("  hint pe_order critical_path\n") != std::string::npos) ==
+        CHECK((printed(grp).find("  hint pe_order critical_path\n") != std::string::npos) ==
               ranked);
         Compiled c = compile_group(g, grp);
         int pe = 0, marked = 0;
@@ -166,9 +169,7 @@ TEST_CASE("hint engine runs a stage's instructions on the engine named where it 
         CAPTURE(engine);
         std::string hint = std::string("  hint engine out ") + engine + "\n";
         sched::Group grp = scheduled_group(g, softmax_script(128) + hint);
-        sched::ScheduleScript again;
-        again.blocks.push_back(sched::describe_schedule(grp));
-        CHECK(again.to_string().find(hint) != std::string::npos);
+        CHECK(printed(grp).find(hint) != std::string::npos);
         Compiled c = compile_group(g, grp);
         neff::Engine e = std::string(engine) == "act"   ? neff::Engine::ACT
                          : std::string(engine) == "dve" ? neff::Engine::DVE
