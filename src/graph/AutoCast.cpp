@@ -15,9 +15,8 @@ std::string cast_constant(Graph &g, const std::string &name, DType t) {
     if (g.has_value(cast_name))
         return cast_name;
     const Value &v = g.value(name);
-    auto c = std::make_shared<HostTensor>(t, v.shape);
-    for (int64_t i = 0; i < c->numel(); i++)
-        c->set_f64(i, v.constant->get_f64(i)); // float -> bf16/fp16 rounds to nearest even
+    // float -> bf16/fp16 rounds to nearest even
+    auto c = std::make_shared<HostTensor>(v.constant->converted(t));
     g.values[cast_name] = Value{cast_name, t, v.shape, c};
     return cast_name;
 }

@@ -237,6 +237,37 @@ void HostTensor::set_f64(int64_t i, double v) {
     }
 }
 
+HostTensor HostTensor::converted(DType to) const {
+    HostTensor out(to, shape_);
+    const int64_t n = numel();
+    if (dtype_ == DType::Float32 && (to == DType::BFloat16 || to == DType::Float16 ||
+                                     to == DType::TFloat32 || to == DType::Float32)) {
+        // Weights: hundreds of millions of elements at a compile; the conversions are set_f64's.
+        const uint8_t *src = bytes_.data();
+        uint8_t *dst = out.bytes_.data();
+        for (int64_t i = 0; i < n; i++) {
+            float f = load<float>(src + 4 * i);
+            switch (to) {
+            case DType::BFloat16:
+                store<uint16_t>(dst + 2 * i, float_to_bf16(f));
+                break;
+            case DType::Float16:
+                store<uint16_t>(dst + 2 * i, float_to_half(f));
+                break;
+            case DType::TFloat32:
+                store<float>(dst + 4 * i, round_to_tf32(f));
+                break;
+            default:
+                store<float>(dst + 4 * i, f);
+            }
+        }
+        return out;
+    }
+    for (int64_t i = 0; i < n; i++)
+        out.set_f64(i, get_f64(i));
+    return out;
+}
+
 void HostTensor::set_i64(int64_t i, int64_t v) {
     nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
     uint8_t *p = bytes_.data() + i * dtype_size(dtype_);

@@ -50,6 +50,9 @@ public:
     /** Sets element i, converting (and rounding to nearest even for f16/bf16) into the dtype. */
     void set_f64(int64_t i, double v);
     void set_i64(int64_t i, int64_t v);
+    /** A copy converted to `to` element by element, as set_f64(get_f64) would (rounding to
+     *  nearest even into f16/bf16); float32 to a float type without going through double. */
+    HostTensor converted(DType to) const;
     /** All elements as int64 (for shape-like tensors). */
     std::vector<int64_t> to_i64_vector() const;
 

@@ -8,9 +8,10 @@
  * order behind one gzip header and before one trailer (CRC-32 of all the input, combined per
  * block). The cut does not depend on the number of threads, so the bytes are the same for any
  * job count. The header has no timestamp and no name, so identical input gives identical bytes.
- * A NEFF is mostly weights, float data that deflate shrinks by some 7% at any level, slowly: a
- * block whose sample does not shrink by a tenth is written as stored blocks (no compression, the
- * speed of a copy); the others are deflated at level 1.
+ * A NEFF is mostly weights: each block is coded as a sample of it says (block_coding), with
+ * deflate's Huffman codes alone (16-bit weights: as small as with string matching, three times
+ * as fast), with matching too (instruction streams), or stored (fp32 weights, which neither
+ * shrinks by a tenth), always at level 1.
  */
 
 #include <cstddef>
@@ -26,6 +27,15 @@ class ThreadPool;
 }
 
 namespace nhc::neff {
+
+/** How a block is written: deflate's string matching and Huffman codes, its Huffman codes alone,
+ *  or stored as it is. */
+enum class BlockCoding { Matches, HuffmanOnly, Stored };
+
+/** The coding of a block, from its first 64 KiB coded both ways: matching where it shrinks the
+ *  sample by 5% of its size more than Huffman codes alone, else Huffman codes alone where they
+ *  shrink it by a tenth, else stored. Depends only on the block's bytes. */
+BlockCoding block_coding(const std::vector<uint8_t> &block);
 
 class ParallelGzip {
 public:

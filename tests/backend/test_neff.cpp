@@ -7,6 +7,7 @@
 #include "neff/DefJson.h"
 #include "neff/ParallelGzip.h"
 
+#include <cstring>
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SHA256.h>
@@ -215,6 +216,45 @@ TEST_CASE("gzip in blocks: bytes deflate cannot shrink by a tenth are stored, te
             CHECK(gz.size() < size / 100);
         }
     }
+}
+
+TEST_CASE("gzip blocks: text keeps string matching, 16-bit weights Huffman codes alone") {
+    const size_t size = size_t(1) << 20;
+    std::vector<uint8_t> random(size), text(size), weights(size);
+    uint32_t x = 4242;
+    auto next = [&] {
+        x = x * 1103515245u + 12345u;
+        return x >> 8;
+    };
+    for (size_t i = 0; i < size; i++) {
+        random[i] = uint8_t(next());
+        text[i] = uint8_t("the quick brown fox "[i % 20]);
+    }
+    // bf16 weights of a trained layer: near-normal values of scale 0.02, whose few exponent
+    // bytes shrink under Huffman codes while their strings seldom repeat.
+    for (size_t i = 0; i + 1 < size; i += 2) {
+        double u = 0;
+        for (int k = 0; k < 12; k++) // Irwin-Hall: a near-normal sum
+            u += double(next() & 0xffff) / 65536.0;
+        float f = float((u - 6.0) * 0.02);
+        uint32_t bits = 0;
+        std::memcpy(&bits, &f, 4);
+        uint16_t b = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16); // to nearest even
+        weights[i] = uint8_t(b);
+        weights[i + 1] = uint8_t(b >> 8);
+    }
+    CHECK(neff::block_coding(random) == neff::BlockCoding::Stored);
+    CHECK(neff::block_coding(text) == neff::BlockCoding::Matches);
+    CHECK(neff::block_coding(weights) == neff::BlockCoding::HuffmanOnly);
+    // Written so, the weights still read back, a tenth smaller at least.
+    std::vector<uint8_t> gz;
+    neff::ParallelGzip z([&](const uint8_t *b, size_t n) { gz.insert(gz.end(), b, b + n); }, 2);
+    z.write(weights.data(), weights.size());
+    z.finish();
+    bool ok = false;
+    CHECK(gunzip(gz, ok) == weights);
+    CHECK(ok);
+    CHECK(gz.size() < size * 9 / 10);
 }
 
 TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {

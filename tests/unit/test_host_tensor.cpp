@@ -40,3 +40,37 @@ TEST_CASE("host tensor element access converts between dtypes") {
     CHECK(b.get_i64(0) == 1);
     CHECK(shape_str({1, 64, 256}) == "[1,64,256]");
 }
+
+TEST_CASE("converted() gives what element-wise set_f64(get_f64) gives, float32 or not") {
+    // Rounding ties, both infinities, a NaN, subnormals and values past the fp16 range.
+    const std::vector<float> values = {1.0f,
+                                       1.0f + std::ldexp(1.0f, -8),
+                                       1.0f + 3 * std::ldexp(1.0f, -8),
+                                       1.0f + std::ldexp(1.0f, -11),
+                                       -3.14159f,
+                                       65520.0f,
+                                       -1e9f,
+                                       std::ldexp(1.0f, -140),
+                                       INFINITY,
+                                       -INFINITY,
+                                       NAN,
+                                       0.0f};
+    HostTensor src(DType::Float32, {int64_t(values.size())});
+    for (size_t i = 0; i < values.size(); i++)
+        src.set_f64(int64_t(i), values[i]);
+    HostTensor ints(DType::Int32, {3});
+    for (int i = 0; i < 3; i++)
+        ints.set_i64(i, i * 1000003 - 7);
+    for (const HostTensor *from : {&src, &ints})
+        for (DType to : {DType::BFloat16, DType::Float16, DType::TFloat32, DType::Float32}) {
+            CAPTURE(dtype_name(from->dtype()));
+            CAPTURE(dtype_name(to));
+            HostTensor expected(to, from->shape());
+            for (int64_t i = 0; i < from->numel(); i++)
+                expected.set_f64(i, from->get_f64(i));
+            HostTensor got = from->converted(to);
+            CHECK(got.dtype() == to);
+            CHECK(got.shape() == from->shape());
+            CHECK(got.bytes() == expected.bytes());
+        }
+}
