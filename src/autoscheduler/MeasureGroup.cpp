@@ -64,8 +64,8 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     codegen::SelectOptions so;
     so.target = &target;
     so.node_name = "candidate";
-    so.sbuf_cursor = cx.sbuf_cursor;
-    so.psum_cursor = cx.psum_cursor;
+    so.sbuf_history = cx.sbuf_history;
+    so.psum_history = cx.psum_history;
     so.reserved_sbuf = cx.reserved_sbuf;
     // A group's selection; what it keeps stays kept through the window (the program frees it
     // after the output's reader, the next group).

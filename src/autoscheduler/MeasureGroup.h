@@ -54,7 +54,7 @@ struct ProgramContext {
     std::vector<neff::Variable> vars;
     /** The variable a graph value already has, or -1 (it then gets one of its own). */
     std::function<int(const std::string &)> existing_var;
-    int64_t sbuf_cursor = 0, psum_cursor = 0; ///< where on-chip allocation resumes
+    codegen::AllocationHistory sbuf_history, psum_history; ///< where on-chip allocation resumes
     /** SBUF regions earlier groups keep for their outputs' readers (codegen::SelectOptions). */
     std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;
     /** Whether the group's output may stay resident (SchedulePlan::output_resident): the next

@@ -56,6 +56,11 @@ public:
         plan_memory();
         groups_ = form_groups();
         resident_ = std::make_unique<ResidentOutputs>(g_, groups_);
+        nhc_assert(!o_.prefetch_bytes || o_.prefetch_bytes->size() == groups_.size(),
+                   "prefetch sizes for " << o_.prefetch_bytes->size() << " groups, the program has "
+                                         << groups_.size());
+        if (o_.group_lifetime_bytes)
+            o_.group_lifetime_bytes->assign(groups_.size(), 0);
         ProgressMeter progress("code generation", static_cast<int64_t>(groups_.size()), "groups");
         for (current_ = 0; current_ < groups_.size(); current_++) {
             compile_group(groups_[current_]);
@@ -241,13 +246,16 @@ private:
         codegen::SelectOptions so;
         so.target = target_;
         so.node_name = name;
-        so.sbuf_cursor = sbuf_cursor_;
-        so.psum_cursor = psum_cursor_;
+        so.sbuf_history = sbuf_history_;
+        so.psum_history = psum_history_;
+        so.keep_for_next = prefetch_bytes(current_ + 1);
         so.reserved_sbuf = resident_->reserved();
         std::vector<codegen::SelectedInstr> ins =
             codegen::select_group(lg, so, [this](const std::string &v) { return binding(v); });
-        sbuf_cursor_ = so.sbuf_cursor;
-        psum_cursor_ = so.psum_cursor;
+        sbuf_history_ = std::move(so.sbuf_history);
+        psum_history_ = std::move(so.psum_history);
+        if (o_.group_lifetime_bytes)
+            (*o_.group_lifetime_bytes)[current_] = so.group_lifetime_bytes;
         resident_->keep(current_, so.kept_sbuf);
         log_debug(name, ": ", ins.size(), " instructions");
         group_starts_.push_back(selected_.size());
@@ -343,8 +351,8 @@ private:
             cx.vars.push_back(std::move(meta));
         }
         cx.existing_var = [this](const std::string &v) { return existing_var(v); };
-        cx.sbuf_cursor = sbuf_cursor_;
-        cx.psum_cursor = psum_cursor_;
+        cx.sbuf_history = sbuf_history_;
+        cx.psum_history = psum_history_;
         cx.reserved_sbuf = resident_->reserved();
         cx.may_keep_output = may_keep_output();
         cx.dependency_overhead = dependency_aware_schedule();
@@ -357,6 +365,11 @@ private:
     }
 
     bool may_keep_output() const { return resident_->may_keep(current_); }
+
+    /** CompileOptions::prefetch_bytes of group `i` (0 past the last group). */
+    int64_t prefetch_bytes(size_t i) const {
+        return o_.prefetch_bytes && i < o_.prefetch_bytes->size() ? (*o_.prefetch_bytes)[i] : 0;
+    }
 
     // --dump-schedules: the group's schedule as a block, named by its nodes.
     void record_schedule(const sched::Group &grp, const sched::SchedulePlan &plan) {
@@ -461,8 +474,9 @@ private:
     neff::Program prog_;
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
-    int64_t sbuf_cursor_ = 0, psum_cursor_ = 0;   ///< on-chip allocation rotates across groups
-    std::set<std::string> written_in_place_;      ///< graph outputs their viewed value fills
+    /// on-chip allocation rotates across groups
+    codegen::AllocationHistory sbuf_history_, psum_history_;
+    std::set<std::string> written_in_place_; ///< graph outputs their viewed value fills
     /** value -> (the Transpose output it is written as, perm) */
     std::map<std::string, std::pair<std::string, std::vector<int64_t>>> transposed_into_;
     std::set<std::string> graph_outputs_;

@@ -82,6 +82,12 @@ struct CompileOptions {
     bool read_in_place = true;
     /** Where code generation reports how many loads stayed on chip that way, or null. */
     int *loads_kept_resident = nullptr;
+    /** Weights prefetched (-O3's whole-program check): per group in compile order, the SBUF bytes
+     *  per partition the group before it keeps out of its own allocation for the group's
+     *  stages that live as long as it does (codegen::SelectOptions::keep_for_next); null: none. */
+    const std::vector<int64_t> *prefetch_bytes = nullptr;
+    /** Where code generation reports those bytes per group (what prefetch_bytes takes), or null. */
+    std::vector<int64_t> *group_lifetime_bytes = nullptr;
 };
 
 enum class Command { Compile, ListOperators };

@@ -2,6 +2,7 @@
 
 #include "driver/Codegen.h"
 #include "runtime/Simulator.h"
+#include "support/Error.h"
 #include "support/Log.h"
 
 #include <algorithm>
@@ -12,10 +13,12 @@ namespace {
 
 /** The simulated time of `g` compiled with `fixed` (and the search for anything else). */
 double program_ns(const Graph &g, CompileOptions o, const autosched::PlanMap *fixed,
-                  autosched::PlanMap *chosen, int *loads_kept_resident = nullptr) {
+                  autosched::PlanMap *chosen, int *loads_kept_resident = nullptr,
+                  std::vector<int64_t> *group_lifetime_bytes = nullptr) {
     o.fixed_plans = fixed;
     o.chosen_plans = chosen;
     o.loads_kept_resident = loads_kept_resident;
+    o.group_lifetime_bytes = group_lifetime_bytes;
     o.without_weight_bytes = true;
     o.used_schedules = nullptr;
     neff::Program p = generate_program(g, o);
@@ -31,13 +34,15 @@ void put_back_plans(const Graph &g, const CompileOptions &o, CheckedPlans &c) {
             continue;
         autosched::PlanMap trial = c.plans;
         trial[workload] = sched::SchedulePlan();
-        double ns = program_ns(g, o, &trial, nullptr);
+        std::vector<int64_t> lifetimes;
+        double ns = program_ns(g, o, &trial, nullptr, nullptr, &lifetimes);
         c.tried++;
         log_info("whole-program check: ", plan.describe(), " -> default: ", c.program_ns / 1000,
                  " -> ", ns / 1000, " us", ns < c.program_ns ? ", put back" : "");
         if (ns < c.program_ns) {
             c.program_ns = ns;
             c.plans = std::move(trial);
+            c.group_lifetime_bytes = std::move(lifetimes);
             c.put_back++;
         }
     }
@@ -70,14 +75,42 @@ void check_residency(const Graph &g, const CompileOptions &o, int kept_resident,
     }
 }
 
+/** Weights prefetched: each group keeps, out of its own allocation, the room the next group's
+ *  stages that live as long as it does took in the program as checked so far (their sizes do
+ *  not change with it); kept if the program is faster so. */
+void check_prefetch(const Graph &g, const CompileOptions &o, CheckedPlans &c) {
+    if (std::all_of(c.group_lifetime_bytes.begin(), c.group_lifetime_bytes.end(),
+                    [](int64_t b) { return b == 0; }))
+        return;
+    CompileOptions with = o;
+    with.keep_resident = o.keep_resident && c.keep_resident;
+    with.read_in_place = o.read_in_place && c.read_in_place;
+    with.prefetch_bytes = &c.group_lifetime_bytes;
+    double ns = 0;
+    try {
+        ns = program_ns(g, with, &c.plans, nullptr);
+    } catch (const UserError &e) { // the room kept leaves a group too little SBUF
+        log_info("whole-program check: weights prefetched a group ahead: not feasible: ",
+                 e.formatted());
+        return;
+    }
+    log_info("whole-program check: weights prefetched a group ahead: ", c.program_ns / 1000, " -> ",
+             ns / 1000, " us", ns < c.program_ns ? ", prefetched" : "");
+    if (ns < c.program_ns) {
+        c.program_ns = ns;
+        c.prefetch = c.group_lifetime_bytes;
+    }
+}
+
 /** The check of the program the search makes with `o`. */
 CheckedPlans check_search(const Graph &g, const CompileOptions &o) {
     CheckedPlans c;
     c.whole_model_moves = o.whole_model_moves;
     int kept_resident = 0;
-    c.program_ns = program_ns(g, o, nullptr, &c.plans, &kept_resident);
+    c.program_ns = program_ns(g, o, nullptr, &c.plans, &kept_resident, &c.group_lifetime_bytes);
     put_back_plans(g, o, c);
     check_residency(g, o, kept_resident, c);
+    check_prefetch(g, o, c);
     return c;
 }
 
@@ -102,7 +135,8 @@ CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o) {
     log_info("whole-program check: ", c.tried, " plans tried against the default, ", c.put_back,
              " put back; whole-model moves ", c.whole_model_moves ? "" : "not ", "made; tensors ",
              c.keep_resident ? "" : "not ", "kept resident",
-             c.keep_resident && !c.read_in_place ? ", copied" : "", "; the program takes ",
+             c.keep_resident && !c.read_in_place ? ", copied" : "",
+             c.prefetch.empty() ? "" : "; weights prefetched", "; the program takes ",
              c.program_ns / 1000, " us");
     return c;
 }

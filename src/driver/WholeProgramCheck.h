@@ -10,11 +10,13 @@
  * with that workload's plan put back to the default, and each change that makes the program
  * faster is kept. Then, if any tensor stayed in SBUF between groups (neff/ForwardStores.h), the
  * program without that is timed, and kept if faster; if they still stay, the program with every
- * forwarded tile copied rather than read where it is, likewise. When the search chose a plan that
- * makes a whole-model move (SchedulePlan::whole_model_move), all of that is done again for the
- * search without such moves, and the faster program kept. One code generation per workload whose
- * plan is not the default, plus one to three, twice with whole-model moves. Assumes `g` has been
- * through the graph passes.
+ * forwarded tile copied rather than read where it is, likewise. Then the program with its weights
+ * prefetched (neff/OnChipAllocator.h: each group keeps room for the next group's weights out of
+ * its own allocation, so that their loads can run while it computes), likewise. When the search
+ * chose a plan that makes a whole-model move (SchedulePlan::whole_model_move), all of that is done
+ * again for the search without such moves, and the faster program kept. One code generation per
+ * workload whose plan is not the default, plus one to four, twice with whole-model moves. Assumes
+ * `g` has been through the graph passes.
  */
 
 #include "autoscheduler/Autoschedule.h"
@@ -32,6 +34,11 @@ struct CheckedPlans {
     bool read_in_place = true; ///< CompileOptions::read_in_place: kept tiles read where they are
     /** CompileOptions::whole_model_moves: the plans come from a search that tried them. */
     bool whole_model_moves = true;
+    /** CompileOptions::prefetch_bytes: empty for none. */
+    std::vector<int64_t> prefetch;
+    /** Per group, the bytes of its stages that live as long as it does, in the program with
+     *  `plans` (CompileOptions::group_lifetime_bytes). */
+    std::vector<int64_t> group_lifetime_bytes;
 };
 
 /** The plans to compile `g` with at -O3 (the options' other settings as given). */

@@ -50,10 +50,12 @@ std::vector<int> IterSpace::free() const {
 Selector::Selector(const SelectOptions &o)
     : opt_(o), sbuf_(o.target->sbuf_usable_per_partition, 64),
       psum_(int64_t(o.target->psum_banks) * o.target->psum_bank_bytes, o.target->psum_bank_bytes) {
-    sbuf_.set_cursor(o.sbuf_cursor);
-    psum_.set_cursor(o.psum_cursor);
+    sbuf_.resume(o.sbuf_history);
+    psum_.resume(o.psum_history);
     for (const auto &[offset, bytes] : o.reserved_sbuf)
         sbuf_.reserve(offset, bytes);
+    if (o.keep_for_next > 0)
+        sbuf_.reserve_for_next(o.keep_for_next);
     for (const auto &[name, h] : o.hbm) {
         Buffer b;
         b.name = name;
@@ -255,7 +257,15 @@ void Selector::visit_allocate(const Allocate *op) {
     // A resident stage's tiles each keep a region of their own past the group.
     bool kept = b.space == MemSpace::SBUF && opt_.resident.count(op->name) != 0;
     int64_t fixed = kept ? -1 : next_fixed_buffer(op->name, alloc, bytes);
-    b.offset = fixed >= 0 ? fixed : kept ? alloc.allocate_high(bytes) : alloc.allocate(bytes);
+    // A stage allocated outside every loop lives as long as the group (a weight, a broadcast
+    // built once): it takes the region the previous group kept for it, when there is one.
+    bool group_lifetime = !kept && fixed < 0 && b.space == MemSpace::SBUF && repeat_depth_ == 0;
+    b.offset = fixed >= 0       ? fixed
+               : kept           ? alloc.allocate_high(bytes)
+               : group_lifetime ? alloc.allocate_group_lifetime(bytes)
+                                : alloc.allocate(bytes);
+    if (group_lifetime && b.offset >= 0)
+        group_lifetime_bytes_ += alloc.region_bytes(b.offset);
     if (b.offset < 0)
         user_error("NHC_EGEN005", "node '", opt_.node_name, "', stage '", op->name, "' needs ",
                    bytes, " more bytes per partition of ", mem_space_name(b.space),
@@ -365,10 +375,12 @@ void Selector::visit_for(const For *op) {
     // Not one instruction: a repeat loop, unrolled into the instruction stream.
     int64_t min = constant(op->min, "min of loop " + op->name);
     int64_t extent = constant(op->extent, "extent of loop " + op->name);
+    repeat_depth_++;
     for (int64_t i = min; i < min + extent; i++) {
         env_[op->name] = Halide::Expr(static_cast<int>(i));
         walk(op->body);
     }
+    repeat_depth_--;
     env_.erase(op->name);
 }
 
@@ -476,8 +488,9 @@ std::vector<SelectedInstr> select_instructions(const Stmt &s, SelectOptions &opt
     Selector sel(options);
     sel.walk(s);
     sel.release_fixed_buffers();
-    options.sbuf_cursor = sel.sbuf_cursor();
-    options.psum_cursor = sel.psum_cursor();
+    options.sbuf_history = sel.sbuf_history();
+    options.psum_history = sel.psum_history();
+    options.group_lifetime_bytes = sel.group_lifetime_bytes();
     options.kept_sbuf = sel.kept_sbuf();
     return sel.take();
 }

@@ -18,6 +18,7 @@
  */
 
 #include "neff/Isa.h"
+#include "neff/OnChipAllocator.h"
 #include "target/Target.h"
 
 #include <Halide.h>
@@ -66,9 +67,16 @@ struct SelectOptions {
     std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;
     /** Out: the regions of this group's resident tiles, in allocation order. */
     std::vector<std::pair<int64_t, int64_t>> kept_sbuf;
-    /** In and out: where SBUF and PSUM allocation resume (OnChipAllocator::cursor), threaded
-     *  through the groups of a program. */
-    int64_t sbuf_cursor = 0, psum_cursor = 0;
+    /** In and out: where SBUF and PSUM allocation resume, with what was released when and the
+     *  SBUF region kept for the next group (OnChipAllocator::history), threaded through the
+     *  groups of a program. */
+    AllocationHistory sbuf_history, psum_history;
+    /** In: SBUF bytes per partition to keep out of this group's allocation for the next group's
+     *  stages that live as long as it does (OnChipAllocator::reserve_for_next; 0: none). */
+    int64_t keep_for_next = 0;
+    /** Out: the SBUF bytes per partition of this group's stages allocated outside every loop
+     *  (which live as long as the group), as the allocator rounds them. */
+    int64_t group_lifetime_bytes = 0;
 };
 
 /** Selects the instructions of one lowered group; updates the options' allocation cursors. */

@@ -254,6 +254,10 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     // Each issuing engine has queues of its own, so that a queue completes in program order
     // (the semaphore pass relies on it).
     bool store = dst.space == MemSpace::HBM;
+    if (store && ins.src.space == MemSpace::SBUF) { // a later group may read the tile in place
+        neff::Footprint f = neff::footprint(ins.src);
+        sbuf_.mark_stored(f.begin, f.end);
+    }
     int &next = store ? next_store_queue_ : next_queue_;
     ins.queue = (store ? opt_.dma_queues : 0) + next;
     next = (next + 1) % opt_.dma_queues;

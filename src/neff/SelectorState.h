@@ -94,8 +94,9 @@ public:
     neff::AccessPattern temp_tile(const IterSpace &it, const Nest &n);
     void release_temps();
     const SelectOptions &options() const { return opt_; }
-    int64_t sbuf_cursor() const { return sbuf_.cursor(); }
-    int64_t psum_cursor() const { return psum_.cursor(); }
+    AllocationHistory sbuf_history() const { return sbuf_.history(); }
+    AllocationHistory psum_history() const { return psum_.history(); }
+    int64_t group_lifetime_bytes() const { return group_lifetime_bytes_; }
     /** The SBUF regions of resident stages' tiles (SelectOptions::kept_sbuf). */
     const std::vector<std::pair<int64_t, int64_t>> &kept_sbuf() const { return kept_sbuf_; }
 
@@ -150,6 +151,8 @@ private:
      *  of a region written before and part of one not yet written. */
     bool matmul_overwrites(const Nest &n, const neff::AccessPattern &dst);
     OnChipAllocator sbuf_, psum_;
+    int repeat_depth_ = 0;             ///< repeat loops around the statement being walked
+    int64_t group_lifetime_bytes_ = 0; ///< SelectOptions::group_lifetime_bytes
     std::vector<int64_t> temps_;
     std::vector<std::pair<int64_t, int64_t>> kept_sbuf_;
     std::vector<SelectedInstr> out_;

@@ -410,6 +410,10 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     o.keep_resident = c.keep_resident;
     o.read_in_place = c.read_in_place;
     o.whole_model_moves = c.whole_model_moves;
+    // Weights prefetched, if kept, with the room each group's weights took in the program checked.
+    CHECK((c.prefetch.empty() || c.prefetch == c.group_lifetime_bytes));
+    if (!c.prefetch.empty())
+        o.prefetch_bytes = &c.prefetch;
     neff::Program p = generate_program(g, o); // with the weights' bytes, as written
     rt::Machine machine(trn1(), p, /*functional=*/false);
     CHECK(rt::simulate(machine).summary.total_ns == c.program_ns);

@@ -137,7 +137,7 @@ TEST_CASE("a group given the regions an earlier group kept allocates none of the
         codegen::SelectOptions next;
         next.target = &t;
         next.node_name = first.name;
-        next.sbuf_cursor = kept[0].first;
+        next.sbuf_history.cursor = kept[0].first;
         if (reserved)
             next.reserved_sbuf = kept;
         int writes_on_kept = 0;
