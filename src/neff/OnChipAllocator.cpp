@@ -68,14 +68,14 @@ int64_t OnChipAllocator::least_recent_window(int64_t bytes, int64_t avoid,
     if (w <= 0 || w > n)
         return -1;
     std::vector<char> taken(static_cast<size_t>(n), 0);
-    auto take = [&](int64_t off, int64_t size) {
+    auto mark_taken = [&](int64_t off, int64_t size) {
         for (int64_t g = off / granule_; g < std::min(n, (off + size + granule_ - 1) / granule_);
              g++)
             taken[static_cast<size_t>(g)] = 1;
     };
     for (const auto &[off, size] : live_)
-        take(off, size);
-    take(avoid, avoid_bytes);
+        mark_taken(off, size);
+    mark_taken(avoid, avoid_bytes);
     for (int64_t g = 0; g < n; g++)
         taken[static_cast<size_t>(g)] |= stored_[static_cast<size_t>(g)];
     // Over each run of free granules, the latest release in every window of w granules (a

@@ -11,7 +11,7 @@
  * A NEFF is mostly weights: each block is coded as a sample of it says (block_coding), with
  * deflate's Huffman codes alone (16-bit weights: as small as with string matching, three times
  * as fast), with matching too (instruction streams), or stored (fp32 weights, which neither
- * shrinks by a tenth), always at level 1.
+ * coding shrinks by a tenth), always at level 1.
  */
 
 #include <cstddef>
