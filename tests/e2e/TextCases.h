@@ -23,6 +23,17 @@ inline Graph load_text(const std::string &text) {
     return run_frontend(write_model(parse_model(text), dir.file("m.onnx")), {});
 }
 
+/** Three layers, x [rows, k] times [k, hidden] (then a Relu), [hidden, k] and [k, n]: three
+ *  matmul groups, each output read by the next group only. */
+inline std::string three_layers(int64_t rows, int64_t k, int64_t hidden, int64_t n) {
+    auto s = [](int64_t v) { return std::to_string(v); };
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[" + s(rows) + ", " + s(k) +
+           "] x, float[" + s(k) + ", " + s(hidden) + "] w1, float[" + s(hidden) + ", " + s(k) +
+           "] w2, float[" + s(k) + ", " + s(n) + "] w3) => (float[" + s(rows) + ", " + s(n) +
+           "] y) {\n  h1 = MatMul(x, w1)\n  r1 = Relu(h1)\n  h2 = MatMul(r1, w2)\n"
+           "  y = MatMul(h2, w3)\n}\n";
+}
+
 /** The node of `g` whose first output is `value` (FAIL if none). */
 inline const Node &node_with_output(const Graph &g, const std::string &value) {
     for (const Node &n : g.nodes)

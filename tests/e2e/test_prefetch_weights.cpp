@@ -17,28 +17,10 @@ namespace {
 // Three layers, each weight loaded whole by its group; with 4096 rows each group's tiles go
 // round the whole SBUF, so that the rotation alone puts each weight where the group before it
 // was working.
-const char *kLongLayers = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[4096, 512] x, float[512, 512] w1, float[512, 512] w2, float[512, 384] w3)
-    => (float[4096, 384] y) {
-  h1 = MatMul(x, w1)
-  r1 = Relu(h1)
-  h2 = MatMul(r1, w2)
-  y = MatMul(h2, w3)
-}
-)";
+const std::string kLongLayers = test::three_layers(4096, 512, 512, 384);
 
 // The same, small enough to run on values.
-const char *kLayers = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[256, 256] x, float[256, 512] w1, float[512, 256] w2, float[256, 384] w3)
-    => (float[256, 384] y) {
-  h1 = MatMul(x, w1)
-  r1 = Relu(h1)
-  h2 = MatMul(r1, w2)
-  y = MatMul(h2, w3)
-}
-)";
+const std::string kLayers = test::three_layers(256, 256, 512, 384);
 
 neff::Footprint sbuf_footprint(const neff::AccessPattern &ap) {
     return ap.space == neff::MemSpace::SBUF ? neff::footprint(ap) : neff::Footprint{};

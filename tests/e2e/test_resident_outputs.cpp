@@ -21,16 +21,7 @@ using test::node_with_output;
 namespace {
 
 // Three layers, each output read by the next group.
-const char *kLayers = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[256, 256] x, float[256, 512] w1, float[512, 256] w2, float[256, 384] w3)
-    => (float[256, 384] y) {
-  h1 = MatMul(x, w1)
-  r1 = Relu(h1)
-  h2 = MatMul(r1, w2)
-  y = MatMul(h2, w3)
-}
-)";
+const std::string kLayers = test::three_layers(256, 256, 512, 384);
 
 /** Every plan the -O2 search chose for `g`, made to keep its output, its working tiles in two
  *  fixed buffers. */
