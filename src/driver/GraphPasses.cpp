@@ -24,6 +24,7 @@
 #include "graph/SplitLinear.h"
 #include "graph/UnitAxisTransposes.h"
 #include "graph/WeightLayout.h"
+#include "graph/WideElementwiseRows.h"
 #include "schedules/DefaultSchedule.h"
 #include "support/Log.h"
 #include "target/Target.h"
@@ -99,6 +100,9 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int scales = flatten_channel_scales(g);
     log_info("channel scales: ", scales, " elementwise nodes compute on [N*C, H*W] rows");
+    int widened = widen_elementwise_rows(g, target.partitions, sched::norm_row_elems(target),
+                                         window_limits);
+    log_info("wide rows: ", widened, " elementwise nodes compute on rows that fill the partitions");
     int flattened = flatten_elementwise_after_views(g, window_limits);
     log_info("flatten: ", flattened, " elementwise nodes compute on their Gemm's 2-D shape");
     // Attention's 1/sqrt(d) rides on the softmax's exponential: a move of -O2 and -O3.

@@ -8,56 +8,31 @@
 namespace nhc {
 
 const std::set<std::string> &elementwise_op_types() {
-    static const std::set<std::string> ops = {"Abs",
-                                              "Add",
-                                              "Cast",
-                                              "Ceil",
-                                              "Celu",
-                                              "Clip",
-                                              "Div",
-                                              "Elu",
-                                              "Erf",
-                                              "Exp",
-                                              "Floor",
-                                              "Gelu",
-                                              "HardSigmoid",
-                                              "HardSwish",
-                                              "LeakyRelu",
-                                              "Log",
-                                              "Max",
-                                              "Mean",
-                                              "Min",
-                                              "Mod",
-                                              "Mul",
-                                              "Neg",
-                                              "Pow",
-                                              "PRelu",
-                                              "Reciprocal",
-                                              "Relu",
-                                              "Round",
-                                              "Selu",
-                                              "Shrink",
-                                              "Sigmoid",
-                                              "Sign",
-                                              "Softplus",
-                                              "Softsign",
-                                              "Sqrt",
-                                              "Sub",
-                                              "Sum",
-                                              "Tanh",
-                                              "ThresholdedRelu",
-                                              "Where",
-                                              "Sin",
-                                              "Cos",
-                                              "Tan",
-                                              "Atan",
-                                              "Asin",
-                                              "Acos",
-                                              "Sinh",
-                                              "Cosh",
-                                              "Asinh",
-                                              "Acosh",
-                                              "Atanh"};
+    static const std::set<std::string> ops = {"Abs",         "Add",
+                                              "Cast",        "Ceil",
+                                              "Celu",        "Clip",
+                                              "Div",         "Elu",
+                                              "Erf",         "Exp",
+                                              "Floor",       "Gelu",
+                                              "HardSigmoid", "HardSwish",
+                                              "LeakyRelu",   "Log",
+                                              "Max",         "Mean",
+                                              "Min",         "Mod",
+                                              "Mul",         "Neg",
+                                              "Pow",         "PRelu",
+                                              "Reciprocal",  "Relu",
+                                              "Round",       "Selu",
+                                              "Shrink",      "Sigmoid",
+                                              "Sign",        "Softplus",
+                                              "Softsign",    "Sqrt",
+                                              "Sub",         "Sum",
+                                              "Tanh",        "ThresholdedRelu",
+                                              "Where",       "Sin",
+                                              "Cos",         "Tan",
+                                              "Atan",        "Asin",
+                                              "Acos",        "Sinh",
+                                              "Cosh",        "Asinh",
+                                              "Acosh",       "Atanh"};
     return ops;
 }
 
@@ -131,68 +106,69 @@ std::string flat_view_of(Graph &g, const Value &v, std::vector<Node> &made) {
 
 } // namespace
 
+ValueIndex index_values(const Graph &g) {
+    ValueIndex x;
+    for (const Node &n : g.nodes) {
+        for (const std::string &o : n.outputs)
+            x.producer[o] = &n;
+        for (const std::string &in : std::set<std::string>(n.inputs.begin(), n.inputs.end()))
+            x.readers[in]++;
+    }
+    for (const std::string &out : g.outputs)
+        x.readers[out]++;
+    return x;
+}
+
+bool joins_conv_group(const Graph &g, const ValueIndex &x, std::string v,
+                      const ConvLimits &conv_limits) {
+    for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
+        const Node &n = *p->second;
+        auto r = x.readers.find(v);
+        if (r == x.readers.end() || r->second != 1)
+            return false;
+        if (n.domain == "nhc" && n.op_type == "ConvTaps")
+            return conv_epilogue_joins(g.value(n.outputs[0]).shape.at(1), conv_limits);
+        if (!n.domain.empty() || !is_elementwise_op(n.op_type))
+            return false;
+        auto same = std::find_if(n.inputs.begin(), n.inputs.end(), [&](const std::string &i) {
+            return !i.empty() && !g.value(i).is_constant() &&
+                   g.value(i).shape == g.value(n.outputs[0]).shape;
+        });
+        if (same == n.inputs.end())
+            return false;
+        v = *same;
+    }
+    return false;
+}
+
+bool is_view_op(const std::string &op_type) {
+    static const std::set<std::string> views = {"Reshape", "Transpose", "Flatten",
+                                                "Squeeze", "Unsqueeze", "Identity"};
+    return views.count(op_type) != 0;
+}
+
+bool computed_away_from_matmuls(const Graph &g, const ValueIndex &x, std::string v) {
+    for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
+        const Node &n = *p->second;
+        bool through = n.domain.empty() && (is_view_op(n.op_type) || is_row_wise(g, n));
+        if (!through)
+            return !(n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm"));
+        auto runtime = std::find_if(n.inputs.begin(), n.inputs.end(), [&](const std::string &i) {
+            return !i.empty() && !g.value(i).is_constant();
+        });
+        if (runtime == n.inputs.end())
+            return false;
+        v = *runtime;
+    }
+    return false;
+}
+
 int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
-    // A ConvTaps whose elementwise consumers join its group keeps them in its [N, C, H, W] shape.
-    auto joins_conv = [&](const Node &n) {
-        return n.domain == "nhc" && n.op_type == "ConvTaps" &&
-               conv_epilogue_joins(g.value(n.outputs[0]).shape.at(1), conv_limits);
-    };
     std::map<std::string, std::string> flat; // N-D value -> its 2-D form
     std::set<std::string> rewritten_nd;      // N-D values no node produces any more
     int count = 0;
     std::map<size_t, std::vector<Node>> views_before; // new views of runtime operands, by node
-    std::map<std::string, const Node *> producer;
-    for (const Node &n : g.nodes)
-        for (const std::string &o : n.outputs)
-            producer[o] = &n;
-    std::map<std::string, int> readers; // value -> nodes (and the graph) that read it
-    for (const Node &n : g.nodes)
-        for (const std::string &in : std::set<std::string>(n.inputs.begin(), n.inputs.end()))
-            readers[in]++;
-    for (const std::string &out : g.outputs)
-        readers[out]++;
-    // Computed from a node other than a matmul: looking through views and row-wise nodes (their
-    // first runtime input), the chain starts at another operator (not at a graph input).
-    auto computed_away_from_matmuls = [&](std::string v) {
-        static const std::set<std::string> views = {"Reshape", "Transpose", "Flatten",
-                                                    "Squeeze", "Unsqueeze", "Identity"};
-        for (auto p = producer.find(v); p != producer.end(); p = producer.find(v)) {
-            const Node &n = *p->second;
-            bool through = n.domain.empty() && (views.count(n.op_type) || is_row_wise(g, n));
-            if (!through)
-                return !(n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm"));
-            auto runtime =
-                std::find_if(n.inputs.begin(), n.inputs.end(), [&](const std::string &i) {
-                    return !i.empty() && !g.value(i).is_constant();
-                });
-            if (runtime == n.inputs.end())
-                return false;
-            v = *runtime;
-        }
-        return false;
-    };
-    // Whether a node reading `v` joins a ConvTaps' group (driver/FormGroups): back from v, only
-    // elementwise nodes, each value read by the next node alone, up to a ConvTaps whose output
-    // channels are enough (conv_epilogue_joins). Such a node keeps the convolution's shape.
-    auto joins_conv_group = [&](std::string v) {
-        for (auto p = producer.find(v); p != producer.end(); p = producer.find(v)) {
-            const Node &n = *p->second;
-            if (readers[v] != 1)
-                return false;
-            if (joins_conv(n))
-                return true;
-            if (!n.domain.empty() || !is_elementwise_op(n.op_type))
-                return false;
-            auto same = std::find_if(n.inputs.begin(), n.inputs.end(), [&](const std::string &i) {
-                return !i.empty() && !g.value(i).is_constant() &&
-                       g.value(i).shape == g.value(n.outputs[0]).shape;
-            });
-            if (same == n.inputs.end())
-                return false;
-            v = *same;
-        }
-        return false;
-    };
+    const ValueIndex before = index_values(g);        // as the graph was before the pass
     for (size_t index = 0; index < g.nodes.size(); index++) {
         Node &n = g.nodes[index];
         if (is_flattening_view(g, n)) {
@@ -202,8 +178,9 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
         if (!is_row_wise(g, n))
             continue;
         if (is_elementwise_op(n.op_type) &&
-            std::any_of(n.inputs.begin(), n.inputs.end(),
-                        [&](const std::string &in) { return !in.empty() && joins_conv_group(in); }))
+            std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
+                return !in.empty() && joins_conv_group(g, before, in, conv_limits);
+            }))
             continue;
         const Value &out = g.value(n.outputs[0]);
         if (out.shape.size() < 3)
@@ -229,7 +206,7 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
             // A runtime operand of the output's shape (a residual) will be read through a view,
             // made below once the node is known to qualify.
             bool same_shape_runtime = !v.is_constant() && v.shape == out.shape;
-            seed = seed || (same_shape_runtime && computed_away_from_matmuls(in));
+            seed = seed || (same_shape_runtime && computed_away_from_matmuls(g, before, in));
             std::string c = same_shape_runtime ? in : last_axis_constant(g, v, cols);
             if (c.empty()) {
                 fits = false;

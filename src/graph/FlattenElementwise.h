@@ -21,6 +21,7 @@
 #include "graph/ConvIm2Col.h"
 #include "graph/Graph.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -28,6 +29,26 @@ namespace nhc {
 
 /** Returns the number of nodes rewritten. */
 int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits);
+
+/** Operators that only view their first input (ONNX's default domain). */
+bool is_view_op(const std::string &op_type);
+
+/** Each value's producer and how many nodes (and graph outputs) read it. */
+struct ValueIndex {
+    std::map<std::string, const Node *> producer;
+    std::map<std::string, int> readers;
+};
+ValueIndex index_values(const Graph &g);
+
+/** Whether a node reading `v` joins a ConvTaps' group (driver/FormGroups): back from v, only
+ *  elementwise nodes, each value read by the next node alone, up to a ConvTaps whose output
+ *  channels are enough (conv_epilogue_joins). Such a node keeps the convolution's shape. */
+bool joins_conv_group(const Graph &g, const ValueIndex &x, std::string v,
+                      const ConvLimits &conv_limits);
+/** Whether `v` is computed from a node other than a matmul: looking back through views and
+ *  row-wise nodes (their first runtime input), its chain starts at another operator (not at a
+ *  graph input). Chains from matmuls keep their shapes for the attention fusion. */
+bool computed_away_from_matmuls(const Graph &g, const ValueIndex &x, std::string v);
 
 /** Elementwise operators (one output, ONNX broadcasting, no reduction). */
 bool is_elementwise_op(const std::string &op_type);

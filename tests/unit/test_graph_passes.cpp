@@ -16,6 +16,7 @@
 #include "graph/LowerLosses.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/WeightLayout.h"
+#include "graph/WideElementwiseRows.h"
 #include "support/Error.h"
 
 #include <doctest/doctest.h>
@@ -146,6 +147,47 @@ g (float[1, 2, 4, 8] a, float[1, 2, 4, 8] b, float[1, 2, 8, 8] q) =>
     for (const Node &n : g.nodes)
         m_is_view = m_is_view || (n.op_type == "Reshape" && n.outputs[0] == "m");
     CHECK(m_is_view);
+    g.verify();
+}
+
+TEST_CASE("pure elementwise chains compute on rows that fill the partitions") {
+    // The SiLU and the Add of a scalar after a Concat of [1, 256, 16, 16] values (as after a
+    // U-Net's GroupNorm): [1, 512, 16, 16] viewed as [128, 1024], the chain reading its own
+    // wide values. Left alone: the Div of a MatMul's output (attention's scores), a Mul by a
+    // per-channel constant (not pure), and a Relu of 3 * 5 * 7 elements (no view fills 128 rows).
+    std::string ones;
+    for (int i = 0; i < 512; i++)
+        ones += i ? ",1" : "1";
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 256, 16, 16] a, float[1, 256, 16, 16] b, float[1, 2, 8, 8] q, float[3, 5, 7] t) =>
+    (float[1, 512, 16, 16] y, float[1, 512, 16, 16] z, float[1, 2, 8, 8] p, float[3, 5, 7] r)
+    <float one = {1.0}, float[1, 512, 1, 1] scale = {)" +
+                         ones + R"(}, float eight = {8.0}> {
+  c = Concat <axis = 1> (a, b)
+  s = Sigmoid(c)
+  m = Mul(c, s)
+  y = Add(m, one)
+  z = Mul(m, scale)
+  k = MatMul(q, q)
+  p = Div(k, eight)
+  r = Relu(t)
+}
+)");
+    CHECK(widen_elementwise_rows(g, 128, 1024, kConvLimits) == 3);
+    std::map<std::string, const Node *> by_op;
+    for (const Node &n : g.nodes)
+        if (n.op_type != "Reshape")
+            by_op[n.op_type +
+                  (n.op_type == "Mul" && g.value(n.outputs[0]).shape.size() == 4 ? "4" : "")] = &n;
+    for (const char *op : {"Sigmoid", "Mul", "Add"})
+        CHECK(g.value(by_op.at(op)->outputs[0]).shape == Shape{128, 1024});
+    CHECK(by_op.at("Mul")->inputs[1] == by_op.at("Sigmoid")->outputs[0]); // no view between
+    CHECK(by_op.at("Add")->inputs[0] == by_op.at("Mul")->outputs[0]);
+    CHECK(g.value(by_op.at("Add")->inputs[1]).shape == Shape{1, 1}); // the scalar, as [1, 1]
+    CHECK(g.value(by_op.at("Mul4")->outputs[0]).shape.size() == 4);  // z reads m viewed back
+    CHECK(g.value(by_op.at("Div")->outputs[0]).shape.size() == 4);
+    CHECK(g.value(by_op.at("Relu")->outputs[0]).shape.size() == 3);
     g.verify();
 }
 

@@ -1,0 +1,117 @@
+#include "graph/WideElementwiseRows.h"
+
+#include "graph/FlattenElementwise.h"
+#include "graph/GraphRewriter.h"
+
+#include <map>
+#include <set>
+
+namespace nhc {
+
+namespace {
+
+/** The view [rows, cols] of `shape`'s elements (see the file comment), or {} when none fits. */
+Shape wide_view(const Shape &shape, int64_t partitions, int64_t max_row_elems) {
+    const int64_t elems = shape_numel(shape);
+    for (int64_t rows = partitions; rows <= elems; rows += partitions)
+        if (elems % rows == 0 && elems / rows <= max_row_elems)
+            return {rows, elems / rows};
+    return {};
+}
+
+/** Whether `n` is pure elementwise over an N-D output: every operand the output's shape (at
+ *  least one a runtime value) or a one-element constant. */
+bool pure_elementwise(const Graph &g, const Node &n) {
+    if (!n.domain.empty() || n.outputs.size() != 1 || !is_elementwise_op(n.op_type))
+        return false;
+    const Shape &out = g.value(n.outputs[0]).shape;
+    if (out.size() < 3)
+        return false;
+    bool runtime = false;
+    for (const std::string &in : n.inputs) {
+        if (in.empty())
+            return false;
+        const Value &v = g.value(in);
+        if (v.is_constant() ? shape_numel(v.shape) != 1 : v.shape != out)
+            return false;
+        runtime = runtime || !v.is_constant();
+    }
+    return runtime;
+}
+
+/** Whether `v` is a matmul's output, seen through views: attention's scores, which keep their
+ *  shape for its fusion, or a matmul's epilogue (graph/FlattenElementwise's). */
+bool from_matmul(const Graph &g, const ValueIndex &x, std::string v) {
+    for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
+        const Node &n = *p->second;
+        if (!n.domain.empty())
+            return false;
+        if (n.op_type == "MatMul" || n.op_type == "Gemm")
+            return true;
+        if (!is_view_op(n.op_type))
+            return false;
+        v = n.inputs.at(0);
+    }
+    return false;
+}
+
+} // namespace
+
+int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
+                           const ConvLimits &conv_limits) {
+    std::map<std::string, std::string> wide; // N-D value -> its wide view, for the chain
+    std::set<std::string> made_views;        // back-views this pass made
+    std::vector<Node> out;
+    int count = 0;
+    const ValueIndex index = index_values(g);
+    for (const Node &n : g.nodes) {
+        Shape view;
+        if (pure_elementwise(g, n))
+            view = wide_view(g.value(n.outputs[0]).shape, partitions, max_row_elems);
+        // A runtime operand from a convolution the node would join, or a matmul's output, keeps
+        // the node's shape.
+        if (!view.empty() &&
+            std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
+                return !g.value(in).is_constant() &&
+                       (joins_conv_group(g, index, in, conv_limits) || from_matmul(g, index, in));
+            }))
+            view.clear();
+        if (view.empty()) {
+            out.push_back(n);
+            continue;
+        }
+        const Value y = g.value(n.outputs[0]);
+        GraphRewriter b(g, n, "__wide", out);
+        Node w = n;
+        for (std::string &in : w.inputs) {
+            const Value &v = g.value(in);
+            if (v.is_constant()) { // its one element, as a [1, 1] operand of the 2-D node
+                auto t = std::make_shared<HostTensor>(v.dtype, Shape{1, 1});
+                t->bytes() = v.constant->bytes();
+                in = b.constant(std::move(t));
+                continue;
+            }
+            auto it = wide.find(in);
+            in = it != wide.end() && g.value(it->second).shape == view ? it->second
+                                                                       : b.reshape(in, view);
+        }
+        w.outputs = {b.value(y.dtype, view)};
+        out.push_back(w);
+        wide[y.name] = w.outputs[0];
+        b.reshape(w.outputs[0], y.shape, y.name); // for readers outside the chain
+        made_views.insert(y.name);
+        count++;
+    }
+    // Back-views that nothing reads (the chain reads the wide form) go.
+    std::set<std::string> read(g.outputs.begin(), g.outputs.end());
+    for (const Node &n : out)
+        read.insert(n.inputs.begin(), n.inputs.end());
+    g.nodes.clear();
+    for (Node &n : out)
+        if (!(n.op_type == "Reshape" && made_views.count(n.outputs[0]) &&
+              !read.count(n.outputs[0])))
+            g.nodes.push_back(std::move(n));
+    return count;
+}
+
+} // namespace nhc

@@ -1,0 +1,31 @@
+#ifndef NHC_GRAPH_WIDEELEMENTWISEROWS_H
+#define NHC_GRAPH_WIDEELEMENTWISEROWS_H
+
+/** \file
+ * Computes a pure elementwise node over an N-D value (each operand a runtime value of the
+ * output's shape, or a constant of one element) on a 2-D view [rows, cols] of its elements that
+ * fills the partitions with long rows: rows the partitions times the smallest count that keeps a
+ * row within `max_row_elems`, where the element count divides so. The elementwise schedule tiles
+ * an output by rows of its second-to-last axis: the SiLU after a U-Net's GroupNorm, on
+ * [1, 512, 16, 16], otherwise moves tiles of 16 partitions and 16-element rows (sd_unet_64: 1,024
+ * DMAs of 32 bytes for one SiLU). A pure elementwise node reads each element at its own index,
+ * so any view of the same elements gives the same values, and views alias HBM (no data moves).
+ * Consecutive such nodes share the view; the N-D value is viewed back only where something else
+ * reads it. Left alone: nodes of rank below 3, nodes that join a convolution's group
+ * (FlattenElementwise.h), nodes reading a matmul's output through views (attention's scores keep
+ * their shape for its fusion) and element counts the partitions do not divide.
+ * Runs after graph/FlattenElementwise (what it flattened is 2-D by then).
+ */
+
+#include "graph/ConvIm2Col.h"
+#include "graph/Graph.h"
+
+namespace nhc {
+
+/** Returns the number of nodes rewritten. */
+int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
+                           const ConvLimits &conv_limits);
+
+} // namespace nhc
+
+#endif
