@@ -2,7 +2,9 @@
 
 #include "graph/FlattenElementwise.h"
 #include "graph/GraphRewriter.h"
+#include "support/Log.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,12 +12,14 @@ namespace nhc {
 
 namespace {
 
-/** The view [rows, cols] of `shape`'s elements (see the file comment), or {} when none fits. */
+/** The view [rows, cols] of `shape`'s elements (see the file comment), or {} when none fits or
+ *  its rows would be no longer than the shape's own (a [1, 128, 768] sum stays in the group of
+ *  the LayerNorm it feeds; an attention mask of [1, 1, 1, 128] stays). */
 Shape wide_view(const Shape &shape, int64_t partitions, int64_t max_row_elems) {
     const int64_t elems = shape_numel(shape);
     for (int64_t rows = partitions; rows <= elems; rows += partitions)
         if (elems % rows == 0 && elems / rows <= max_row_elems)
-            return {rows, elems / rows};
+            return elems / rows > shape.back() ? Shape{rows, elems / rows} : Shape{};
     return {};
 }
 
@@ -39,8 +43,9 @@ bool pure_elementwise(const Graph &g, const Node &n) {
     return runtime;
 }
 
-/** Whether `v` is a matmul's output, seen through views: attention's scores, which keep their
- *  shape for its fusion, or a matmul's epilogue (graph/FlattenElementwise's). */
+/** Whether `v` is a matmul's output, seen through views that keep its layout (not a Transpose,
+ *  whose output is written in a layout of its own): attention's scores, which keep their shape
+ *  for its fusion, or a matmul's epilogue (graph/FlattenElementwise's). */
 bool from_matmul(const Graph &g, const ValueIndex &x, std::string v) {
     for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
         const Node &n = *p->second;
@@ -48,9 +53,28 @@ bool from_matmul(const Graph &g, const ValueIndex &x, std::string v) {
             return false;
         if (n.op_type == "MatMul" || n.op_type == "Gemm")
             return true;
-        if (!is_view_op(n.op_type))
+        if (!is_view_op(n.op_type) || n.op_type == "Transpose")
             return false;
         v = n.inputs.at(0);
+    }
+    return false;
+}
+
+/** Whether a MatMul or Gemm reads `v`, through views and Transposes: a node making a matmul's
+ *  operand (ViT's query scaled before its heads' scores) keeps its shape for the attention
+ *  fusion. */
+bool feeds_matmul(const std::map<std::string, std::vector<const Node *>> &readers,
+                  const std::string &v) {
+    auto it = readers.find(v);
+    if (it == readers.end())
+        return false;
+    for (const Node *n : it->second) {
+        if (!n->domain.empty())
+            continue;
+        if (n->op_type == "MatMul" || n->op_type == "Gemm")
+            return true;
+        if (is_view_op(n->op_type) && feeds_matmul(readers, n->outputs.at(0)))
+            return true;
     }
     return false;
 }
@@ -64,23 +88,29 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
     std::vector<Node> out;
     int count = 0;
     const ValueIndex index = index_values(g);
+    std::map<std::string, std::vector<const Node *>> readers;
+    for (const Node &n : g.nodes)
+        for (const std::string &in : n.inputs)
+            readers[in].push_back(&n);
     for (const Node &n : g.nodes) {
         Shape view;
         if (pure_elementwise(g, n))
             view = wide_view(g.value(n.outputs[0]).shape, partitions, max_row_elems);
-        // A runtime operand from a convolution the node would join, or a matmul's output, keeps
-        // the node's shape.
+        // A runtime operand from a convolution the node would join or a matmul's output, or an
+        // output a matmul reads, keeps the node's shape.
         if (!view.empty() &&
-            std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
-                return !g.value(in).is_constant() &&
-                       (joins_conv_group(g, index, in, conv_limits) || from_matmul(g, index, in));
-            }))
+            (feeds_matmul(readers, n.outputs[0]) ||
+             std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
+                 return !g.value(in).is_constant() &&
+                        (joins_conv_group(g, index, in, conv_limits) || from_matmul(g, index, in));
+             })))
             view.clear();
         if (view.empty()) {
             out.push_back(n);
             continue;
         }
         const Value y = g.value(n.outputs[0]);
+        log_debug("wide rows: ", n.name, " ", shape_str(y.shape), " as ", shape_str(view));
         GraphRewriter b(g, n, "__wide", out);
         Node w = n;
         for (std::string &in : w.inputs) {

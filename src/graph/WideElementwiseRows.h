@@ -12,8 +12,10 @@
  * so any view of the same elements gives the same values, and views alias HBM (no data moves).
  * Consecutive such nodes share the view; the N-D value is viewed back only where something else
  * reads it. Left alone: nodes of rank below 3, nodes that join a convolution's group
- * (FlattenElementwise.h), nodes reading a matmul's output through views (attention's scores keep
- * their shape for its fusion) and element counts the partitions do not divide.
+ * (FlattenElementwise.h), nodes reading a matmul's output through views, or whose output a
+ * matmul reads through views and Transposes (attention's scores and scaled queries keep their
+ * shapes for its fusion), element counts the partitions do not divide, and views whose rows
+ * would be no longer than the output's last axis.
  * Runs after graph/FlattenElementwise (what it flattened is 2-D by then).
  */
 

@@ -153,17 +153,22 @@ g (float[1, 2, 4, 8] a, float[1, 2, 4, 8] b, float[1, 2, 8, 8] q) =>
 TEST_CASE("pure elementwise chains compute on rows that fill the partitions") {
     // The SiLU and the Add of a scalar after a Concat of [1, 256, 16, 16] values (as after a
     // U-Net's GroupNorm): [1, 512, 16, 16] viewed as [128, 1024], the chain reading its own
-    // wide values. Left alone: the Div of a MatMul's output (attention's scores), a Mul by a
-    // per-channel constant (not pure), and a Relu of 3 * 5 * 7 elements (no view fills 128 rows).
+    // wide values; and the residual Sub of a MatMul's output transposed back to channels (a
+    // U-Net's attention block). Left alone: the Div of a MatMul's output (attention's scores),
+    // the Sqrt of a query read by a MatMul through a Transpose (ViT's scaled queries), a Mul by
+    // a per-channel constant (not pure), and a Relu of 3 * 5 * 7 elements (no view fills 128
+    // rows).
     std::string ones;
     for (int i = 0; i < 512; i++)
         ones += i ? ",1" : "1";
     Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 256, 16, 16] a, float[1, 256, 16, 16] b, float[1, 2, 8, 8] q, float[3, 5, 7] t) =>
-    (float[1, 512, 16, 16] y, float[1, 512, 16, 16] z, float[1, 2, 8, 8] p, float[3, 5, 7] r)
+g (float[1, 256, 16, 16] a, float[1, 256, 16, 16] b, float[1, 2, 8, 8] q, float[3, 5, 7] t,
+   float[1, 256, 512] u, float[512, 512] w, float[4, 64, 128] v) =>
+    (float[1, 512, 16, 16] y, float[1, 512, 16, 16] z, float[1, 2, 8, 8] p, float[3, 5, 7] r,
+     float[1, 512, 16, 16] d, float[4, 128, 128] e)
     <float one = {1.0}, float[1, 512, 1, 1] scale = {)" +
-                         ones + R"(}, float eight = {8.0}> {
+                         ones + R"(}, float eight = {8.0}, int64[4] chw = {1, 512, 16, 16}> {
   c = Concat <axis = 1> (a, b)
   s = Sigmoid(c)
   m = Mul(c, s)
@@ -172,15 +177,22 @@ g (float[1, 256, 16, 16] a, float[1, 256, 16, 16] b, float[1, 2, 8, 8] q, float[
   k = MatMul(q, q)
   p = Div(k, eight)
   r = Relu(t)
+  o = MatMul(u, w)
+  ot = Transpose <perm = [0, 2, 1]> (o)
+  ov = Reshape(ot, chw)
+  d = Sub(c, ov)
+  vs = Sqrt(v)
+  vt = Transpose <perm = [0, 2, 1]> (vs)
+  e = MatMul(vt, v)
 }
 )");
-    CHECK(widen_elementwise_rows(g, 128, 1024, kConvLimits) == 3);
+    CHECK(widen_elementwise_rows(g, 128, 1024, kConvLimits) == 4);
     std::map<std::string, const Node *> by_op;
     for (const Node &n : g.nodes)
         if (n.op_type != "Reshape")
             by_op[n.op_type +
                   (n.op_type == "Mul" && g.value(n.outputs[0]).shape.size() == 4 ? "4" : "")] = &n;
-    for (const char *op : {"Sigmoid", "Mul", "Add"})
+    for (const char *op : {"Sigmoid", "Mul", "Add", "Sub"})
         CHECK(g.value(by_op.at(op)->outputs[0]).shape == Shape{128, 1024});
     CHECK(by_op.at("Mul")->inputs[1] == by_op.at("Sigmoid")->outputs[0]); // no view between
     CHECK(by_op.at("Add")->inputs[0] == by_op.at("Mul")->outputs[0]);
@@ -188,6 +200,7 @@ g (float[1, 256, 16, 16] a, float[1, 256, 16, 16] b, float[1, 2, 8, 8] q, float[
     CHECK(g.value(by_op.at("Mul4")->outputs[0]).shape.size() == 4);  // z reads m viewed back
     CHECK(g.value(by_op.at("Div")->outputs[0]).shape.size() == 4);
     CHECK(g.value(by_op.at("Relu")->outputs[0]).shape.size() == 3);
+    CHECK(g.value(by_op.at("Sqrt")->outputs[0]).shape.size() == 3);
     g.verify();
 }
 
