@@ -111,8 +111,10 @@ ValueIndex index_values(const Graph &g) {
     for (const Node &n : g.nodes) {
         for (const std::string &o : n.outputs)
             x.producer[o] = &n;
-        for (const std::string &in : std::set<std::string>(n.inputs.begin(), n.inputs.end()))
+        for (const std::string &in : std::set<std::string>(n.inputs.begin(), n.inputs.end())) {
             x.readers[in]++;
+            x.consumers[in].push_back(&n);
+        }
     }
     for (const std::string &out : g.outputs)
         x.readers[out]++;

@@ -24,6 +24,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace nhc {
 
@@ -33,9 +34,10 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits);
 /** Operators that only view their first input (ONNX's default domain). */
 bool is_view_op(const std::string &op_type);
 
-/** Each value's producer and how many nodes (and graph outputs) read it. */
+/** Each value's producer, the nodes that read it, and how many nodes and graph outputs do. */
 struct ValueIndex {
     std::map<std::string, const Node *> producer;
+    std::map<std::string, std::vector<const Node *>> consumers;
     std::map<std::string, int> readers;
 };
 ValueIndex index_values(const Graph &g);

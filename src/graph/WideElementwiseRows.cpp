@@ -63,17 +63,16 @@ bool from_matmul(const Graph &g, const ValueIndex &x, std::string v) {
 /** Whether a MatMul or Gemm reads `v`, through views and Transposes: a node making a matmul's
  *  operand (ViT's query scaled before its heads' scores) keeps its shape for the attention
  *  fusion. */
-bool feeds_matmul(const std::map<std::string, std::vector<const Node *>> &readers,
-                  const std::string &v) {
-    auto it = readers.find(v);
-    if (it == readers.end())
+bool feeds_matmul(const ValueIndex &x, const std::string &v) {
+    auto it = x.consumers.find(v);
+    if (it == x.consumers.end())
         return false;
     for (const Node *n : it->second) {
         if (!n->domain.empty())
             continue;
         if (n->op_type == "MatMul" || n->op_type == "Gemm")
             return true;
-        if (is_view_op(n->op_type) && feeds_matmul(readers, n->outputs.at(0)))
+        if (is_view_op(n->op_type) && feeds_matmul(x, n->outputs.at(0)))
             return true;
     }
     return false;
@@ -88,10 +87,6 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
     std::vector<Node> out;
     int count = 0;
     const ValueIndex index = index_values(g);
-    std::map<std::string, std::vector<const Node *>> readers;
-    for (const Node &n : g.nodes)
-        for (const std::string &in : n.inputs)
-            readers[in].push_back(&n);
     for (const Node &n : g.nodes) {
         Shape view;
         if (pure_elementwise(g, n))
@@ -99,7 +94,7 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
         // A runtime operand from a convolution the node would join or a matmul's output, or an
         // output a matmul reads, keeps the node's shape.
         if (!view.empty() &&
-            (feeds_matmul(readers, n.outputs[0]) ||
+            (feeds_matmul(index, n.outputs[0]) ||
              std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
                  return !g.value(in).is_constant() &&
                         (joins_conv_group(g, index, in, conv_limits) || from_matmul(g, index, in));
