@@ -51,12 +51,12 @@ def rel_l2(got, want):
     return float(np.linalg.norm(got - want) / np.linalg.norm(want))
 
 
-def check(folder, cast, optlevel, tools, timeout, work):
+def check(folder, cast, optlevel, tools, timeout, work, model_type="generic"):
     name = os.path.basename(folder.rstrip("/"))
-    row = {"model": name, "cast": cast, "optlevel": optlevel}
+    row = {"model": name, "cast": cast, "optlevel": optlevel, "model_type": model_type}
     neff = os.path.join(work, "%s_%s_O%d.neff" % (name, cast, optlevel))
     code, secs, gb, err = timed([tools["cc"], "compile", os.path.join(folder, "model.onnx"),
-                                 "-O%d" % optlevel,
+                                 "-O%d" % optlevel, "--model-type", model_type,
                                  "--output", neff] + CASTS[cast], timeout)
     row.update(compile_s=round(secs, 1), compile_gb=round(gb, 2))
     if code != 0:
@@ -94,6 +94,8 @@ def main():
     parser.add_argument("--cast", default="none,bf16")
     parser.add_argument("--optlevel", default="2", help="comma-separated -O levels, e.g. 1,2,3")
     parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--model-type", default="generic",
+                        help="neuron-halide-cc's --model-type (ignored at -O1, which does not search)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     tools = {"cc": os.path.join(args.build, "tools", "neuron-halide-cc"),
@@ -103,7 +105,8 @@ def main():
         for folder in args.folders:
             for cast in args.cast.split(","):
                 for level in args.optlevel.split(","):
-                    row = check(folder, cast, int(level), tools, args.timeout, work)
+                    model_type = args.model_type if int(level) > 1 else "generic"
+                    row = check(folder, cast, int(level), tools, args.timeout, work, model_type)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     if args.json:

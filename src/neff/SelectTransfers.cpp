@@ -57,6 +57,37 @@ void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
     }
 }
 
+/** Merges the free dims of a DMA's two sides that both walk as one run (outer step = inner step
+ *  x inner count on each side), after dropping dims of one element. coalesce() merges loops
+ *  adjacent in the nest; this also merges free dims that the partition loop separates there
+ *  (heads h and their elements d of [s, h, d] loaded with s on partitions: rows of h x d
+ *  elements, not h rows of d), which the DMA then moves as one longer row per partition (the
+ *  DMA cost by row size, nc.md:L255-259). The elements each side walks, and their order, are
+ *  unchanged. */
+void merge_contiguous_dims(AccessPattern &a, AccessPattern &b) {
+    auto drop_units = [](AccessPattern &ap) {
+        std::vector<neff::Dim> kept;
+        for (const neff::Dim &d : ap.dims)
+            if (d.num != 1)
+                kept.push_back(d);
+        return kept;
+    };
+    std::vector<neff::Dim> da = drop_units(a), db = drop_units(b);
+    if (da.size() != db.size() || da.size() < 2)
+        return;
+    for (int i = static_cast<int>(da.size()) - 2; i >= 0; i--) {
+        size_t in = static_cast<size_t>(i) + 1, out = static_cast<size_t>(i);
+        if (da[out].step != da[in].step * da[in].num || db[out].step != db[in].step * db[in].num)
+            continue;
+        for (std::vector<neff::Dim> *d : {&da, &db}) {
+            (*d)[in].num *= (*d)[out].num;
+            d->erase(d->begin() + i);
+        }
+    }
+    a.dims = std::move(da);
+    b.dims = std::move(db);
+}
+
 /** A copy nest with loop j fixed at `value` (one DMA of a peeled loop): the nest without that
  *  loop, and the source index at that value. */
 std::pair<Nest, Halide::Expr> fix_loop(const Nest &n, size_t j, int64_t value,
@@ -249,6 +280,7 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
     for (const auto &[ap, b] : {std::make_pair(&ins.dst, &dst), std::make_pair(&ins.src, &src)})
         if (b->space == MemSpace::HBM)
             check_hbm_bounds(n, *ap, *b);
+    merge_contiguous_dims(ins.dst, ins.src);
     // Loads are issued from SP and stores from Pool (idle otherwise): a store waits for the
     // compute that produced its tile, and on SP that wait would hold back the next tile's loads.
     // Each issuing engine has queues of its own, so that a queue completes in program order

@@ -480,6 +480,23 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan) {
     place_epilogue(g, tile, static_cast<int>(s.size()));
 }
 
+/** Whether a fused attention's output tiles can be gathered per item of its outermost batch axis
+ *  and stored together (AttentionPlan::outputs_per_batch_item): a 4-D or higher output whose
+ *  head is one tile (positions on partitions, a row within a PSUM bank), of one output, all
+ *  heads of an item within the staged-layout budget. */
+bool heads_stored_together(const Group &g, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    int rank = static_cast<int>(s.size());
+    if (rank < 4 || g.outputs.size() != 1 || s[rank - 2] > L.partitions ||
+        s[rank - 1] > L.moving_free)
+        return false;
+    int64_t heads = 1;
+    for (int d = 1; d < rank - 2; d++)
+        heads *= s[d];
+    int64_t bytes = heads * s[rank - 1] * g.outputs[0].result.func.output_types()[0].bytes();
+    return bytes <= L.layout_budget / 2;
+}
+
 /** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
  *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
  *  transpose run per head on chip; Q, K and V are staged once per batch item. */
@@ -488,13 +505,20 @@ void schedule_attention(Group &g, int context_node, const Limits &L, const Atten
     Func f = g.outputs[0].func;
     int64_t positions = contraction_extent(g.stage("acc", context_node)); // P's row length
     if (positions <= L.moving_free) {
-        TileLoop tile = tile_matmul_output(f, s, L, L.moving_free);
+        bool per_batch = plan.outputs_per_batch_item && heads_stored_together(g, L);
+        Func result = g.outputs[0].result.func;
+        // Stored per batch item: each head's stages run per head inside the result's loops,
+        // the result holds all of them.
+        TileLoop tile = per_batch ? TileLoop{false, Halide::LoopLevel(result, var(2))}
+                                  : tile_matmul_output(f, s, L, L.moving_free);
         std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
         std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
         stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
         // P (the context product's A) is computed on chip; only V comes from HBM.
         stage_operands_per_batch(g, f, positions, {pv[1]}, L);
         place_epilogue(g, tile, static_cast<int>(s.size()));
+        if (per_batch)
+            result.compute_at(f, var(static_cast<int>(s.size()) - 1));
     } else {
         // Score rows wider than a PSUM bank (GPT-2 over 1,024 positions): per row tile of
         // queries, the scores are built in SBUF bank by bank, the softmax runs on the whole

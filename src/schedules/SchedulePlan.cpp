@@ -49,11 +49,15 @@ int number_in(const std::string &part, const std::string &prefix, const std::str
     return std::stoi(digits);
 }
 
+constexpr const char *kPerBatchItem = "outputs stored per batch item";
+
 std::string describe_attention(const AttentionPlan &a) {
     std::string s = "attention";
     for (const AttentionPart &part : kAttentionParts)
         if (a.*part.field != AttentionPlan().*part.field)
             s += std::string(", ") + part.prefix + std::to_string(a.*part.field) + part.suffix;
+    if (a.outputs_per_batch_item)
+        s += std::string(", ") + kPerBatchItem;
     return s;
 }
 
@@ -79,7 +83,9 @@ std::string describe_matmul(const MatmulPlan &m) {
 /** Reads describe_attention's parts ("attention", then its numbers). */
 bool parse_attention(const std::vector<std::string> &parts, AttentionPlan &a) {
     for (size_t i = 1; i < parts.size(); i++) {
-        bool matched = false;
+        bool matched = parts[i] == kPerBatchItem;
+        if (matched)
+            a.outputs_per_batch_item = true;
         for (const AttentionPart &part : kAttentionParts)
             if (int n = number_in(parts[i], part.prefix, part.suffix); n > 0) {
                 a.*part.field = n;

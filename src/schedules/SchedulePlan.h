@@ -60,21 +60,27 @@ struct MatmulPlan {
     }
 };
 
-/** How a fused attention group (scores, softmax, P·V: schedule_attention) uses PSUM, a move of
- *  `--model-type transformer`. Each head's tiles take a new PSUM bank from the rotating
- *  allocator by default: Q^T, K^T, the scores, P^T and the output, five of the eight banks
- *  (nc.md:L206-207), so two heads barely overlap. A stage held to a few fixed banks
+/** How a fused attention group (scores, softmax, P·V: schedule_attention) uses PSUM and stores
+ *  its heads, moves of `--model-type transformer`. Each head's tiles take a new PSUM bank from
+ *  the rotating allocator by default: Q^T, K^T, the scores, P^T and the output, five of the
+ *  eight banks (nc.md:L206-207), so two heads barely overlap. A stage held to a few fixed banks
  *  (Group::buffers) leaves the rest to the others; 0 keeps the rotation. */
 struct AttentionPlan {
     int qk_transpose_buffers = 0; ///< Q's and K's PE transposes, each stage
     int p_transpose_buffers = 0;  ///< the probabilities' transposes for P·V
     int score_buffers = 0;        ///< the scores' accumulator
     int output_buffers = 0;       ///< P·V's accumulator
+    /** All heads of an item of the outermost batch axis are gathered in one SBUF tile and stored
+     *  in one DMA, not one per head: with the heads merged back ([b, h, s, d] stored as
+     *  [b, s, h, d]) each partition then writes one row of h x d elements, not h rows of d
+     *  (BERT-base's 128-byte rows: the DMA cost by row size, nc.md:L255-259). */
+    bool outputs_per_batch_item = false;
 
     bool operator==(const AttentionPlan &o) const {
         return qk_transpose_buffers == o.qk_transpose_buffers &&
                p_transpose_buffers == o.p_transpose_buffers && score_buffers == o.score_buffers &&
-               output_buffers == o.output_buffers;
+               output_buffers == o.output_buffers &&
+               outputs_per_batch_item == o.outputs_per_batch_item;
     }
 };
 
@@ -105,9 +111,10 @@ struct SchedulePlan {
     bool whole_model_move() const { return output_resident || matmul.staging_buffers > 0; }
     /** For logs, --dump-schedules comments and the tuning database: "default", or
      *  "matmul b_resident, n <= 256, transposes 4 per tile, 3 buffers, blocks of 512", or
-     *  "attention, q/k transposes in 1 buffers, scores in 2 buffers" (parts left out that have
-     *  their default value), each followed by ", PE in critical-path order" and ", output
-     *  resident" when they are (those alone when nothing else differs). A group is a matmul or
+     *  "attention, q/k transposes in 1 buffers, scores in 2 buffers, outputs stored per batch
+     *  item" (parts left out that have their default value), each followed by ", PE in
+     *  critical-path order" and ", output resident" when they are (those alone when nothing
+     *  else differs). A group is a matmul or
      *  an attention, so a plan is one or the other. */
     std::string describe() const;
 };

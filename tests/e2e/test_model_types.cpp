@@ -1,8 +1,8 @@
 // --model-type (issue 16): the moves a model type adds to the -O2/-O3 search. transformer adds a
-// fused attention group's PSUM stages in fixed buffers (sched::AttentionPlan); generic gives an
-// attention group no choice. The values of every attention plan are those of the default. And
-// the windows the search times candidates in make the program's residency, which is what let it
-// tell the attention plans apart.
+// fused attention group's PSUM stages in fixed buffers and its heads stored per batch item
+// (sched::AttentionPlan); generic gives an attention group no choice. The values of every attention
+// plan are those of the default. And the windows the search times candidates in make the program's
+// residency, which is what let it tell the attention plans apart.
 
 #include "TextCases.h"
 #include "autoscheduler/Autoschedule.h"
@@ -41,6 +41,22 @@ g (float[1, 2, 128, 64] q, float[1, 2, 128, 64] k, float[1, 2, 128, 64] v)
 }
 )";
 
+// Two batch items of two heads, read from and written back to [b, s, h, d] (the Transposes of
+// an exported attention): Q, K and V are staged per batch item, the output stored transposed.
+const char *kMergedHeads = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 128, 2, 64] q, float[2, 128, 2, 64] k, float[2, 128, 2, 64] v)
+    => (float[2, 128, 2, 64] y) {
+  qh = Transpose <perm = [0, 2, 1, 3]> (q)
+  kt = Transpose <perm = [0, 2, 3, 1]> (k)
+  vh = Transpose <perm = [0, 2, 1, 3]> (v)
+  s = MatMul(qh, kt)
+  p = Softmax <axis = -1> (s)
+  c = MatMul(p, vh)
+  y = Transpose <perm = [0, 2, 1, 3]> (c)
+}
+)";
+
 // Two layers of one workload.
 const char *kTwoLayers = R"(
 <ir_version: 8, opset_import: ["" : 17]>
@@ -71,6 +87,18 @@ sched::SchedulePlan attention_plan(int qk, int p, int scores, int outputs) {
     sched::SchedulePlan plan;
     plan.attention = {qk, p, scores, outputs};
     return plan;
+}
+
+/** The DMAs that read (`loads`) or write HBM variable `name`. */
+std::vector<neff::Instr> transfers_of(const neff::Program &p, const std::string &name, bool loads) {
+    int var = p.var_index(name);
+    std::vector<neff::Instr> found;
+    for (neff::Engine e : {neff::Engine::SP, neff::Engine::POOL, neff::Engine::ACT})
+        for (const neff::Instr &i : p.stream(e))
+            if (i.op == neff::Opcode::Dma && (loads ? i.src : i.dst).var == var &&
+                (loads ? i.src : i.dst).space == neff::MemSpace::HBM)
+                found.push_back(i);
+    return found;
 }
 
 /** The attention compiled at -O1 from the script of its schedule under `plan`. */
@@ -105,7 +133,15 @@ TEST_CASE("transformer adds attention plans to the search; generic gives attenti
     CHECK(autosched::candidate_plans(grp, trn1(), 1, "transformer").size() == 1);
     auto o2 = autosched::candidate_plans(grp, trn1(), 2, "transformer");
     auto o3 = autosched::candidate_plans(grp, trn1(), 3, "transformer");
-    CHECK(o2.size() == size_t(autosched::measured_budget(2)));
+    // Each buffer variant is offered with its heads stored per item and without, side by side;
+    // where the heads cannot be stored together the pair is one schedule.
+    REQUIRE(o2.size() == 2 * size_t(autosched::measured_budget(2)));
+    for (size_t i = 0; i < o2.size(); i += 2) {
+        sched::SchedulePlan together = o2[i];
+        together.attention.outputs_per_batch_item = true;
+        CHECK_FALSE(o2[i].attention.outputs_per_batch_item);
+        CHECK(o2[i + 1] == together);
+    }
     CHECK(o3.size() > o2.size());
     CHECK(o2.front().is_default());
     for (const sched::SchedulePlan &plan : o3) {
@@ -144,6 +180,37 @@ TEST_CASE("an attention plan's stages take turns in its fixed PSUM banks, with t
     CHECK(transpose_banks(fixed).size() == 3);
     HostTensor a = test::run_program(std::move(rotating), g, inputs).outputs.at("y");
     HostTensor b = test::run_program(std::move(fixed), g, inputs).outputs.at("y");
+    REQUIRE(a.numel() == b.numel());
+    for (int64_t i = 0; i < a.numel(); i++)
+        REQUIRE(a.get_f64(i) == b.get_f64(i));
+    auto want = alg::run_reference(loaded, inputs);
+    CHECK(test::compare(a, want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+}
+
+TEST_CASE("heads stored per batch item: one DMA of h x d rows per item, with the same values") {
+    Graph loaded = test::load_text(kMergedHeads);
+    Graph g = passed(kMergedHeads);
+    auto inputs = test::random_inputs(loaded, 7);
+    sched::SchedulePlan per_item;
+    per_item.attention.outputs_per_batch_item = true;
+    neff::Program per_head = compiled_with(g, {});
+    neff::Program together = compiled_with(g, per_item);
+    // Q's rows of [s, h, d], staged per batch item with s on partitions: one run of h x d
+    // elements per partition, although the partition loop lies between h and d in the nest.
+    for (const neff::Instr &i : transfers_of(together, "q", true)) {
+        CHECK(i.src.num_partitions == 128);
+        CHECK(i.src.dims.back().num == 2 * 64);
+    }
+    // By default one store per head, of rows of d; per batch item one store of rows of h x d.
+    std::vector<neff::Instr> heads = transfers_of(per_head, "y", false),
+                             items = transfers_of(together, "y", false);
+    CHECK(heads.size() == 4);
+    REQUIRE(items.size() == 2);
+    CHECK(heads[0].dst.dims.back().num == 64);
+    CHECK(items[0].dst.dims.back().num == 2 * 64);
+    CHECK(items[0].dst.num_partitions == 128);
+    HostTensor a = test::run_program(std::move(per_head), g, inputs).outputs.at("y");
+    HostTensor b = test::run_program(std::move(together), g, inputs).outputs.at("y");
     REQUIRE(a.numel() == b.numel());
     for (int64_t i = 0; i < a.numel(); i++)
         REQUIRE(a.get_f64(i) == b.get_f64(i));
