@@ -1,5 +1,7 @@
 #include "graph/LinearLayers.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 namespace nhc {
@@ -23,6 +25,22 @@ Node reshape_node(const std::string &name, const std::string &in, const std::str
     return n;
 }
 
+/** Whether `t` is a Transpose that swaps the last two axes of a value whose other axes are all
+ *  of extent 1: its output viewed 2-D is its input viewed 2-D, transposed. */
+bool swaps_2d(const Graph &g, const Node &t) {
+    if (t.op_type != "Transpose" || !t.domain.empty() || t.inputs.size() != 1)
+        return false;
+    const Shape &in = g.value(t.inputs[0]).shape;
+    int64_t rank = static_cast<int64_t>(in.size());
+    std::vector<int64_t> perm = t.transpose_perm(rank);
+    if (rank < 2 || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1)
+        return false;
+    for (int64_t d = 0; d < rank - 2; d++)
+        if (perm[d] != d || in[d] != 1)
+            return false;
+    return true;
+}
+
 } // namespace
 
 int canonicalize_linear_layers(Graph &g) {
@@ -31,6 +49,11 @@ int canonicalize_linear_layers(Graph &g) {
         for (const std::string &in : n.inputs)
             readers[in]++;
     std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
+    std::map<std::string, const Node *> producer;
+    for (const Node &n : g.nodes)
+        for (const std::string &out : n.outputs)
+            producer[out] = &n;
+    std::set<std::string> dropped; // outputs of Transposes the Gemm reads through (transA)
     std::vector<Node> out_nodes;
     std::set<size_t> absorbed; // Adds folded into a Gemm
     int count = 0;
@@ -65,14 +88,27 @@ int canonicalize_linear_layers(Graph &g) {
                 }
             }
         }
+        // x swapped from [1.., K, M], read by this layer alone: the Gemm reads that value as
+        // [K, M] (transA), K outer as the PE takes it, where the Transpose would be an HBM copy
+        // that moves the innermost axis, a descriptor row per element (sd_unet_64's attention
+        // input, [1, 512, 256] -> [1, 256, 512]).
+        auto t = producer.find(x->name);
+        bool trans_a = t != producer.end() && readers[x->name] == 1 && !outputs.count(x->name) &&
+                       swaps_2d(g, *t->second);
+        const Value &a = trans_a ? g.value(t->second->inputs[0]) : *x;
         std::string x2 = mm.name + "__x2d", y2 = mm.name + "__y2d";
-        g.values[x2] = Value{x2, x->dtype, {m, k}, nullptr};
+        Shape a2 = trans_a ? Shape{k, m} : Shape{m, k};
+        g.values[x2] = Value{x2, x->dtype, a2, nullptr};
         g.values[y2] = Value{y2, y.dtype, {m, n}, nullptr};
-        out_nodes.push_back(reshape_node(mm.name + "__flatten", x->name,
-                                         shape_constant(g, mm.name + "__shape2d", {m, k}), x2));
+        out_nodes.push_back(reshape_node(mm.name + "__flatten", a.name,
+                                         shape_constant(g, mm.name + "__shape2d", a2), x2));
         Node gemm;
         gemm.name = mm.name;
         gemm.op_type = "Gemm";
+        if (trans_a) {
+            gemm.attrs["transA"] = int64_t(1);
+            dropped.insert(x->name);
+        }
         gemm.inputs = {x2, w->name};
         if (!bias.empty())
             gemm.inputs.push_back(bias);
@@ -85,6 +121,11 @@ int canonicalize_linear_layers(Graph &g) {
                                          final_out));
         count++;
     }
+    out_nodes.erase(std::remove_if(out_nodes.begin(), out_nodes.end(),
+                                   [&](const Node &n) {
+                                       return n.outputs.size() == 1 && dropped.count(n.outputs[0]);
+                                   }),
+                    out_nodes.end());
     g.nodes = std::move(out_nodes);
     return count;
 }

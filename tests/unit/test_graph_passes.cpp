@@ -92,6 +92,39 @@ g (float[2, 3, 4] x) => (float[2, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,1
     g.verify();
 }
 
+TEST_CASE("a linear layer of a transposed input reads it as stored, with transA") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 3] x) => (float[1, 3, 5] y) <float[4, 5] w = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20}> {
+  t = Transpose <perm = [0, 2, 1]> (x)
+  y = MatMul(t, w)
+}
+)";
+    Graph g = load_graph(text);
+    CHECK(canonicalize_linear_layers(g) == 1);
+    // No Transpose: the Gemm reads x viewed [K, M] = [4, 3].
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Gemm", "Reshape"});
+    CHECK(g.nodes[0].inputs[0] == "x");
+    CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{4, 3});
+    CHECK(g.nodes[1].attr_int("transA", 0) == 1);
+    CHECK(g.value(g.nodes[1].outputs[0]).shape == Shape{3, 5});
+    g.verify();
+    // Left as it was: a transposed value something else reads too, and a batch of two.
+    std::string shared = text;
+    shared.replace(shared.find("=> (float[1, 3, 5] y)"), 21,
+                   "=> (float[1, 3, 5] y, float[1, 3, 4] t)");
+    std::string batched = text;
+    for (std::string from : {"[1, 4, 3]", "[1, 3, 5]"})
+        batched.replace(batched.find(from), 2, "[2");
+    for (const std::string &t : {shared, batched}) {
+        Graph h = load_graph(t);
+        CHECK(canonicalize_linear_layers(h) == 1);
+        CHECK(op_types(h) == std::vector<std::string>{"Transpose", "Reshape", "Gemm", "Reshape"});
+        CHECK(h.nodes[2].attr_int("transA", 0) == 0);
+        h.verify();
+    }
+}
+
 TEST_CASE("a residual Add and a LayerNorm after a linear layer move to its 2-D shape") {
     // The LayerNorm of x itself cannot move (x has no 2-D form yet); the residual Add reads x
     // through a new view, which must exist even though the LayerNorm's attempt made none.
