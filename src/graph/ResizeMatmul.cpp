@@ -157,6 +157,46 @@ std::vector<double> block_diagonal(const ResizeAxis &a, int64_t k) {
     return b;
 }
 
+/** The factor by which `a` repeats each input element (output i reads input i / factor: nearest
+ *  upsampling by an integer, whatever the coordinate transform that gives it), or 0. */
+int64_t replication_factor(const ResizeAxis &a) {
+    if (a.out % a.in != 0)
+        return 0;
+    int64_t factor = a.out / a.in;
+    for (int64_t i = 0; i < a.out; i++)
+        for (int64_t j = 0; j < a.in; j++)
+            if (a.weights[static_cast<size_t>(i * a.in + j)] != (j == i / factor ? 1.0 : 0.0))
+                return 0;
+    return factor;
+}
+
+/** Nearest upsampling by integers of the last two axes of [.., H, W] (the UNet decoder's 2x):
+ *  x viewed [outer, H, 1, W, 1], expanded to [outer, H, sh, W, sw] and viewed as the output.
+ *  The Expand copies each element where it goes (its schedule puts `outer` on partitions: one
+ *  load, one broadcast copy and one store of whole rows per tile), where the interpolation
+ *  matmuls move rows of W and 2W elements (64 and 128 bytes for sd_unet_64's 16-element rows)
+ *  through the PE twice. Returns false, adding nothing, for any other resize. */
+bool replicate_last_axes(Graph &g, const Node &n, const std::vector<ResizeAxis> &axes,
+                         std::vector<Node> &out) {
+    size_t rank = axes.size();
+    if (rank < 3)
+        return false;
+    for (size_t a = 0; a + 2 < rank; a++)
+        if (!axes[a].is_identity())
+            return false;
+    const ResizeAxis &h = axes[rank - 2], &w = axes[rank - 1];
+    int64_t sh = replication_factor(h), sw = replication_factor(w);
+    if (sh == 0 || sw == 0 || sh * sw == 1)
+        return false;
+    int64_t outer = shape_numel(g.value(n.inputs[0]).shape) / (h.in * w.in);
+    GraphRewriter b(g, n, "__replicate", out);
+    std::string viewed = b.reshape(n.inputs[0], {outer, h.in, 1, w.in, 1});
+    std::string copies = b.compute("Expand", {viewed, b.constant_i64({outer, h.in, sh, w.in, sw})},
+                                   DType::Float32, {outer, h.in, sh, w.in, sw});
+    b.reshape(copies, g.value(n.outputs[0]).shape, n.outputs[0]);
+    return true;
+}
+
 void lower_resize(Graph &g, const Node &n, int64_t pack_partitions, std::vector<Node> &out) {
     const Value &x = g.value(n.inputs[0]);
     const Value &y = g.value(n.outputs[0]);
@@ -172,6 +212,8 @@ void lower_resize(Graph &g, const Node &n, int64_t pack_partitions, std::vector<
     if (x.dtype != DType::Float32)
         user_error("NHC_EALG001", n.describe(), ": expected a float32 input, found ",
                    dtype_name(x.dtype));
+    if (replicate_last_axes(g, n, axes, out))
+        return;
     GraphRewriter b(g, n, "__resize", out);
     std::string cur = n.inputs[0];
     Shape shape = x.shape;

@@ -7,6 +7,7 @@
 #include "support/Error.h"
 #include "target/CostModel.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -60,6 +61,47 @@ void schedule_compute(Group &g, const Limits &L) {
     stage_inputs(g, tile);
     if (chunks.form == RowChunks::Reduction)
         chunk_reductions(g, chunks.columns);
+}
+
+// An Expand that repeats elements along inner axes (graph/ResizeMatmul's nearest upsampling:
+// [C, H, 1, W, 1] to [C, H, 2, W, 2]): the default tiling puts the second-to-last axis on
+// partitions, W's 16 rows of 2 elements, each broadcast from HBM by DMA. With the outermost
+// axis (not broadcast) on partitions instead, a tile is one load of its rows of x, one copy on
+// an engine that reads them with stride 0 along the repeated axes, and one store of whole output
+// rows. Applies when that axis fills more partitions than the default's and a row of the output
+// fits the layout budget; returns false otherwise, having changed nothing.
+bool schedule_outer_partitions(Group &g, const Limits &L) {
+    const alg::Tensor &out = g.outputs[0].result;
+    int rank = out.rank();
+    Func bcast = g.stage("bcast0");
+    auto x = std::find_if(g.inputs.begin(), g.inputs.end(),
+                          [&](const GroupInput &i) { return i.value == g.node->inputs[0]; });
+    if (g.nodes.size() != 1 || g.node->op_type != "Expand" || g.outputs.size() != 1 || rank < 3 ||
+        !bcast.defined() || x == g.inputs.end())
+        return false;
+    Shape in;
+    for (const alg::Stage &st : g.op.stages)
+        if (st.func.name() == bcast.name())
+            in = st.broadcast_from;
+    int64_t outer = out.shape[0], row = shape_numel(out.shape) / outer;
+    if (in.size() != out.shape.size() || in[0] != outer ||
+        std::min<int64_t>(outer, L.partitions) <=
+            std::min<int64_t>(out.shape[rank - 2], L.partitions) ||
+        row * dtype_size(out.dtype) > L.layout_budget / 2)
+        return false;
+    Func f = g.outputs[0].func;
+    TileLoop tile;
+    if (outer > L.partitions) {
+        Var po("po"), pi("pi");
+        f.split(var(rank - 1), po, pi, static_cast<int>(L.partitions));
+        tile = {false, Halide::LoopLevel(f, po)};
+    }
+    bcast.compute_inline(); // the copy reads x's tile with stride 0 along the repeated axes
+    for (Func stage : {Func(out.func), x->staged}) {
+        place(stage, tile, SBUF);
+        g.partition_dim[stage.name()] = rank - 1;
+    }
+    return true;
 }
 
 // A Transpose of fp32 that swaps the last two axes and does not fit whole: copied HBM -> HBM,
@@ -290,6 +332,8 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
         schedule_layout(g, L);
         break;
     case Family::Compute:
+        if (folded.empty() && schedule_outer_partitions(g, L))
+            break;
         schedule_compute(g, L);
         break;
     }

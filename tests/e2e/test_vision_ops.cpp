@@ -1,6 +1,6 @@
 // Vision operators lowered by graph passes, checked on the simulator: Resize in every mode the
-// ONNX node tests cover (graph/ResizeMatmul), and group / instance normalisation spread over the
-// partitions (graph/GroupNorm).
+// ONNX node tests cover (graph/ResizeMatmul; nearest upsampling by integers as an Expand), and
+// group / instance normalisation spread over the partitions (graph/GroupNorm).
 
 #include "TextCases.h"
 #include "graph/ConvIm2Col.h"
@@ -149,6 +149,42 @@ g (float[1, 1, 4, 4] x) => (float[1, 1, 2, 2] y)
     std::string crop_error = test::compile_error(crop);
     CHECK(crop_error.rfind("NHC_EALG001", 0) == 0);
     CHECK(crop_error.find("tf_crop_and_resize") != std::string::npos);
+}
+
+TEST_CASE("Resize: nearest 2x of 256 channels is a load, a copy and a store per 128 channels, "
+          "exact") {
+    // A UNet decoder's upsampling: each element repeated where it goes, with the channels on
+    // partitions (graph/ResizeMatmul's Expand), not moved through the PE.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 256, 8, 12] x) => (float[1, 256, 16, 24] y)
+    <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
+  y = Resize <mode = "nearest", coordinate_transformation_mode = "asymmetric",
+              nearest_mode = "floor"> (x, , s)
+}
+)");
+    auto inputs = test::random_inputs(g, 9);
+    const HostTensor &x = inputs.at("x");
+    test::E2EResult got = test::compile_and_run(g, inputs);
+    const HostTensor &y = got.outputs.at("y");
+    for (int64_t c = 0; c < 256; c++)
+        for (int64_t h = 0; h < 16; h++)
+            for (int64_t w = 0; w < 24; w++)
+                REQUIRE(y.get_f64((c * 16 + h) * 24 + w) ==
+                        x.get_f64((c * 8 + h / 2) * 12 + w / 2));
+    neff::Program p = test::compile_graph(g, CompileOptions{});
+    CHECK(p.stream(neff::Engine::PE).empty());
+    int loads = 0, stores = 0, copies = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream) {
+            bool dma = i.op == neff::Opcode::Dma;
+            loads += dma && i.src.space == neff::MemSpace::HBM;
+            stores += dma && i.dst.space == neff::MemSpace::HBM;
+            copies += !dma;
+        }
+    CHECK(loads == 2);
+    CHECK(stores == 2);
+    CHECK(copies == 2);
 }
 
 TEST_CASE("GroupNorm as PyTorch exports it is rewritten as one, over the partitions, and matches") {
