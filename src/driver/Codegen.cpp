@@ -211,8 +211,12 @@ private:
             return;
         }
         if (n.op_type == "Concat") {
-            note_unscheduled(n, "one DMA per input");
-            codegen_copies::concat(copy_target(), n);
+            note_unscheduled(n, "each input copied through SBUF");
+            CopyTarget t = copy_target();
+            t.target = target_;
+            t.sbuf_history = &sbuf_history_;
+            t.reserved_sbuf = resident_->reserved();
+            codegen_copies::concat(t, n);
             return;
         }
         if (n.op_type == "Im2Col") {

@@ -1,5 +1,8 @@
 #include "driver/CopyGroups.h"
 
+#include "neff/OnChipAllocator.h"
+#include "target/Target.h"
+
 #include <algorithm>
 
 namespace nhc::codegen_copies {
@@ -40,9 +43,80 @@ void flat_copy(const CopyTarget &t, int from_var, int to_var, const std::string 
     t.out.push_back({neff::Engine::SP, i});
 }
 
-/** Concat as one HBM -> HBM DMA per input into its slice of the output: rows of the
- *  input's contiguous part (the concat axis and the axes inside it), one row per index of
- *  the axes outside it. */
+/** One input of a Concat in `rows` rows of `row` elements: the input's rows are `src_step`
+ *  elements apart in its variable, the output's `dst_step` apart from element `dst_at`. */
+struct ConcatPiece {
+    int src_var, dst_var;
+    int64_t rows, row, src_step, dst_step, dst_at;
+};
+
+/** `piece` through SBUF: per block of rows (at most the partitions) and chunk of columns, a load
+ *  into one of two SBUF buffers in turn and a store from it (the semaphore pass orders each
+ *  store after its load and each load after the store that last read its buffer). False, having
+ *  emitted nothing, when there is no target or no room. */
+bool concat_through_sbuf(const CopyTarget &t, const ConcatPiece &piece, const std::string &name) {
+    if (!t.target || !t.sbuf_history)
+        return false;
+    const target::TargetInfo &tg = *t.target;
+    // Staged, the bytes cross two transfers spread over all engines; HBM -> HBM, one engine
+    // moves them in one. Worth it past what one engine moves during a transfer's fixed latency.
+    if (double(piece.rows * piece.row *
+               neff::dtype_size(t.program.vars.at(static_cast<size_t>(piece.src_var)).dtype)) <
+        tg.dma.fixed_latency_ns * tg.dma.bytes_per_ns)
+        return false;
+    neff::DType src_type = t.program.vars.at(static_cast<size_t>(piece.src_var)).dtype;
+    int64_t ses = neff::dtype_size(src_type),
+            des = neff::dtype_size(t.program.vars.at(static_cast<size_t>(piece.dst_var)).dtype);
+    // Chunks of rows a few times the length at which DMA saturates (nc.md:L259): each transfer
+    // at the full rate, few transfers.
+    int64_t chunk = std::min(piece.row, 4 * tg.dma.saturating_row_bytes / ses);
+    codegen::OnChipAllocator sbuf(tg.sbuf_usable_per_partition, codegen::kSbufGranule);
+    sbuf.resume(*t.sbuf_history);
+    for (const auto &[offset, bytes] : t.reserved_sbuf)
+        sbuf.reserve(offset, bytes);
+    int64_t buffers[2] = {sbuf.allocate(chunk * ses), sbuf.allocate(chunk * ses)};
+    if (buffers[0] < 0 || buffers[1] < 0)
+        return false;
+    int turn = 0, partitions = tg.partitions;
+    for (int64_t r = 0; r < piece.rows; r += partitions)
+        for (int64_t c = 0; c < piece.row; c += chunk, turn++) {
+            int32_t rows = static_cast<int32_t>(std::min<int64_t>(partitions, piece.rows - r));
+            int64_t cols = std::min(chunk, piece.row - c);
+            neff::AccessPattern tile;
+            tile.space = neff::MemSpace::SBUF;
+            tile.dtype = src_type;
+            tile.num_partitions = rows;
+            tile.offset = buffers[turn % 2];
+            tile.dims = {{1, cols}};
+            neff::Instr load, store;
+            load.op = store.op = neff::Opcode::Dma;
+            load.name = store.name = name;
+            load.src = hbm_ap(t.program, piece.src_var, (r * piece.src_step + c) * ses);
+            load.src.num_partitions = rows;
+            load.src.partition_step = piece.src_step * ses;
+            load.src.dims = {{ses, cols}};
+            load.dst = store.src = tile;
+            store.dst =
+                hbm_ap(t.program, piece.dst_var, (piece.dst_at + r * piece.dst_step + c) * des);
+            store.dst.num_partitions = rows;
+            store.dst.partition_step = piece.dst_step * des;
+            store.dst.dims = {{des, cols}};
+            load.queue = next_queue(t);
+            store.queue =
+                codegen::SelectOptions{}.dma_queues + turn % codegen::SelectOptions{}.dma_queues;
+            t.out.push_back({neff::Engine::SP, load});
+            t.out.push_back({neff::Engine::POOL, store});
+        }
+    sbuf.release(buffers[0]);
+    sbuf.release(buffers[1]);
+    *t.sbuf_history = sbuf.history();
+    return true;
+}
+
+/** Concat: each input into its slice of the output. Its contiguous part (the concat axis and
+ *  the axes inside it) is a row per index of the axes outside it; a single such row is cut into
+ *  as many rows as the partitions, when they divide it. Through SBUF when the target allows
+ *  (concat_through_sbuf), else one HBM -> HBM DMA per input. */
 void concat(const CopyTarget &t, const Node &n) {
     const Value &out = t.graph.value(n.outputs[0]);
     int64_t rank = static_cast<int64_t>(out.shape.size());
@@ -61,6 +135,20 @@ void concat(const CopyTarget &t, const Node &n) {
             continue;
         int in_var = t.var(in);
         int64_t in_es = neff::dtype_size(t.program.vars.at(in_var).dtype);
+        ConcatPiece piece{
+            in_var, out_var, outer, len * inner, len * inner, out.shape[axis] * inner, at * inner};
+        if (t.target && outer == 1 && piece.row % t.target->partitions == 0)
+            piece = {in_var,
+                     out_var,
+                     t.target->partitions,
+                     piece.row / t.target->partitions,
+                     piece.row / t.target->partitions,
+                     piece.row / t.target->partitions,
+                     at * inner};
+        if (concat_through_sbuf(t, piece, n.name)) {
+            at += len;
+            continue;
+        }
         auto rows = [&](int v, int64_t es, int64_t row_elems, int64_t offset) {
             neff::AccessPattern a;
             a.space = neff::MemSpace::HBM;

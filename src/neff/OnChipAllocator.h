@@ -36,6 +36,10 @@ struct AllocationHistory {
     int64_t kept_offset = 0, kept_bytes = 0;
 };
 
+/** The alignment of SBUF allocations, bytes per partition (a choice of this allocator, small
+ *  enough to waste little room, not a hardware figure). */
+constexpr int64_t kSbufGranule = 64;
+
 class OnChipAllocator {
 public:
     /** `capacity` bytes per partition, allocations aligned to `granule` bytes. */

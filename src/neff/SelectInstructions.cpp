@@ -48,7 +48,7 @@ std::vector<int> IterSpace::free() const {
 }
 
 Selector::Selector(const SelectOptions &o)
-    : opt_(o), sbuf_(o.target->sbuf_usable_per_partition, 64),
+    : opt_(o), sbuf_(o.target->sbuf_usable_per_partition, kSbufGranule),
       psum_(int64_t(o.target->psum_banks) * o.target->psum_bank_bytes, o.target->psum_bank_bytes) {
     sbuf_.resume(o.sbuf_history);
     psum_.resume(o.psum_history);

@@ -104,7 +104,7 @@ ScheduleScript parse_schedule_file(const std::string &path);
 /** Checks the blocks' node names against the graph the code generator compiles (after the graph
  *  passes): NHC_ESCH110 for a name not in it (a name of `onnx_ops`, the ONNX nodes before the
  *  passes with their operators, is reported as rewritten, with the nodes made of it);
- *  NHC_ESCH118 for a node compiled without a schedule (Concat: one DMA per input; views;
+ *  NHC_ESCH118 for a node compiled without a schedule (Concat: copies per input; views;
  *  Im2Col). */
 void check_schedule_nodes(const ScheduleScript &s, const Graph &g,
                           const std::map<std::string, std::string> &onnx_ops = {});

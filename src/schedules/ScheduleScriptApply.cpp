@@ -426,8 +426,8 @@ std::string unscheduled_form(const Node &n) {
     if (!n.domain.empty())
         return "";
     if (n.op_type == "Concat")
-        return "Concat is compiled as one DMA per input into its slice of the output, without a "
-               "schedule";
+        return "Concat is compiled as copies of each input into its slice of the output, without "
+               "a schedule";
     if (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
         n.op_type == "Unsqueeze" || n.op_type == "Identity")
         return n.op_type + " is a view of its input's bytes: no instruction, nothing to schedule";

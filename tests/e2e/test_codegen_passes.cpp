@@ -433,6 +433,43 @@ g (float[1, 256, 192] x, float[256, 320] w) => (float[1, 192, 320] y) {
         CHECK(i.op != neff::Opcode::Transpose);
 }
 
+TEST_CASE("a Concat of large inputs is copied through SBUF on all partitions, a small one HBM to "
+          "HBM; both match") {
+    // A UNet decoder's skip connection: channels concatenated, 256 KiB per input.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 32, 32] a, float[1, 32, 32, 32] b, float[1, 1, 8] c, float[1, 2, 8] d)
+    => (float[1, 96, 32, 32] y, float[1, 3, 8] z) {
+  y = Concat <axis = 1> (a, b)
+  z = Concat <axis = 1> (c, d)
+}
+)";
+    Graph g = load_text(text);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 11);
+    auto want = alg::run_reference(g, inputs);
+    test::E2EResult got = test::compile_and_run(g, inputs);
+    for (const char *out : {"y", "z"})
+        CHECK(test::compare(got.outputs.at(out), want.at(out), 0, 0).max_abs_err == 0);
+    neff::Program p = compile_text(text);
+    int y = p.var_index("y"), z = p.var_index("z"), to_y = 0, to_z = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream) {
+            if (i.op != neff::Opcode::Dma)
+                continue;
+            if (i.dst.var == y) { // stored from SBUF tiles of all the partitions
+                CHECK(i.src.space == neff::MemSpace::SBUF);
+                CHECK(i.src.num_partitions == 128);
+                to_y++;
+            }
+            if (i.dst.var == z) {
+                CHECK(i.src.space == neff::MemSpace::HBM);
+                to_z++;
+            }
+        }
+    CHECK(to_y >= 2);
+    CHECK(to_z == 2);
+}
+
 TEST_CASE("a wide bf16 matmul output is stored once per row tile, in whole rows") {
     const char *text = R"(
 <ir_version: 8, opset_import: ["" : 17]>

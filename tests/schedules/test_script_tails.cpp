@@ -235,8 +235,8 @@ TEST_CASE("a block for a Concat or a view is NHC_ESCH118, not ignored") {
         sched::parse_schedule("node \"node\":\n  out.compute_root()\n", "t.sched");
     std::string msg;
     CHECK(error_code([&] { sched::check_schedule_nodes(s, concat); }, &msg) == "NHC_ESCH118");
-    CHECK(msg == "t.sched:1: node \"node\": Concat is compiled as one DMA per input into its slice "
-                 "of the output, without a schedule; remove its block");
+    CHECK(msg == "t.sched:1: node \"node\": Concat is compiled as copies of each input into its "
+                 "slice of the output, without a schedule; remove its block");
     CHECK(error_code([&] { sched::check_schedule_nodes(s, reshape); }, &msg) == "NHC_ESCH118");
     CHECK(msg.find("Identity is a view of its input's bytes") != std::string::npos);
 }
