@@ -26,6 +26,13 @@ int next_queue(const CopyTarget &t) {
                             static_cast<size_t>(codegen::SelectOptions{}.dma_queues));
 }
 
+// The store queue of the `n`th staged tile: SelectTransfers' store queues (after its load
+// queues), in turn.
+int store_queue(int n) {
+    int queues = codegen::SelectOptions{}.dma_queues;
+    return queues + n % queues;
+}
+
 } // namespace
 
 void flat_copy(const CopyTarget &t, int from_var, int to_var, const std::string &name) {
@@ -58,15 +65,13 @@ bool concat_through_sbuf(const CopyTarget &t, const ConcatPiece &piece, const st
     if (!t.target || !t.sbuf_history)
         return false;
     const target::TargetInfo &tg = *t.target;
-    // Staged, the bytes cross two transfers spread over all engines; HBM -> HBM, one engine
-    // moves them in one. Worth it past what one engine moves during a transfer's fixed latency.
-    if (double(piece.rows * piece.row *
-               neff::dtype_size(t.program.vars.at(static_cast<size_t>(piece.src_var)).dtype)) <
-        tg.dma.fixed_latency_ns * tg.dma.bytes_per_ns)
-        return false;
     neff::DType src_type = t.program.vars.at(static_cast<size_t>(piece.src_var)).dtype;
     int64_t ses = neff::dtype_size(src_type),
             des = neff::dtype_size(t.program.vars.at(static_cast<size_t>(piece.dst_var)).dtype);
+    // Staged, the bytes cross two transfers spread over all engines; HBM -> HBM, one engine
+    // moves them in one. Worth it past what one engine moves during a transfer's fixed latency.
+    if (double(piece.rows * piece.row * ses) < tg.dma.fixed_latency_ns * tg.dma.bytes_per_ns)
+        return false;
     // Chunks of rows a few times the length at which DMA saturates (nc.md:L259): each transfer
     // at the full rate, few transfers.
     int64_t chunk = std::min(piece.row, 4 * tg.dma.saturating_row_bytes / ses);
@@ -102,8 +107,7 @@ bool concat_through_sbuf(const CopyTarget &t, const ConcatPiece &piece, const st
             store.dst.partition_step = piece.dst_step * des;
             store.dst.dims = {{des, cols}};
             load.queue = next_queue(t);
-            store.queue =
-                codegen::SelectOptions{}.dma_queues + turn % codegen::SelectOptions{}.dma_queues;
+            store.queue = store_queue(turn);
             t.out.push_back({neff::Engine::SP, load});
             t.out.push_back({neff::Engine::POOL, store});
         }
@@ -135,17 +139,15 @@ void concat(const CopyTarget &t, const Node &n) {
             continue;
         int in_var = t.var(in);
         int64_t in_es = neff::dtype_size(t.program.vars.at(in_var).dtype);
-        ConcatPiece piece{
-            in_var, out_var, outer, len * inner, len * inner, out.shape[axis] * inner, at * inner};
-        if (t.target && outer == 1 && piece.row % t.target->partitions == 0)
-            piece = {in_var,
-                     out_var,
-                     t.target->partitions,
-                     piece.row / t.target->partitions,
-                     piece.row / t.target->partitions,
-                     piece.row / t.target->partitions,
-                     at * inner};
-        if (concat_through_sbuf(t, piece, n.name)) {
+        // Rows of the input; one contiguous block as the partitions' rows when they divide it.
+        int64_t staged_rows = outer, row = len * inner, out_step = out.shape[axis] * inner;
+        if (t.target && outer == 1 && row % t.target->partitions == 0) {
+            staged_rows = t.target->partitions;
+            row /= staged_rows;
+            out_step = row;
+        }
+        if (concat_through_sbuf(t, {in_var, out_var, staged_rows, row, row, out_step, at * inner},
+                                n.name)) {
             at += len;
             continue;
         }

@@ -14,6 +14,10 @@
  * the matmuls keep fp32 operands under auto-cast (Node::keep_precision). The weights follow the
  * ONNX reference implementation (onnx/backend/test/case/node/resize.py): coordinate transform,
  * neighbours of x_original clamped to the edge, exclude_outside renormalisation.
+ * Nearest upsampling by integers of the last two axes alone (every output element a copy of one
+ * input element) is no contraction: x viewed [outer, H, 1, W, 1] is expanded to
+ * [outer, H, sh, W, sw] and viewed as the output, an Expand the default schedule computes with
+ * `outer` on partitions (DefaultSchedule.cpp).
  * Assumes constant scales or sizes (NHC_EALG001 otherwise) and a static output shape;
  * tf_crop_and_resize is refused (NHC_EALG001).
  */

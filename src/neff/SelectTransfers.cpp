@@ -65,7 +65,7 @@ void coalesce(IterSpace &it, std::vector<Affine *> accesses) {
  *  DMA cost by row size, nc.md:L255-259). The elements each side walks, and their order, are
  *  unchanged. */
 void merge_contiguous_dims(AccessPattern &a, AccessPattern &b) {
-    auto drop_units = [](AccessPattern &ap) {
+    auto drop_units = [](const AccessPattern &ap) {
         std::vector<neff::Dim> kept;
         for (const neff::Dim &d : ap.dims)
             if (d.num != 1)
