@@ -89,6 +89,20 @@ sched::SchedulePlan attention_plan(int qk, int p, int scores, int outputs) {
     return plan;
 }
 
+/** Runs the programs `a` and `b` of graph `g` on `inputs`: their outputs `y` hold the same
+ *  values, element by element, within 1e-5 of the reference run of `loaded` (g before the
+ *  graph passes). */
+void check_same_values(neff::Program a, neff::Program b, const Graph &g, const Graph &loaded,
+                       const std::map<std::string, HostTensor> &inputs) {
+    HostTensor ya = test::run_program(std::move(a), g, inputs).outputs.at("y");
+    HostTensor yb = test::run_program(std::move(b), g, inputs).outputs.at("y");
+    REQUIRE(ya.numel() == yb.numel());
+    for (int64_t i = 0; i < ya.numel(); i++)
+        REQUIRE(ya.get_f64(i) == yb.get_f64(i));
+    auto want = alg::run_reference(loaded, inputs);
+    CHECK(test::compare(ya, want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+}
+
 /** The DMAs that read (`loads`) or write HBM variable `name`. */
 std::vector<neff::Instr> transfers_of(const neff::Program &p, const std::string &name, bool loads) {
     int var = p.var_index(name);
@@ -178,13 +192,7 @@ TEST_CASE("an attention plan's stages take turns in its fixed PSUM banks, with t
     // one bank each, the three stages write three.
     CHECK(transpose_banks(rotating).size() > 3);
     CHECK(transpose_banks(fixed).size() == 3);
-    HostTensor a = test::run_program(std::move(rotating), g, inputs).outputs.at("y");
-    HostTensor b = test::run_program(std::move(fixed), g, inputs).outputs.at("y");
-    REQUIRE(a.numel() == b.numel());
-    for (int64_t i = 0; i < a.numel(); i++)
-        REQUIRE(a.get_f64(i) == b.get_f64(i));
-    auto want = alg::run_reference(loaded, inputs);
-    CHECK(test::compare(a, want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+    check_same_values(std::move(rotating), std::move(fixed), g, loaded, inputs);
 }
 
 TEST_CASE("heads stored per batch item: one DMA of h x d rows per item, with the same values") {
@@ -209,13 +217,7 @@ TEST_CASE("heads stored per batch item: one DMA of h x d rows per item, with the
     CHECK(heads[0].dst.dims.back().num == 64);
     CHECK(items[0].dst.dims.back().num == 2 * 64);
     CHECK(items[0].dst.num_partitions == 128);
-    HostTensor a = test::run_program(std::move(per_head), g, inputs).outputs.at("y");
-    HostTensor b = test::run_program(std::move(together), g, inputs).outputs.at("y");
-    REQUIRE(a.numel() == b.numel());
-    for (int64_t i = 0; i < a.numel(); i++)
-        REQUIRE(a.get_f64(i) == b.get_f64(i));
-    auto want = alg::run_reference(loaded, inputs);
-    CHECK(test::compare(a, want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+    check_same_values(std::move(per_head), std::move(together), g, loaded, inputs);
 }
 
 TEST_CASE(
