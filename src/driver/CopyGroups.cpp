@@ -76,9 +76,13 @@ bool concat_through_sbuf(const CopyTarget &t, const ConcatPiece &piece, const st
     // at the full rate, few transfers.
     int64_t chunk = std::min(piece.row, 4 * tg.dma.saturating_row_bytes / ses);
     codegen::OnChipAllocator sbuf(tg.sbuf_usable_per_partition, codegen::kSbufGranule);
-    sbuf.resume(*t.sbuf_history);
+    codegen::AllocationHistory before = *t.sbuf_history;
+    sbuf.resume(before);
     for (const auto &[offset, bytes] : t.reserved_sbuf)
         sbuf.reserve(offset, bytes);
+    // The region the group before kept for the next group's weights stays free and kept.
+    if (before.kept_bytes > 0)
+        sbuf.reserve(before.kept_offset, before.kept_bytes);
     int64_t buffers[2] = {sbuf.allocate(chunk * ses), sbuf.allocate(chunk * ses)};
     if (buffers[0] < 0 || buffers[1] < 0)
         return false;
@@ -114,6 +118,8 @@ bool concat_through_sbuf(const CopyTarget &t, const ConcatPiece &piece, const st
     sbuf.release(buffers[0]);
     sbuf.release(buffers[1]);
     *t.sbuf_history = sbuf.history();
+    t.sbuf_history->kept_offset = before.kept_offset;
+    t.sbuf_history->kept_bytes = before.kept_bytes;
     return true;
 }
 

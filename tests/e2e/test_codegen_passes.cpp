@@ -5,6 +5,7 @@
 // end by the e2e tests.
 
 #include "TextCases.h"
+#include "driver/CopyGroups.h"
 #include "neff/Hazards.h"
 #include "neff/ScheduleInstructions.h"
 
@@ -465,6 +466,43 @@ g (float[1, 64, 32, 32] a, float[1, 32, 32, 32] b, float[1, 1, 8] c, float[1, 2,
         }
     CHECK(to_y >= 2);
     CHECK(to_z == 2);
+}
+
+TEST_CASE("a Concat staged through SBUF leaves the region kept for the next group's weights") {
+    // At -O3 a group may keep a region for the next one's weights (neff/OnChipAllocator.h); a
+    // Concat compiled between them neither uses that region nor forgets it.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 32, 32] a, float[1, 32, 32, 32] b) => (float[1, 96, 32, 32] y) {
+  y = Concat <axis = 1> (a, b)
+}
+)");
+    neff::Program p;
+    for (const char *name : {"a", "b", "y"}) {
+        neff::Variable v;
+        v.name = name;
+        v.shape = g.value(name).shape;
+        p.vars.push_back(v);
+    }
+    std::vector<codegen::SelectedInstr> out;
+    const int64_t kept = 96 * 1024;
+    codegen::AllocationHistory history;
+    history.kept_offset = 0;
+    history.kept_bytes = kept;
+    codegen_copies::CopyTarget t{g, p, [&](const std::string &v) { return p.var_index(v); }, out};
+    t.target = &target::target_by_name("trn1");
+    t.sbuf_history = &history;
+    codegen_copies::concat(t, g.nodes.at(0));
+    int staged = 0;
+    for (const codegen::SelectedInstr &s : out)
+        for (const neff::AccessPattern *ap : {&s.instr.src, &s.instr.dst})
+            if (ap->space == neff::MemSpace::SBUF) {
+                CHECK(ap->offset >= kept);
+                staged++;
+            }
+    CHECK(staged >= 4); // a load and a store per input at least
+    CHECK(history.kept_offset == 0);
+    CHECK(history.kept_bytes == kept);
 }
 
 TEST_CASE("a wide bf16 matmul output is stored once per row tile, in whole rows") {
