@@ -78,12 +78,29 @@ bool feeds_matmul(const ValueIndex &x, const std::string &v) {
     return false;
 }
 
+/** The 2-D value `v` views, when it is computed (not a constant) and its rows are a multiple of
+ *  the partitions no longer than `max_row_elems`; else nullptr. */
+const std::string *row_source(const Graph &g, const ValueIndex &x, const std::string &v,
+                              int64_t partitions, int64_t max_row_elems) {
+    auto p = x.producer.find(v);
+    if (p == x.producer.end() || !is_view_op(p->second->op_type) || p->second->inputs.empty())
+        return nullptr;
+    const std::string &src = p->second->inputs[0];
+    const Value &s = g.value(src);
+    if (s.is_constant() || s.shape.size() != 2 || s.shape[0] % partitions != 0 ||
+        s.shape[1] > max_row_elems || x.producer.find(src) == x.producer.end())
+        return nullptr;
+    return &src;
+}
+
 } // namespace
 
 int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
                            const ConvLimits &conv_limits) {
     std::map<std::string, std::string> wide; // N-D value -> its wide view, for the chain
     std::set<std::string> made_views;        // back-views this pass made
+    std::set<std::string> seeded;            // views of 2-D values the chains read directly
+    std::set<std::string> row_chain;         // values whose wide form is such a value's rows
     std::vector<Node> out;
     int count = 0;
     const ValueIndex index = index_values(g);
@@ -104,6 +121,25 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
             out.push_back(n);
             continue;
         }
+        // A runtime operand that views a computed 2-D value of rows filling the partitions (a
+        // GroupNorm's [N * C * k, H * W / k] result): the chain takes those rows and reads the
+        // value itself, so that it can join the group that computes it (norm + activation).
+        bool on_rows = false;
+        for (const std::string &in : n.inputs) {
+            if (g.value(in).is_constant())
+                continue;
+            if (const std::string *rows = row_source(g, index, in, partitions, max_row_elems);
+                rows && !wide.count(in)) {
+                wide[in] = *rows;
+                seeded.insert(in);
+                row_chain.insert(in);
+            }
+            if (row_chain.count(in)) {
+                view = g.value(wide.at(in)).shape;
+                on_rows = true;
+                break;
+            }
+        }
         const Value y = g.value(n.outputs[0]);
         log_debug("wide rows: ", n.name, " ", shape_str(y.shape), " as ", shape_str(view));
         GraphRewriter b(g, n, "__wide", out);
@@ -123,6 +159,8 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
         w.outputs = {b.value(y.dtype, view)};
         out.push_back(w);
         wide[y.name] = w.outputs[0];
+        if (on_rows)
+            row_chain.insert(y.name);
         b.reshape(w.outputs[0], y.shape, y.name); // for readers outside the chain
         made_views.insert(y.name);
         count++;
@@ -133,7 +171,8 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
         read.insert(n.inputs.begin(), n.inputs.end());
     g.nodes.clear();
     for (Node &n : out)
-        if (!(n.op_type == "Reshape" && made_views.count(n.outputs[0]) &&
+        if (!(n.op_type == "Reshape" &&
+              (made_views.count(n.outputs[0]) || seeded.count(n.outputs[0])) &&
               !read.count(n.outputs[0])))
             g.nodes.push_back(std::move(n));
     return count;

@@ -11,12 +11,16 @@
  * DMAs of 32 bytes for one SiLU). A pure elementwise node reads each element at its own index,
  * so any view of the same elements gives the same values, and views alias HBM (no data moves).
  * Consecutive such nodes share the view; the N-D value is viewed back only where something else
- * reads it. Left alone: nodes of rank below 3, nodes that join a convolution's group
- * (FlattenElementwise.h), nodes reading a matmul's output through views, or whose output a
- * matmul reads through views and Transposes (attention's scores and scaled queries keep their
- * shapes for its fusion), element counts the partitions do not divide, and views whose rows
- * would be no longer than the output's last axis.
- * Runs after graph/FlattenElementwise (what it flattened is 2-D by then).
+ * reads it. A chain whose runtime operand views a computed 2-D value of rows the partitions
+ * divide, each within `max_row_elems` (a GroupNorm's [N * C * k, H * W / k] result,
+ * graph/GroupNorm), takes that value's rows instead and reads it directly, the view dropped when
+ * nothing else reads it: the chain (the SiLU after the norm) then has the shape of the group
+ * that computes the value and joins it (driver/FormGroups), one store and load fewer. Left alone:
+ * nodes of rank below 3, nodes that join a convolution's group (FlattenElementwise.h), nodes
+ * reading a matmul's output through views, or whose output a matmul reads through views and
+ * Transposes (attention's scores and scaled queries keep their shapes for its fusion), element
+ * counts the partitions do not divide, and views whose rows would be no longer than the output's
+ * last axis. Runs before graph/FlattenElementwise, which then finds fewer chains to flatten.
  */
 
 #include "graph/ConvIm2Col.h"

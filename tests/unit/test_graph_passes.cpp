@@ -237,6 +237,36 @@ g (float[1, 256, 16, 16] a, float[1, 256, 16, 16] b, float[1, 2, 8, 8] q, float[
     g.verify();
 }
 
+TEST_CASE("an elementwise chain on a view of computed rows that fill the partitions takes those "
+          "rows") {
+    // A GroupNorm's result, computed as [N * C * k, H * W / k] rows and viewed back to
+    // [N, C, H, W], then its SiLU: the SiLU computes on the GroupNorm's rows and reads them
+    // directly (so that it can join the GroupNorm's group), and the view nothing reads goes.
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 512] x) => (float[1, 256, 16, 32] y)
+    <float one = {1.0}, int64[4] nchw = {1, 256, 16, 32}> {
+  h = Add(x, one)
+  v = Reshape(h, nchw)
+  s = Sigmoid(v)
+  y = Mul(v, s)
+}
+)");
+    CHECK(widen_elementwise_rows(g, 128, 1024, kConvLimits) == 2);
+    const Node *sig = nullptr, *mul = nullptr;
+    for (const Node &n : g.nodes) {
+        CHECK(!(n.op_type == "Reshape" && n.inputs[0] == "h")); // v is gone
+        sig = n.op_type == "Sigmoid" ? &n : sig;
+        mul = n.op_type == "Mul" ? &n : mul;
+    }
+    REQUIRE(sig);
+    REQUIRE(mul);
+    CHECK(sig->inputs[0] == "h");
+    CHECK(g.value(sig->outputs[0]).shape == Shape{256, 512});
+    CHECK(mul->inputs == std::vector<std::string>{"h", sig->outputs[0]});
+    g.verify();
+}
+
 TEST_CASE("a Transpose read only by a MatMul is folded into it") {
     Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
