@@ -117,8 +117,20 @@ public:
         for (const Node *m : group)
             for (const std::string &in : n.inputs)
                 reads_group = reads_group || (!in.empty() && in == m->outputs[0]);
-        return reads_group && cx_.graph.value(group.back()->outputs[0]).shape ==
-                                  cx_.graph.value(n.outputs[0]).shape;
+        const Shape &back = cx_.graph.value(group.back()->outputs[0]).shape;
+        return reads_group && (back == shape || (!matmul_group && spreads_rows_of(n, back)));
+    }
+
+    /** Whether `n` is an Expand of the group's last value [.., R, 1] along its last axis alone:
+     *  it then ends a compute chain, each row's value spread along the row on chip (a
+     *  GroupNorm's per-group statistics spread over the group's rows, graph/GroupNorm), instead
+     *  of a group of its own that loads the values back. */
+    bool spreads_rows_of(const Node &n, const Shape &back) const {
+        if (n.op_type != "Expand" || !n.domain.empty() || back.empty() || back.back() != 1)
+            return false;
+        const Shape &out = cx_.graph.value(n.outputs[0]).shape;
+        return out.size() == back.size() && out.back() > 1 &&
+               std::equal(back.begin(), back.end() - 1, out.begin());
     }
 
     /** Whether MatMul `n` is attention's context product P·V after a group that computes the

@@ -5,8 +5,10 @@
  * Which nodes are compiled together (DESIGN.md §2): nodes in graph order, one group each, except
  * chains whose intermediate values can stay on chip: a matmul and its elementwise epilogue (and a
  * Softmax or LayerNorm over whole rows), attention's context MatMul after its probabilities, and
- * compute-family chains (elementwise, Softmax, LayerNorm, Reduce) of one output shape. A value a
- * node outside the group reads ends the group after its producer.
+ * compute-family chains (elementwise, Softmax, LayerNorm, Reduce) of one output shape, which an
+ * Expand of their [.., R, 1] value along the last axis may end (a GroupNorm's group statistics
+ * spread over its rows). A value a node outside the group reads ends the group after its
+ * producer.
  *
  * A schedule script decides too (docs/schedules.md, "Fused groups"): a node with a block of its
  * own is a group of its own; the nodes of a block that names several form exactly one group, and

@@ -505,6 +505,25 @@ g (float[1, 64, 32, 32] a, float[1, 32, 32, 32] b) => (float[1, 96, 32, 32] y) {
     CHECK(history.kept_bytes == kept);
 }
 
+TEST_CASE("an Expand along the last axis ends the compute chain of its [R, 1] input; matches") {
+    // A GroupNorm's group means spread over each group's rows (graph/GroupNorm): the sums, their
+    // scaling and the spread are one group; the means never reach HBM.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[32, 24] s) => (float[32, 24] y)
+    <int64[1] last = {1}, float inv = {0.25}, int64[2] spread = {32, 24}> {
+  t = ReduceSum <keepdims = 1> (s, last)
+  m = Mul(t, inv)
+  y = Expand(m, spread)
+}
+)";
+    Graph g = load_text(text);
+    CHECK(test::worst_rel_l2(g, random_inputs(g, 17), {"y"}, 1e-5, 1e-6) <= 1e-6);
+    neff::Program p = compile_text(text);
+    CHECK(p.var_index("t") < 0);
+    CHECK(p.var_index("m") < 0);
+}
+
 TEST_CASE("a wide bf16 matmul output is stored once per row tile, in whole rows") {
     const char *text = R"(
 <ir_version: 8, opset_import: ["" : 17]>
