@@ -2,6 +2,8 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
+
 namespace nhc::codegen {
 
 neff::DType isa_dtype_of(DType t, const std::string &value) {
@@ -44,9 +46,17 @@ select_group(const LoweredGroup &lg, SelectOptions &so,
     so.engines = lg.engines;
     for (const auto &[stage, t] : lg.stored_as)
         so.stored_as[stage] = isa_dtype_of(t, stage);
+    // Bound (the program's variables made) in the order of the values' names, not of the
+    // lowering's buffer names: a lowering reused for another group of its workload (rebound)
+    // then makes that group's variables in the order its own lowering would, and a
+    // --dump-schedules script given back (every group lowered afresh) writes the same NEFF.
+    std::vector<std::pair<std::string, std::string>> by_value;
     for (const auto &[buf, value] : lg.hbm_buffers)
         if (lg.referenced.count(buf))
-            so.hbm[buf] = bind(value);
+            by_value.emplace_back(value, buf);
+    std::sort(by_value.begin(), by_value.end());
+    for (const auto &[value, buf] : by_value)
+        so.hbm[buf] = bind(value);
     return select_instructions(lg.body, so);
 }
 

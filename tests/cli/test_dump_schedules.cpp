@@ -213,3 +213,30 @@ g (float[4, 30011] x, float[300, 700] t, float[1, 64, 200, 300] s, float[1, 8, 4
     CHECK(script.find("acc.update().split(r, ro, ri") != std::string::npos);
     CHECK(script.find("tp.compute_at(final0, v0o).store_in(PSUM)") != std::string::npos);
 }
+
+TEST_CASE("--dump-schedules round-trips when a lowering is reused by a group whose values sort "
+          "otherwise") {
+    // Two linear layers of one workload: the second group takes the first's lowering, rebound
+    // to its values. Layer 1's weight sorts before its bias (a_w1 < b1), layer 2's after it
+    // (b2 < w2); the replay lowers each group afresh. Both must make the variables in one order.
+    std::string w, b;
+    for (int i = 0; i < 32 * 32; i++)
+        w += (i ? "," : "") + std::to_string(i % 7 - 3);
+    for (int i = 0; i < 32; i++)
+        b += (i ? "," : "") + std::to_string(i % 5);
+    TempDir dir;
+    std::string model = model_file(dir, "m.onnx",
+                                   R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 128, 32] x) => (float[2, 128, 32] y)
+    <float[32, 32] a_w1 = {)" + w + "}, float[32] b1 = {" +
+                                       b + "}, float[32, 32] w2 = {" + w + "}, float[32] b2 = {" +
+                                       b + R"(}> {
+  h = MatMul(x, a_w1)
+  hb = Add(h, b1)
+  o = MatMul(hb, w2)
+  y = Add(o, b2)
+}
+)");
+    check_round_trip(model, dir);
+}
