@@ -99,8 +99,9 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
                            const ConvLimits &conv_limits) {
     std::map<std::string, std::string> wide; // N-D value -> its wide view, for the chain
     std::set<std::string> made_views;        // back-views this pass made
-    std::set<std::string> seeded;            // views of 2-D values the chains read directly
-    std::set<std::string> row_chain;         // values whose wide form is such a value's rows
+    // Values whose wide form is the rows of a computed 2-D value they view (row_source), and
+    // the chains' values computed on those rows.
+    std::set<std::string> row_chain;
     std::vector<Node> out;
     int count = 0;
     const ValueIndex index = index_values(g);
@@ -131,7 +132,6 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
             if (const std::string *rows = row_source(g, index, in, partitions, max_row_elems);
                 rows && !wide.count(in)) {
                 wide[in] = *rows;
-                seeded.insert(in);
                 row_chain.insert(in);
             }
             if (row_chain.count(in)) {
@@ -165,14 +165,15 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
         made_views.insert(y.name);
         count++;
     }
-    // Back-views that nothing reads (the chain reads the wide form) go.
+    // Back-views that nothing reads (the chain reads the wide form) go, and so do views of 2-D
+    // values the chains now read directly.
     std::set<std::string> read(g.outputs.begin(), g.outputs.end());
     for (const Node &n : out)
         read.insert(n.inputs.begin(), n.inputs.end());
     g.nodes.clear();
     for (Node &n : out)
         if (!(n.op_type == "Reshape" &&
-              (made_views.count(n.outputs[0]) || seeded.count(n.outputs[0])) &&
+              (made_views.count(n.outputs[0]) || row_chain.count(n.outputs[0])) &&
               !read.count(n.outputs[0])))
             g.nodes.push_back(std::move(n));
     return count;
