@@ -264,8 +264,10 @@ std::vector<std::string> algorithm_op_types() {
 
 OpResult build_algorithm(const OpContext &ctx) {
     // The graph passes' own operators (domain "nhc") that have an algorithm.
-    static const std::map<std::string, BuilderFn> internal = {{"ConvTaps", build_conv_taps},
-                                                              {"PoolTaps", build_pool_taps}};
+    static const std::map<std::string, BuilderFn> internal = {
+        {"ConvTaps", build_conv_taps},
+        {"GroupNormRows", build_group_norm_rows},
+        {"PoolTaps", build_pool_taps}};
     BuilderFn fn = nullptr;
     if (ctx.node.domain.empty())
         fn = find_algorithm(ctx.node.op_type);

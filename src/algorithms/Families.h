@@ -22,7 +22,7 @@ OpResult build_arg_reduce(const OpContext &ctx);    // Reduce.cpp
 OpResult build_batch_norm(const OpContext &ctx);    // Normalization.cpp
 OpResult build_instance_norm(const OpContext &ctx); // Normalization.cpp
 OpResult build_conv(const OpContext &ctx);          // Conv.cpp
-OpResult build_conv_taps(const OpContext &ctx);   // Conv.cpp: ConvTaps (domain nhc)
+OpResult build_conv_taps(const OpContext &ctx);     // Conv.cpp: ConvTaps (domain nhc)
 OpResult build_pool(const OpContext &ctx);          // Pool.cpp: MaxPool, AveragePool
 OpResult build_pool_taps(const OpContext &ctx);     // Pool.cpp: PoolTaps (domain nhc)
 OpResult build_resize(const OpContext &ctx);        // Resize.cpp
@@ -38,6 +38,8 @@ OpResult build_split(const OpContext &ctx);       // Layout.cpp
 OpResult build_concat(const OpContext &ctx);      // Layout.cpp
 OpResult build_gather(const OpContext &ctx);      // Gather.cpp
 OpResult build_gather_rows(const OpContext &ctx); // Matmul.cpp: Gather of table rows
+/** Normalization.cpp: graph/GroupNorm's GroupNormRows (domain nhc). */
+OpResult build_group_norm_rows(const OpContext &ctx);
 
 /** NHC_EALG001: the node uses a form of its operator that the algorithm does not cover. */
 [[noreturn]] void unsupported_form(const Node &node, const std::string &what);

@@ -129,4 +129,49 @@ OpResult build_instance_norm(const OpContext &ctx) {
     return b.result({Tensor{y, x.shape, x.dtype}});
 }
 
+// graph/GroupNorm's GroupNormRows (domain "nhc"): x [tiles, T, W], each tile's T rows whole
+// groups of a group normalisation; B [T, T] the block-diagonal mixing matrix (1 / elements per
+// group within a group); scale_row and bias_row [tiles, T, 1]. Per tile, the row sums, mixed
+// across the tile's rows by B (a contraction over the rows: an accumulator in PSUM on the PE),
+// are each row's group mean; the centred squares' sums mixed the same way its variance;
+//   y = (x - mean) * (rsqrt(var + eps) * scale_row) + bias_row.
+OpResult build_group_norm_rows(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0), &mix = input(ctx, 1), &scale = input(ctx, 2),
+                 &bias = input(ctx, 3);
+    if (x.rank() != 3 || mix.shape != Shape{x.shape[1], x.shape[1]} ||
+        scale.shape != Shape{x.shape[0], x.shape[1], 1} || bias.shape != scale.shape)
+        unsupported_form(ctx.node, "GroupNormRows expects x [tiles, T, W], B [T, T] and "
+                                   "per-row scale and bias [tiles, T, 1]");
+    float eps = static_cast<float>(ctx.node.attr_float("epsilon", 1e-5));
+    std::vector<Halide::Var> v = Builder::vars(3);
+    Halide::Var w = v[0], t = v[1], tile = v[2];
+    Halide::RDom across(0, static_cast<int>(x.shape[2]), "r"),
+        rows(0, static_cast<int>(x.shape[1]), "k");
+    auto xs = [&](Halide::Expr col) { return to_compute(x.at({tile, t, col}), x.dtype); };
+    // A row statistic: its sum over the row, then mixed across the tile's rows by B (rows
+    // `rows` on partitions, B stationary, the sums moving).
+    auto mixed = [&](Halide::Func sum, const char *role) {
+        Halide::Func m = b.func(role);
+        m(w, t, tile) = 0.0f;
+        m(w, t, tile) += to_compute(mix.at({rows, t}), mix.dtype) * sum(w, rows, tile);
+        return m;
+    };
+    Halide::Func sum = b.func("sum"), sq = b.func("sumsq"), mean = b.func("mean"),
+                 d = b.func("centred"), rstd = b.func("rstd"), y = b.func("y");
+    sum(w, t, tile) = 0.0f;
+    sum(w, t, tile) += xs(across);
+    Halide::Func mean_acc = mixed(sum, "mean_acc");
+    mean(w, t, tile) = mean_acc(w, t, tile);
+    d(w, t, tile) = xs(w) - mean(0, t, tile);
+    sq(w, t, tile) = 0.0f;
+    sq(w, t, tile) += d(across, t, tile) * d(across, t, tile);
+    Halide::Func var_acc = mixed(sq, "var_acc");
+    rstd(w, t, tile) =
+        to_compute(scale.at({tile, t, 0}), scale.dtype) / Halide::sqrt(var_acc(w, t, tile) + eps);
+    y(w, t, tile) = from_compute(
+        d(w, t, tile) * rstd(0, t, tile) + to_compute(bias.at({tile, t, 0}), bias.dtype), x.dtype);
+    return b.result({Tensor{y, x.shape, x.dtype}});
+}
+
 } // namespace nhc::alg

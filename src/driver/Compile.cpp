@@ -43,12 +43,6 @@ void check_implemented(const CompileOptions &o) {
         user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
                    " is not implemented "
                    "yet in this version; use bf16, fp16 or tf32");
-    // unet-inference's own moves (issue 16: conv + norm fusion and resident skips searched) are
-    // not built, and a model type that changes nothing would claim what it does not do.
-    if (o.model_type == "unet-inference")
-        user_error("NHC_ENYI001", "--model-type ", o.model_type,
-                   " is not implemented yet in this version (its model-specific optimizations "
-                   "do not exist); use --model-type generic, the default");
 }
 
 void log_options(const CompileOptions &o) {

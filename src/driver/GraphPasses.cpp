@@ -80,7 +80,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("transposed convolutions: ", transposed, " lowered to per-tap PE matmuls");
     int pools = lower_pools(g, window_limits);
     log_info("pooling: ", pools, " MaxPool/AveragePool nodes lowered to per-tap windows");
-    int norms_spread = lower_group_norms(g, target.partitions, sched::norm_row_elems(target));
+    // A normalisation computed in one group, its statistics on chip: unet-inference's move.
+    bool norms_on_chip = options.model_type == "unet-inference" && options.optlevel >= 2;
+    int norms_spread = lower_group_norms(g, target.partitions, sched::norm_row_elems(target),
+                                         norms_on_chip ? sched::whole_row_elems(target) : 0);
     log_info("group norm: ", norms_spread, " group/instance norms spread over the partitions");
     // Several channels' resize along a non-last axis in one matmul: a move of -O2 and -O3.
     int resizes = lower_resizes_to_matmuls(g, options.optlevel >= 2 ? target.partitions : 0);
@@ -100,8 +103,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
     int scales = flatten_channel_scales(g);
     log_info("channel scales: ", scales, " elementwise nodes compute on [N*C, H*W] rows");
-    int widened = widen_elementwise_rows(g, target.partitions, sched::norm_row_elems(target),
-                                         window_limits);
+    int widened =
+        widen_elementwise_rows(g, target.partitions, sched::norm_row_elems(target), window_limits);
     log_info("wide rows: ", widened, " elementwise nodes compute on rows that fill the partitions");
     int flattened = flatten_elementwise_after_views(g, window_limits);
     log_info("flatten: ", flattened, " elementwise nodes compute on their Gemm's 2-D shape");

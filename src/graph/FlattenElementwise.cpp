@@ -179,9 +179,14 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
         }
         if (!is_row_wise(g, n))
             continue;
+        // A chain joining a convolution's group, or reading a GroupNormRows's tiles of rows
+        // (graph/GroupNorm: it joins that group), keeps its producer's shape.
         if (is_elementwise_op(n.op_type) &&
             std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
-                return !in.empty() && joins_conv_group(g, before, in, conv_limits);
+                auto p = before.producer.find(in);
+                bool tiled_rows = p != before.producer.end() && p->second->domain == "nhc" &&
+                                  p->second->op_type == "GroupNormRows";
+                return !in.empty() && (tiled_rows || joins_conv_group(g, before, in, conv_limits));
             }))
             continue;
         const Value &out = g.value(n.outputs[0]);

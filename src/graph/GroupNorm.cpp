@@ -199,6 +199,74 @@ std::string group_mean(GraphRewriter &b, const RowLayout &l, const std::string &
     return b.reshape(spread, {l.rows, 1});
 }
 
+/** The one-group form's rows (lower_one_group): x cut into rows of W = spatial / k elements,
+ *  each in one channel, and tiles of T rows that each hold whole groups (g_t of them, dividing
+ *  the N * G groups), T as large as the partitions allow; ties go to the widest rows. Empty
+ *  (rows == 0) when no k keeps a group's rows within the partitions and a row within
+ *  `max_width`. */
+struct GroupTiles {
+    RowLayout rows;
+    int64_t tile_rows = 0;
+};
+
+GroupTiles group_tiles(int64_t n, int64_t c, int64_t spatial, int64_t groups, int64_t partitions,
+                       int64_t max_width) {
+    GroupTiles best;
+    int64_t per_group = c / groups, all_groups = n * groups;
+    for (int64_t k = 1; k <= spatial; k++) {
+        int64_t rows_per_group = per_group * k;
+        if (spatial % k || spatial / k > max_width || rows_per_group > partitions)
+            continue;
+        int64_t g_t = 1;
+        for (int64_t d = 1; d <= all_groups && d * rows_per_group <= partitions; d++)
+            if (all_groups % d == 0)
+                g_t = d;
+        if (g_t * rows_per_group > best.tile_rows) {
+            best.tile_rows = g_t * rows_per_group;
+            best.rows.k = k;
+            best.rows.rows_per_group = rows_per_group;
+        }
+    }
+    RowLayout &l = best.rows;
+    if (best.tile_rows > 0) {
+        l.rows = n * c * l.k;
+        l.width = spatial / l.k;
+        l.groups = all_groups;
+        l.group_elems = static_cast<double>(per_group * spatial);
+    }
+    return best;
+}
+
+/** The normalisation as one node, nhc.GroupNormRows (algorithms/Normalization.cpp), of x viewed
+ *  [tiles, T, W]: each tile's rows hold whole groups, so one [T, T] mixing matrix serves every
+ *  tile, and the statistics never leave the chip. Returns false, having added nothing, when
+ *  group_tiles finds no such rows. */
+bool lower_one_group(Graph &g, const GroupNormMatch &r, int64_t partitions, int64_t max_width,
+                     std::vector<Node> &out) {
+    const Shape x = g.value(r.x).shape;
+    int64_t n = x[0], c = x[1], spatial = shape_numel(x) / (n * c);
+    GroupTiles gt = group_tiles(n, c, spatial, r.groups, partitions, max_width);
+    if (gt.tile_rows == 0)
+        return false;
+    const RowLayout &l = gt.rows;
+    int64_t t = gt.tile_rows, tiles = l.rows / t;
+    std::vector<double> scale_row, bias_row;
+    row_affine(r, l, c, scale_row, bias_row);
+    GraphRewriter b(g, g.nodes[static_cast<size_t>(r.last)], "__group_norm", out);
+    RowLayout tile = l;
+    tile.rows = t;
+    std::string xr = b.reshape(r.x, {tiles, t, l.width});
+    std::string y = b.value(DType::Float32, {tiles, t, l.width});
+    Node &norm = b.add("GroupNormRows",
+                       {xr, mixing_matrix(b, tile), b.constant_f32({tiles, t, 1}, scale_row),
+                        b.constant_f32({tiles, t, 1}, bias_row)},
+                       {y});
+    norm.domain = "nhc";
+    norm.attrs["epsilon"] = r.epsilon;
+    b.reshape(y, g.value(r.y).shape, r.y);
+    return true;
+}
+
 void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, int64_t max_width,
            std::vector<Node> &out) {
     const Node &last = g.nodes[static_cast<size_t>(r.last)];
@@ -238,7 +306,7 @@ void lower(Graph &g, const GroupNormMatch &r, int64_t partitions, int64_t max_wi
 
 } // namespace
 
-int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width) {
+int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width, int64_t one_group_width) {
     std::vector<GroupNormMatch> matches;
     {
         GroupNormMatcher matcher(g);
@@ -256,9 +324,11 @@ int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width) {
     }
     std::vector<Node> out;
     for (int i = 0; i < static_cast<int>(g.nodes.size()); i++) {
-        if (at_last.count(i))
-            lower(g, *at_last[i], partitions, max_width, out);
-        else if (!removed.count(i))
+        if (at_last.count(i)) {
+            if (one_group_width == 0 ||
+                !lower_one_group(g, *at_last[i], partitions, one_group_width, out))
+                lower(g, *at_last[i], partitions, max_width, out);
+        } else if (!removed.count(i))
             out.push_back(g.nodes[static_cast<size_t>(i)]);
     }
     g.nodes = std::move(out);

@@ -21,6 +21,12 @@
  * broadcast back over the group's rows. Assumes constant scale, bias, gamma and beta and float32;
  * other forms are left to graph/ReduceLastAxis (InstanceNormalization as a LayerNorm of [N * C,
  * S]).
+ *
+ * With `one_group_width` (a move of --model-type unet-inference), a normalisation is instead one
+ * node, nhc.GroupNormRows(x viewed [tiles, T, W], B [T, T], scale_row, bias_row) -> y [tiles, T,
+ * W], where each tile of T rows holds whole groups (rows of at most `one_group_width` elements):
+ * its code generator group computes the statistics of a tile on chip, B on the PE, and reads x
+ * once. Normalisations whose groups cannot be tiled so take the form above.
  */
 
 #include "graph/Graph.h"
@@ -28,7 +34,7 @@
 namespace nhc {
 
 /** Rewrites the group and instance normalisations it covers; returns how many. */
-int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width);
+int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width, int64_t one_group_width = 0);
 
 } // namespace nhc
 

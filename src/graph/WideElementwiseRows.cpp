@@ -78,8 +78,9 @@ bool feeds_matmul(const ValueIndex &x, const std::string &v) {
     return false;
 }
 
-/** The 2-D value `v` views, when it is computed (not a constant) and its rows are a multiple of
- *  the partitions no longer than `max_row_elems`; else nullptr. */
+/** The value `v` views, when it is computed rows: a 2-D value whose rows are a multiple of the
+ *  partitions no longer than `max_row_elems`, or a GroupNormRows's [tiles, T, W] (tiles of rows
+ *  its group computes whole); else nullptr. */
 const std::string *row_source(const Graph &g, const ValueIndex &x, const std::string &v,
                               int64_t partitions, int64_t max_row_elems) {
     auto p = x.producer.find(v);
@@ -87,10 +88,13 @@ const std::string *row_source(const Graph &g, const ValueIndex &x, const std::st
         return nullptr;
     const std::string &src = p->second->inputs[0];
     const Value &s = g.value(src);
-    if (s.is_constant() || s.shape.size() != 2 || s.shape[0] % partitions != 0 ||
-        s.shape[1] > max_row_elems || x.producer.find(src) == x.producer.end())
+    auto computed = x.producer.find(src);
+    if (s.is_constant() || computed == x.producer.end())
         return nullptr;
-    return &src;
+    const Node &by = *computed->second;
+    bool tiled_rows = by.domain == "nhc" && by.op_type == "GroupNormRows";
+    bool rows = s.shape.size() == 2 && s.shape[0] % partitions == 0 && s.shape[1] <= max_row_elems;
+    return tiled_rows || rows ? &src : nullptr;
 }
 
 } // namespace

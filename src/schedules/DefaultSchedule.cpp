@@ -104,6 +104,22 @@ bool schedule_outer_partitions(Group &g, const Limits &L) {
     return true;
 }
 
+// graph/GroupNorm's GroupNormRows (a normalisation in one group, unet-inference): per step of
+// the outermost axis one tile of T rows (whole groups) on partitions with whole rows; every stage
+// per tile, the two mixing accumulators in PSUM, the mixing matrix B staged once for all tiles.
+void schedule_group_norm_rows(Group &g) {
+    TileLoop tile{false, Halide::LoopLevel(g.outputs[0].func, var(2))};
+    for (const alg::Stage &s : g.op.stages) {
+        bool mixing = s.role == "mean_acc" || s.role == "var_acc";
+        place(s.func, tile, mixing ? PSUM : SBUF);
+        g.partition_dim[s.func.name()] = 1;
+    }
+    for (GroupInput &in : g.inputs) {
+        place(in.staged, in.value == g.node->inputs.at(1) ? TileLoop() : tile, SBUF);
+        g.partition_dim[in.staged.name()] = 1;
+    }
+}
+
 // A Transpose of fp32 that swaps the last two axes and does not fit whole: copied HBM -> HBM,
 // every element would be a DMA row of its own (4 bytes at the small-row rate). Instead the
 // output is tiled [P, P]; per tile, x's block is loaded with its rows on partitions, transposed
@@ -332,6 +348,10 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
         schedule_layout(g, L);
         break;
     case Family::Compute:
+        if (g.node->op_type == "GroupNormRows") {
+            schedule_group_norm_rows(g);
+            break;
+        }
         if (folded.empty() && schedule_outer_partitions(g, L))
             break;
         schedule_compute(g, L);

@@ -2,13 +2,15 @@
 // fused attention group's PSUM stages in fixed buffers and its heads stored per batch item
 // (sched::AttentionPlan); generic gives an attention group no choice. The values of every attention
 // plan are those of the default. And the windows the search times candidates in make the program's
-// residency, which is what let it tell the attention plans apart.
+// residency, which is what let it tell the attention plans apart. unet-inference computes a
+// GroupNorm and the activation after it in one group, the statistics on chip (graph/GroupNorm).
 
 #include "TextCases.h"
 #include "autoscheduler/Autoschedule.h"
 #include "autoscheduler/Candidates.h"
 #include "autoscheduler/MeasureGroup.h"
 #include "autoscheduler/Workload.h"
+#include "graph/GroupNorm.h"
 #include "neff/Assembler.h"
 #include "neff/LowerGroup.h"
 #include "schedules/DefaultSchedule.h"
@@ -315,4 +317,108 @@ TEST_CASE("in a window, a later group of the searched workload takes the candida
     // y streamed as h1 is: w2 loaded as often as w1; with y's default, less often.
     CHECK(loads_of(workload, "w2") == loads_of(workload, "w1"));
     CHECK(loads_of("", "w2") < loads_of("", "w1"));
+}
+
+namespace {
+
+/** torch.nn.GroupNorm(groups, channels) on [1, channels, 8, 8] as PyTorch exports it, then SiLU
+ *  (Sigmoid, Mul), as in SD's UNet blocks. */
+std::string group_norm_silu(int groups, int channels) {
+    std::string ones, zeros, gamma, beta;
+    for (int i = 0; i < channels; i++) {
+        const char *sep = i ? ", " : "";
+        gamma += sep + std::to_string(1.0 + 0.01 * (i % 50));
+        beta += sep + std::to_string(0.5 - 0.003 * (i % 70));
+        if (i < groups) {
+            ones += std::string(sep) + "1";
+            zeros += std::string(sep) + "0";
+        }
+    }
+    std::string c = std::to_string(channels), g = std::to_string(groups);
+    return R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, )" +
+           c + R"(, 8, 8] x) => (float[1, )" + c + R"(, 8, 8] y)
+    <int64[3] grouped = {1, )" +
+           g + R"(, -1}, int64[4] back = {1, )" + c + R"(, 8, 8}, float[)" + g + "] ones = {" +
+           ones + "}, float[" + g + "] zeros = {" + zeros + "}, float[" + c + ", 1, 1] gamma = {" +
+           gamma + "}, float[" + c + ", 1, 1] beta = {" + beta + R"(}> {
+  r = Reshape(x, grouped)
+  n = InstanceNormalization <epsilon = 1e-5> (r, ones, zeros)
+  u = Reshape(n, back)
+  m = Mul(u, gamma)
+  a = Add(m, beta)
+  s = Sigmoid(a)
+  y = Mul(a, s)
+}
+)";
+}
+
+/** The HBM variables the program's DMAs write. */
+std::set<std::string> hbm_written(const neff::Program &p) {
+    std::set<std::string> names;
+    for (neff::Engine e : {neff::Engine::SP, neff::Engine::POOL, neff::Engine::ACT})
+        for (const neff::Instr &i : p.stream(e))
+            if (i.op == neff::Opcode::Dma && i.dst.space == neff::MemSpace::HBM)
+                names.insert(p.vars.at(static_cast<size_t>(i.dst.var)).name);
+    return names;
+}
+
+} // namespace
+
+TEST_CASE("unet-inference: a GroupNorm and its SiLU in one group, the statistics on chip") {
+    // 320 channels in 32 groups of 10 (SD's first blocks): tiles of 80 rows, 8 groups each.
+    std::string text = group_norm_silu(32, 320);
+    Graph loaded = test::load_text(text);
+    auto inputs = test::random_inputs(loaded, 11);
+    CompileOptions unet, generic;
+    unet.optlevel = generic.optlevel = 2;
+    unet.model_type = "unet-inference";
+    Graph g = loaded, plain = loaded;
+    apply_graph_passes(g, unet);
+    apply_graph_passes(plain, generic);
+    std::vector<const Node *> norms;
+    for (const Node &n : g.nodes)
+        if (n.op_type == "GroupNormRows")
+            norms.push_back(&n);
+    REQUIRE(norms.size() == 1);
+    CHECK(g.value(norms[0]->inputs[0]).shape == Shape{4, 80, 64});
+    neff::Program p = generate_program(g, unet);
+    // x is read once and only y is written: no statistic or intermediate crosses HBM; two
+    // mixing matmuls per tile on the PE. The generic form stores its intermediates.
+    CHECK(hbm_written(p) == std::set<std::string>{"y"});
+    CHECK(hbm_written(generate_program(plain, generic)).size() > 1);
+    int64_t x_bytes = 0, matmuls = 0;
+    for (const neff::Instr &i : transfers_of(p, "x", true))
+        x_bytes += i.src.num_partitions * i.src.free_count() * 4;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        matmuls += i.op == neff::Opcode::Matmul ? 1 : 0;
+    CHECK(x_bytes == 320 * 64 * 4);
+    CHECK(matmuls == 2 * 4);
+    HostTensor got = test::run_program(std::move(p), g, inputs).outputs.at("y");
+    CHECK(test::compare(got, alg::run_reference(loaded, inputs).at("y"), 1e-4, 1e-5).rel_l2 < 1e-5);
+}
+
+TEST_CASE("unet-inference: a GroupNorm whose group has more rows than partitions keeps the "
+          "spread form") {
+    // 2 groups of 256 channels: a group's rows cannot share a tile of 128 partitions.
+    Graph one_group = test::load_text(group_norm_silu(2, 512)), spread = one_group;
+    CHECK(lower_group_norms(one_group, 128, 1024, 1024) == 1);
+    CHECK(lower_group_norms(spread, 128, 1024) == 1);
+    auto ops = [](const Graph &g) {
+        std::vector<std::string> o;
+        for (const Node &n : g.nodes)
+            o.push_back(n.op_type);
+        return o;
+    };
+    CHECK(ops(one_group) == ops(spread));
+    auto has = [&](const Graph &g, const char *op) {
+        std::vector<std::string> o = ops(g);
+        return std::find(o.begin(), o.end(), op) != o.end();
+    };
+    CHECK_FALSE(has(one_group, "GroupNormRows"));
+    // With 32 groups of 16 channels, the same width gives the one-group form.
+    Graph sd = test::load_text(group_norm_silu(32, 512));
+    CHECK(lower_group_norms(sd, 128, 1024, 1024) == 1);
+    CHECK(has(sd, "GroupNormRows"));
 }
