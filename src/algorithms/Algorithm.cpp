@@ -211,6 +211,7 @@ const std::map<std::string, BuilderFn> &table() {
         {"Flatten", build_reshape},
         {"Gather", build_gather},
         {"Gelu", build_unary},
+        {"Swish", build_unary},
         {"Gemm", build_gemm},
         {"Identity", build_reshape},
         {"LayerNormalization", build_layer_norm},

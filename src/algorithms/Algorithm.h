@@ -114,6 +114,10 @@ inline constexpr const char *kGeluErfExtern = "nhc_gelu";
 /** C's fmod as one pure extern call (the ALU's mod): Mod, Floor, Ceil. */
 inline constexpr const char *kFmodExtern = "nhc_fmod";
 inline constexpr const char *kGeluTanhExtern = "nhc_gelu_tanh";
+/** Sigmoid and SiLU (x * sigmoid(x), graph/FuseSwish's Swish) as one pure extern call each: the
+ *  code generator maps them to ACT's sigmoid and silu. */
+inline constexpr const char *kSigmoidExtern = "nhc_sigmoid";
+inline constexpr const char *kSiluExtern = "nhc_silu";
 /** Host definitions of the algorithms' own extern calls, for Halide's JIT (Pipeline). */
 std::map<std::string, Halide::JITExtern> host_jit_externs();
 

@@ -32,6 +32,22 @@ Expr gelu_call(const Node &node, const Expr &x) {
                                         Halide::Internal::Call::PureExtern);
 }
 
+// Sigmoid, and SiLU (graph/FuseSwish's Swish of alpha 1), as one pure extern call each: one ACT
+// function (neuroncore.md L351) rather than exp, an add and a reciprocal; the host JIT links
+// host_jit_externs().
+Expr sigmoid_call(const Expr &x) {
+    return Halide::Internal::Call::make(Halide::Float(32), kSigmoidExtern, {x},
+                                        Halide::Internal::Call::PureExtern);
+}
+
+Expr swish_expr(const Node &node, const Expr &x) {
+    float alpha = static_cast<float>(node.attr_float("alpha", 1.0));
+    if (alpha == 1.0f)
+        return Halide::Internal::Call::make(Halide::Float(32), kSiluExtern, {x},
+                                            Halide::Internal::Call::PureExtern);
+    return x * sigmoid_call(alpha * x);
+}
+
 // C's fmod as one pure extern call (the code generator maps it to the ALU's mod; the host JIT
 // links host_jit_externs()).
 Expr fmod_call(const Expr &a, const Expr &b) {
@@ -167,7 +183,9 @@ Expr unary_expr(const Node &node, const Expr &x) {
     if (op == "Reciprocal")
         return 1.0f / x;
     if (op == "Sigmoid")
-        return 1.0f / (1.0f + Halide::exp(-x));
+        return sigmoid_call(x);
+    if (op == "Swish")
+        return swish_expr(node, x);
     return activation_expr(node, x);
 }
 
@@ -237,6 +255,14 @@ float gelu_tanh_host(float x) {
     return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
+float sigmoid_host(float x) {
+    return 1.0f / (1.0f + std::exp(-x));
+}
+
+float silu_host(float x) {
+    return x / (1.0f + std::exp(-x));
+}
+
 } // namespace
 
 float fmod_host(float a, float b) {
@@ -246,7 +272,9 @@ float fmod_host(float a, float b) {
 std::map<std::string, Halide::JITExtern> host_jit_externs() {
     return {{kFmodExtern, Halide::JITExtern(fmod_host)},
             {kGeluErfExtern, Halide::JITExtern(gelu_erf_host)},
-            {kGeluTanhExtern, Halide::JITExtern(gelu_tanh_host)}};
+            {kGeluTanhExtern, Halide::JITExtern(gelu_tanh_host)},
+            {kSigmoidExtern, Halide::JITExtern(sigmoid_host)},
+            {kSiluExtern, Halide::JITExtern(silu_host)}};
 }
 
 OpResult build_unary(const OpContext &ctx) {

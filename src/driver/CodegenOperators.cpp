@@ -11,9 +11,9 @@ void register_codegen_operators() {
     // (tests/e2e). Concat is a DMA per input; Gather covers rows of a 2-D table (a one-hot
     // contraction); Conv, MaxPool, AveragePool, Resize, InstanceNormalization and the operators
     // of graph/Decompose go through the graph passes' rewrites. Gelu is an internal node of
-    // graph/FuseGelu (ONNX has it from 20).
+    // graph/FuseGelu (ONNX has it from 20), Swish one of graph/FuseSwish.
     for (const std::string &op : elementwise_op_types())
-        if (op != "Gelu")
+        if (op != "Gelu" && op != "Swish")
             register_operator({op, "codegen"});
     for (const char *op : {"And",
                            "Compress",

@@ -13,6 +13,7 @@
 #include "graph/FoldTranspose.h"
 #include "graph/FuseGelu.h"
 #include "graph/FuseLayerNorm.h"
+#include "graph/FuseSwish.h"
 #include "graph/GroupNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/LongRows.h"
@@ -90,6 +91,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("resize: ", resizes, " Resize nodes lowered to interpolation matmuls");
     int gelus = fuse_gelu_patterns(g);
     log_info("gelu: ", gelus, " GELU patterns recognised");
+    int swishes = fuse_swish_patterns(g);
+    log_info("silu: ", swishes, " x * Sigmoid(x) patterns made one Swish");
     int moved = move_reductions_to_last_axis(g);
     log_info("reductions: ", moved, " moved to the last axis of a 2-D view");
     int long_rows = decompose_long_rows(g, sched::whole_row_elems(target), target.partitions);

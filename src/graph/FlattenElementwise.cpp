@@ -8,31 +8,23 @@
 namespace nhc {
 
 const std::set<std::string> &elementwise_op_types() {
-    static const std::set<std::string> ops = {"Abs",         "Add",
-                                              "Cast",        "Ceil",
-                                              "Celu",        "Clip",
-                                              "Div",         "Elu",
-                                              "Erf",         "Exp",
-                                              "Floor",       "Gelu",
-                                              "HardSigmoid", "HardSwish",
-                                              "LeakyRelu",   "Log",
-                                              "Max",         "Mean",
-                                              "Min",         "Mod",
-                                              "Mul",         "Neg",
-                                              "Pow",         "PRelu",
-                                              "Reciprocal",  "Relu",
-                                              "Round",       "Selu",
-                                              "Shrink",      "Sigmoid",
-                                              "Sign",        "Softplus",
-                                              "Softsign",    "Sqrt",
-                                              "Sub",         "Sum",
-                                              "Tanh",        "ThresholdedRelu",
-                                              "Where",       "Sin",
-                                              "Cos",         "Tan",
-                                              "Atan",        "Asin",
-                                              "Acos",        "Sinh",
-                                              "Cosh",        "Asinh",
-                                              "Acosh",       "Atanh"};
+    static const std::set<std::string> ops = {"Abs",         "Add",       "Cast",
+                                              "Ceil",        "Celu",      "Clip",
+                                              "Div",         "Elu",       "Erf",
+                                              "Exp",         "Floor",     "Gelu",
+                                              "HardSigmoid", "HardSwish", "LeakyRelu",
+                                              "Log",         "Max",       "Mean",
+                                              "Min",         "Mod",       "Mul",
+                                              "Neg",         "Pow",       "PRelu",
+                                              "Reciprocal",  "Relu",      "Round",
+                                              "Selu",        "Shrink",    "Sigmoid",
+                                              "Sign",        "Softplus",  "Softsign",
+                                              "Sqrt",        "Sub",       "Sum",
+                                              "Swish",       "Tanh",      "ThresholdedRelu",
+                                              "Where",       "Sin",       "Cos",
+                                              "Tan",         "Atan",      "Asin",
+                                              "Acos",        "Sinh",      "Cosh",
+                                              "Asinh",       "Acosh",     "Atanh"};
     return ops;
 }
 

@@ -298,7 +298,9 @@ private:
             {"erff", neff::ActFunc::Erf},
             {"abs", neff::ActFunc::Abs},
             {alg::kGeluErfExtern, neff::ActFunc::Gelu},
-            {alg::kGeluTanhExtern, neff::ActFunc::GeluApprxTanh}};
+            {alg::kGeluTanhExtern, neff::ActFunc::GeluApprxTanh},
+            {alg::kSigmoidExtern, neff::ActFunc::Sigmoid},
+            {alg::kSiluExtern, neff::ActFunc::Silu}};
         auto it = funcs.find(c->name);
         if (it != funcs.end() && c->args.size() == 1)
             return activation(it->second, c->args[0], into);

@@ -943,3 +943,32 @@ g (float[1, 16, 32] x) => (float[1, 16, 32] out) <float[32, 96] w = {)" +
                                                CHECK(ops["Transpose"] == (level == 2 ? 1 : 4));
                                            });
 }
+
+TEST_CASE("SiLU and Sigmoid are one ACT instruction each per tile, and match") {
+    // y = x * Sigmoid(x) (graph/FuseSwish: Swish, ACT's silu); z = Sigmoid(x) (ACT's sigmoid),
+    // where each was exp, add and reciprocal, and SiLU a multiply besides.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x) => (float[128, 256] y, float[128, 256] z) {
+  s = Sigmoid(x)
+  y = Mul(x, s)
+  z = Sigmoid(x)
+}
+)";
+    Graph g = load_text(text);
+    neff::Program p = test::compile_graph(g);
+    std::map<neff::ActFunc, int> act;
+    int others = 0;
+    for (neff::Engine e : {neff::Engine::ACT, neff::Engine::DVE, neff::Engine::POOL})
+        for (const neff::Instr &i : p.stream(e)) {
+            if (i.op == neff::Opcode::Activation)
+                act[i.func]++;
+            else if (i.op != neff::Opcode::Dma)
+                others++;
+        }
+    CHECK(act[neff::ActFunc::Silu] == 1);
+    CHECK(act[neff::ActFunc::Sigmoid] == 1);
+    CHECK(act[neff::ActFunc::Exp] == 0);
+    CHECK(others == 0);
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 5), {"y", "z"}, 1e-5, 1e-6) <= 1e-6);
+}
