@@ -133,8 +133,10 @@ OpResult build_instance_norm(const OpContext &ctx) {
 // groups of a group normalisation; B [T, T] the block-diagonal mixing matrix (1 / elements per
 // group within a group); scale_row and bias_row [tiles, T, 1]. Per tile, the row sums, mixed
 // across the tile's rows by B (a contraction over the rows: an accumulator in PSUM on the PE),
-// are each row's group mean; the centred squares' sums mixed the same way its variance;
-//   y = (x - mean) * (rsqrt(var + eps) * scale_row) + bias_row.
+// are each row's group mean; the centred squares' sums mixed the same way its variance. Then
+//   y = x * a + (bias_row - mean * a),   a = scale_row * rsqrt(var + eps),
+// one pass over x with a per-row scale and bias (an ACT instruction, with the activation after
+// it when a schedule inlines y), instead of centring x first.
 OpResult build_group_norm_rows(const OpContext &ctx) {
     Builder b(ctx);
     const Tensor &x = input(ctx, 0), &mix = input(ctx, 1), &scale = input(ctx, 2),
@@ -149,8 +151,8 @@ OpResult build_group_norm_rows(const OpContext &ctx) {
     Halide::RDom across(0, static_cast<int>(x.shape[2]), "r"),
         rows(0, static_cast<int>(x.shape[1]), "k");
     auto xs = [&](Halide::Expr col) { return to_compute(x.at({tile, t, col}), x.dtype); };
-    // A row statistic: its sum over the row, then mixed across the tile's rows by B (rows
-    // `rows` on partitions, B stationary, the sums moving).
+    // A row statistic mixed across the tile's rows by B (the rows on partitions, B stationary,
+    // the statistic moving).
     auto mixed = [&](Halide::Func sum, const char *role) {
         Halide::Func m = b.func(role);
         m(w, t, tile) = 0.0f;
@@ -158,19 +160,20 @@ OpResult build_group_norm_rows(const OpContext &ctx) {
         return m;
     };
     Halide::Func sum = b.func("sum"), sq = b.func("sumsq"), mean = b.func("mean"),
-                 d = b.func("centred"), rstd = b.func("rstd"), y = b.func("y");
+                 rstd = b.func("rstd"), shift = b.func("shift"), y = b.func("y");
     sum(w, t, tile) = 0.0f;
     sum(w, t, tile) += xs(across);
     Halide::Func mean_acc = mixed(sum, "mean_acc");
     mean(w, t, tile) = mean_acc(w, t, tile);
-    d(w, t, tile) = xs(w) - mean(0, t, tile);
+    Halide::Expr centred = xs(across) - mean(0, t, tile);
     sq(w, t, tile) = 0.0f;
-    sq(w, t, tile) += d(across, t, tile) * d(across, t, tile);
+    sq(w, t, tile) += centred * centred;
     Halide::Func var_acc = mixed(sq, "var_acc");
     rstd(w, t, tile) =
         to_compute(scale.at({tile, t, 0}), scale.dtype) / Halide::sqrt(var_acc(w, t, tile) + eps);
-    y(w, t, tile) = from_compute(
-        d(w, t, tile) * rstd(0, t, tile) + to_compute(bias.at({tile, t, 0}), bias.dtype), x.dtype);
+    shift(w, t, tile) =
+        to_compute(bias.at({tile, t, 0}), bias.dtype) - mean(w, t, tile) * rstd(w, t, tile);
+    y(w, t, tile) = from_compute(xs(w) * rstd(0, t, tile) + shift(0, t, tile), x.dtype);
     return b.result({Tensor{y, x.shape, x.dtype}});
 }
 

@@ -107,9 +107,20 @@ bool schedule_outer_partitions(Group &g, const Limits &L) {
 // graph/GroupNorm's GroupNormRows (a normalisation in one group, unet-inference): per step of
 // the outermost axis one tile of T rows (whole groups) on partitions with whole rows; every stage
 // per tile, the two mixing accumulators in PSUM, the mixing matrix B staged once for all tiles.
+// The normalised rows `y`, when the elementwise chain after them (the SiLU) reads them in the
+// group, are inlined into it: one ACT instruction per tile then applies the row's scale and
+// bias and the activation.
 void schedule_group_norm_rows(Group &g) {
     TileLoop tile{false, Halide::LoopLevel(g.outputs[0].func, var(2))};
+    Func y = g.stage("y", 0);
+    bool y_is_output = std::any_of(g.outputs.begin(), g.outputs.end(), [&](const GroupOutput &o) {
+        return o.result.func.name() == y.name();
+    });
     for (const alg::Stage &s : g.op.stages) {
+        if (s.func.name() == y.name() && !y_is_output) {
+            Func(s.func).compute_inline();
+            continue;
+        }
         bool mixing = s.role == "mean_acc" || s.role == "var_acc";
         place(s.func, tile, mixing ? PSUM : SBUF);
         g.partition_dim[s.func.name()] = 1;
