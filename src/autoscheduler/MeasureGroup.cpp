@@ -59,7 +59,11 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
             v = it->second;
         }
         const neff::Variable &var = prog.vars[static_cast<size_t>(v)];
-        return codegen::HbmBinding{v, var.dtype, var.size_bytes()};
+        int64_t offset = own_var.count(value) || !cx.offset_in_var ? 0 : cx.offset_in_var(value);
+        if (offset == 0)
+            return codegen::HbmBinding{v, var.dtype, var.size_bytes()};
+        int64_t bytes = shape_numel(g.value(value).shape) * neff::dtype_size(var.dtype);
+        return codegen::HbmBinding{v, var.dtype, bytes, offset};
     };
     codegen::SelectOptions so;
     so.target = &target;

@@ -54,6 +54,8 @@ struct ProgramContext {
     std::vector<neff::Variable> vars;
     /** The variable a graph value already has, or -1 (it then gets one of its own). */
     std::function<int(const std::string &)> existing_var;
+    /** Where a value's bytes start in that variable (a Concat input computed in place). */
+    std::function<int64_t(const std::string &)> offset_in_var;
     codegen::AllocationHistory sbuf_history, psum_history; ///< where on-chip allocation resumes
     /** SBUF regions earlier groups keep for their outputs' readers (codegen::SelectOptions). */
     std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;

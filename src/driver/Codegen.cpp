@@ -1,6 +1,7 @@
 #include "driver/Codegen.h"
 
 #include "autoscheduler/Autoschedule.h"
+#include "driver/ConcatInPlace.h"
 #include "driver/CopyGroups.h"
 #include "driver/FormGroups.h"
 #include "driver/LoweringCache.h"
@@ -153,6 +154,15 @@ private:
             var_of_[in.name] = var_of_.at(n.outputs[0]);
             written_in_place_.insert(n.outputs[0]);
         }
+        std::set<std::string> taken(g_.inputs.begin(), g_.inputs.end());
+        taken.insert(graph_outputs_.begin(), graph_outputs_.end());
+        for (const auto &[value, v] : var_of_)
+            taken.insert(value);
+        for (const auto &[value, target] : alias_of_)
+            taken.insert(value);
+        for (const auto &[value, target] : transposed_into_)
+            taken.insert(value);
+        in_place_ = place_concat_inputs(g_, taken);
     }
 
     // A block for a Transpose its producer writes transposed would be ignored: refuse it.
@@ -179,6 +189,8 @@ private:
             return var_of_[value] = var(t->second.first);
         if (auto a = alias_of_.find(value); a != alias_of_.end())
             return var_of_[value] = var(a->second);
+        if (auto p = in_place_.find(value); p != in_place_.end())
+            return var_of_[value] = var(p->second.concat_output);
         const Value &v = g_.value(value);
         return var_of_[value] = add_var(
                    value, v.is_constant() ? neff::VarKind::Weight : neff::VarKind::Scratch, v);
@@ -186,13 +198,32 @@ private:
 
     codegen::HbmBinding binding(const std::string &value) {
         int v = var(value);
-        return {v, prog_.vars.at(v).dtype, prog_.vars.at(v).size_bytes()};
+        int64_t offset = offset_in_var(value);
+        if (offset == 0 && !in_place_.count(value))
+            return {v, prog_.vars.at(v).dtype, prog_.vars.at(v).size_bytes()};
+        neff::DType t = prog_.vars.at(v).dtype;
+        return {v, t, shape_numel(g_.value(value).shape) * neff::dtype_size(t), offset};
+    }
+
+    /** Where a value's bytes start in its variable: in a Concat's output when computed there
+     *  (ConcatInPlace.h), through the views and transposed outputs that share its bytes. */
+    int64_t offset_in_var(const std::string &value) const {
+        if (auto p = in_place_.find(value); p != in_place_.end())
+            return p->second.offset + offset_in_var(p->second.concat_output);
+        if (auto t = transposed_into_.find(value); t != transposed_into_.end())
+            return offset_in_var(t->second.first);
+        if (auto a = alias_of_.find(value); a != alias_of_.end())
+            return offset_in_var(a->second);
+        return 0;
     }
 
     std::vector<std::vector<const Node *>> form_groups() const {
         codegen_groups::GroupingContext cx{g_, *target_, o_.schedule, graph_outputs_, {}};
         for (const Node &n : g_.nodes)
             if ((is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0]))) ||
+                (n.op_type == "Concat" && n.domain.empty() &&
+                 std::all_of(n.inputs.begin(), n.inputs.end(),
+                             [&](const std::string &in) { return in_place_.count(in) != 0; })) ||
                 (n.op_type == "Transpose" && n.inputs.size() == 1 &&
                  transposed_into_.count(n.inputs[0]))) // its producer writes the transposed layout
                 cx.without_group.insert(n.name);
@@ -216,6 +247,7 @@ private:
             t.target = target_;
             t.sbuf_history = &sbuf_history_;
             t.reserved_sbuf = resident_->reserved();
+            t.in_place = [&](const std::string &in) { return in_place_.count(in) != 0; };
             codegen_copies::concat(t, n);
             return;
         }
@@ -335,6 +367,8 @@ private:
             return existing_var(t->second.first);
         if (auto a = alias_of_.find(value); a != alias_of_.end())
             return existing_var(a->second);
+        if (auto p = in_place_.find(value); p != in_place_.end())
+            return existing_var(p->second.concat_output);
         return -1;
     }
 
@@ -355,6 +389,7 @@ private:
             cx.vars.push_back(std::move(meta));
         }
         cx.existing_var = [this](const std::string &v) { return existing_var(v); };
+        cx.offset_in_var = [this](const std::string &v) { return offset_in_var(v); };
         cx.sbuf_history = sbuf_history_;
         cx.psum_history = psum_history_;
         cx.reserved_sbuf = resident_->reserved();
@@ -478,6 +513,7 @@ private:
     neff::Program prog_;
     std::map<std::string, int> var_of_;
     std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
+    std::map<std::string, InPlace> in_place_;     ///< Concat inputs computed in its output
     /// on-chip allocation rotates across groups
     codegen::AllocationHistory sbuf_history_, psum_history_;
     std::set<std::string> written_in_place_; ///< graph outputs their viewed value fills

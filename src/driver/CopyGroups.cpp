@@ -143,6 +143,10 @@ void concat(const CopyTarget &t, const Node &n) {
         int64_t len = in.empty() ? 0 : t.graph.value(in).shape[axis];
         if (len * inner * outer == 0)
             continue;
+        if (t.in_place && t.in_place(in)) {
+            at += len;
+            continue;
+        }
         int in_var = t.var(in);
         int64_t in_es = neff::dtype_size(t.program.vars.at(in_var).dtype);
         // Rows of the input; one contiguous block as the partitions' rows when they divide it.

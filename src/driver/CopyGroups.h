@@ -30,6 +30,8 @@ struct CopyTarget {
     const target::TargetInfo *target = nullptr;
     codegen::AllocationHistory *sbuf_history = nullptr;
     std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;
+    /** Concat inputs already computed in the output (driver/ConcatInPlace.h): not copied. */
+    std::function<bool(const std::string &)> in_place;
 };
 
 void flat_copy(const CopyTarget &t, int from_var, int to_var, const std::string &name);

@@ -63,6 +63,7 @@ Selector::Selector(const SelectOptions &o)
         b.dtype = h.dtype;
         b.var = h.var;
         b.hbm_bytes = h.bytes;
+        b.hbm_offset = h.offset;
         buffers_[name] = b;
     }
 }

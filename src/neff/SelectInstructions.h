@@ -42,6 +42,7 @@ struct HbmBinding {
     int var = -1;
     neff::DType dtype = neff::DType::F32;
     int64_t bytes = -1; ///< the tensor's size, to refuse copies outside it (-1: not checked)
+    int64_t offset = 0; ///< where the tensor starts in the variable (driver/ConcatInPlace.h)
 };
 
 struct SelectOptions {

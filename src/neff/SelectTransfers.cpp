@@ -25,7 +25,7 @@ AccessPattern hbm_ap(const Buffer &b, const Affine &a, const IterSpace &it) {
     ap.dtype = b.dtype;
     ap.var = b.var;
     int64_t es = neff::dtype_size(b.dtype);
-    ap.offset = a.base * es;
+    ap.offset = b.hbm_offset + a.base * es;
     ap.num_partitions = it.p >= 0 ? static_cast<int32_t>(it.loops[it.p].extent) : 1;
     ap.partition_step = it.p >= 0 ? a.strides[it.p] * es : 0;
     for (int j : it.free())
@@ -152,6 +152,8 @@ void Selector::check_hbm_bounds(const Nest &n, const AccessPattern &ap, const Bu
         return;
     int64_t bytes = b.hbm_bytes;
     neff::Footprint f = neff::footprint(ap);
+    f.begin -= b.hbm_offset; // relative to the tensor, which may start inside its variable
+    f.end -= b.hbm_offset;
     if (f.begin >= 0 && f.end <= bytes)
         return;
     fail("NHC_EGEN019", n,

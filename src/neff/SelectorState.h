@@ -33,6 +33,7 @@ struct Buffer {
     neff::DType dtype = neff::DType::F32;
     int var = -1;           ///< HBM
     int64_t hbm_bytes = -1; ///< HBM: the tensor's size (-1: unknown)
+    int64_t hbm_offset = 0; ///< HBM: where the tensor starts in its variable, in bytes
     int64_t offset = 0;     ///< on chip: byte offset in each partition
     int64_t row_elems = 1;  ///< on chip: elements per partition
     int64_t partitions = 1; ///< on chip

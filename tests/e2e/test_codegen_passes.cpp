@@ -972,3 +972,47 @@ g (float[128, 256] x) => (float[128, 256] y, float[128, 256] z) {
     CHECK(others == 0);
     CHECK(test::worst_rel_l2(g, test::random_inputs(g, 5), {"y", "z"}, 1e-5, 1e-6) <= 1e-6);
 }
+
+TEST_CASE("a Concat's inputs along the channels of one image are computed in place") {
+    // a and b are stored straight into their blocks of y (driver/ConcatInPlace.h): neither has
+    // a variable, the Concat copies nothing, and w reads a from y's first block. With two
+    // images the blocks are not contiguous, and the Concat copies.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, 64, 40] x, float[N, 32, 40] z) => (float[N, 96, 40] y, float[N, 64, 40] w) {
+  a = Relu(x)
+  b = Sigmoid(z)
+  y = Concat <axis = 1> (a, b)
+  w = Neg(a)
+}
+)";
+    auto with_batch = [&](const char *n) {
+        std::string t = text;
+        for (size_t at; (at = t.find("[N,")) != std::string::npos;)
+            t.replace(at + 1, 1, n);
+        return t;
+    };
+    Graph g = load_text(with_batch("1"));
+    neff::Program p = test::compile_graph(g);
+    std::set<std::string> vars;
+    for (const neff::Variable &v : p.vars)
+        vars.insert(v.name);
+    CHECK_FALSE(vars.count("a"));
+    CHECK_FALSE(vars.count("b"));
+    int y_var = p.var_index("y");
+    std::set<int64_t> y_offsets; // where the stores into y start
+    for (neff::Engine e : {neff::Engine::SP, neff::Engine::POOL, neff::Engine::ACT})
+        for (const neff::Instr &i : p.stream(e)) {
+            if (i.op == neff::Opcode::Dma && i.dst.space == neff::MemSpace::HBM &&
+                i.dst.var == y_var)
+                y_offsets.insert(i.dst.offset);
+        }
+    CHECK(y_offsets.count(0));
+    CHECK(y_offsets.count(64 * 40 * 4));
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 3), {"y", "w"}, 1e-5, 1e-6) <= 1e-6);
+    // Two images: a has its own variable and the Concat copies it.
+    Graph two = load_text(with_batch("2"));
+    neff::Program p2 = test::compile_graph(two);
+    CHECK(p2.var_index("a") >= 0);
+    CHECK(test::worst_rel_l2(two, test::random_inputs(two, 3), {"y", "w"}, 1e-5, 1e-6) <= 1e-6);
+}
