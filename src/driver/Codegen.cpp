@@ -205,6 +205,14 @@ private:
         return {v, t, shape_numel(g_.value(value).shape) * neff::dtype_size(t), offset};
     }
 
+    /** Whether a Concat input's bytes are computed in the Concat's output (the value itself or
+     *  the value it views, ConcatInPlace.h). */
+    bool computed_in_place(std::string value) const {
+        for (auto a = alias_of_.find(value); a != alias_of_.end(); a = alias_of_.find(value))
+            value = a->second;
+        return in_place_.count(value) != 0;
+    }
+
     /** Where a value's bytes start in its variable: in a Concat's output when computed there
      *  (ConcatInPlace.h), through the views and transposed outputs that share its bytes. */
     int64_t offset_in_var(const std::string &value) const {
@@ -223,7 +231,7 @@ private:
             if ((is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0]))) ||
                 (n.op_type == "Concat" && n.domain.empty() &&
                  std::all_of(n.inputs.begin(), n.inputs.end(),
-                             [&](const std::string &in) { return in_place_.count(in) != 0; })) ||
+                             [&](const std::string &in) { return computed_in_place(in); })) ||
                 (n.op_type == "Transpose" && n.inputs.size() == 1 &&
                  transposed_into_.count(n.inputs[0]))) // its producer writes the transposed layout
                 cx.without_group.insert(n.name);
@@ -247,7 +255,7 @@ private:
             t.target = target_;
             t.sbuf_history = &sbuf_history_;
             t.reserved_sbuf = resident_->reserved();
-            t.in_place = [&](const std::string &in) { return in_place_.count(in) != 0; };
+            t.in_place = [&](const std::string &in) { return computed_in_place(in); };
             codegen_copies::concat(t, n);
             return;
         }

@@ -12,37 +12,61 @@ bool copies_its_inputs(const Node &n) {
     return n.domain.empty() && (n.op_type == "Concat" || n.op_type == "Im2Col");
 }
 
-/** Whether `in`, read by `concat`, can be computed into the Concat's output bytes. */
-bool placeable(const Graph &g, const std::string &in, const Node &concat,
-               const std::map<std::string, const Node *> &producer,
-               const std::map<std::string, std::vector<const Node *>> &readers,
-               const std::set<std::string> &taken) {
-    if (in.empty() || taken.count(in))
-        return false;
-    const Value &v = g.value(in);
-    auto p = producer.find(in);
-    if (v.is_constant() || v.dtype != g.value(concat.outputs[0]).dtype || p == producer.end() ||
-        codegen_groups::is_view(*p->second) || copies_its_inputs(*p->second) ||
-        (p->second->op_type == "Transpose" && p->second->domain.empty()))
-        return false;
-    for (const Node *r : readers.at(in))
-        if (r != &concat && (codegen_groups::is_view(*r) || copies_its_inputs(*r)))
+struct Uses {
+    std::map<std::string, const Node *> producer;
+    std::map<std::string, std::vector<const Node *>> readers;
+    std::set<std::string> graph_outputs;
+};
+
+/** Whether every node reading `v`, directly or through views, other than `concat` reads its
+ *  bytes where they are: no copy of it (another Concat, an Im2Col, a view that is a graph
+ *  output) would find them. */
+bool read_in_place(const Uses &u, const std::string &v, const Node &concat) {
+    auto r = u.readers.find(v);
+    for (const Node *n : r == u.readers.end() ? std::vector<const Node *>() : r->second) {
+        if (n == &concat)
+            continue;
+        if (copies_its_inputs(*n))
             return false;
+        if (codegen_groups::is_view(*n) &&
+            (u.graph_outputs.count(n->outputs[0]) || !read_in_place(u, n->outputs[0], concat)))
+            return false;
+    }
     return true;
+}
+
+/** The value whose bytes `in` holds: through views to the value a group computes; "" when it
+ *  is not computed by a group that can write it in place. */
+std::string placeable_root(const Graph &g, std::string in, const Node &concat, const Uses &u,
+                           const std::set<std::string> &taken) {
+    const DType type = g.value(concat.outputs[0]).dtype;
+    for (auto p = u.producer.find(in); p != u.producer.end(); p = u.producer.find(in)) {
+        const Node &n = *p->second;
+        if (!codegen_groups::is_view(n)) {
+            bool group = !copies_its_inputs(n) && !(n.op_type == "Transpose" && n.domain.empty());
+            const Value &v = g.value(in);
+            return group && !taken.count(in) && !v.is_constant() && v.dtype == type &&
+                           !u.graph_outputs.count(in) && read_in_place(u, in, concat)
+                       ? in
+                       : "";
+        }
+        in = n.inputs.at(0);
+    }
+    return ""; // a graph input
 }
 
 } // namespace
 
 std::map<std::string, InPlace> place_concat_inputs(const Graph &g,
                                                    const std::set<std::string> &taken) {
-    std::map<std::string, const Node *> producer;
-    std::map<std::string, std::vector<const Node *>> readers;
+    Uses u;
+    u.graph_outputs.insert(g.outputs.begin(), g.outputs.end());
     for (const Node &n : g.nodes) {
         for (const std::string &o : n.outputs)
-            producer[o] = &n;
+            u.producer[o] = &n;
         for (const std::string &in : n.inputs)
             if (!in.empty())
-                readers[in].push_back(&n);
+                u.readers[in].push_back(&n);
     }
     std::map<std::string, InPlace> placed;
     for (const Node &n : g.nodes) {
@@ -65,9 +89,12 @@ std::map<std::string, InPlace> place_concat_inputs(const Graph &g,
             continue;
         int64_t at = 0;
         for (const std::string &in : n.inputs) {
-            if (placeable(g, in, n, producer, readers, taken) && !placed.count(in))
-                placed[in] = {n.outputs[0], at * step};
-            at += in.empty() ? 0 : g.value(in).shape[static_cast<size_t>(axis)];
+            if (in.empty())
+                continue;
+            std::string root = placeable_root(g, in, n, u, taken);
+            if (!root.empty() && !placed.count(root))
+                placed[root] = {n.outputs[0], at * step};
+            at += g.value(in).shape[static_cast<size_t>(axis)];
         }
     }
     return placed;

@@ -974,22 +974,25 @@ g (float[128, 256] x) => (float[128, 256] y, float[128, 256] z) {
 }
 
 TEST_CASE("a Concat's inputs along the channels of one image are computed in place") {
-    // a and b are stored straight into their blocks of y (driver/ConcatInPlace.h): neither has
-    // a variable, the Concat copies nothing, and w reads a from y's first block. With two
-    // images the blocks are not contiguous, and the Concat copies.
+    // a and s (which b views) are stored straight into their blocks of y
+    // (driver/ConcatInPlace.h): neither has a variable, the Concat copies nothing, and w reads a
+    // from y's first block. With two images the blocks are not contiguous, and the Concat copies.
     const char *text = R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[N, 64, 40] x, float[N, 32, 40] z) => (float[N, 96, 40] y, float[N, 64, 40] w) {
+g (float[N, 64, 40] x, float[N, 1280] z) => (float[N, 96, 40] y, float[N, 64, 40] w)
+    <int64[3] shape = {N, 32, 40}> {
   a = Relu(x)
-  b = Sigmoid(z)
+  s = Sigmoid(z)
+  b = Reshape(s, shape)
   y = Concat <axis = 1> (a, b)
   w = Neg(a)
 }
 )";
     auto with_batch = [&](const char *n) {
         std::string t = text;
-        for (size_t at; (at = t.find("[N,")) != std::string::npos;)
-            t.replace(at + 1, 1, n);
+        for (const char *pattern : {"[N,", "{N,"})
+            for (size_t at; (at = t.find(pattern)) != std::string::npos;)
+                t.replace(at + 1, 1, n);
         return t;
     };
     Graph g = load_text(with_batch("1"));
@@ -998,7 +1001,7 @@ g (float[N, 64, 40] x, float[N, 32, 40] z) => (float[N, 96, 40] y, float[N, 64, 
     for (const neff::Variable &v : p.vars)
         vars.insert(v.name);
     CHECK_FALSE(vars.count("a"));
-    CHECK_FALSE(vars.count("b"));
+    CHECK_FALSE(vars.count("s"));
     int y_var = p.var_index("y");
     std::set<int64_t> y_offsets; // where the stores into y start
     for (neff::Engine e : {neff::Engine::SP, neff::Engine::POOL, neff::Engine::ACT})
