@@ -1,9 +1,9 @@
 #include "driver/Codegen.h"
 
 #include "autoscheduler/Autoschedule.h"
-#include "driver/ConcatInPlace.h"
 #include "driver/CopyGroups.h"
 #include "driver/FormGroups.h"
+#include "driver/HbmVariables.h"
 #include "driver/LoweringCache.h"
 #include "driver/ResidentOutputs.h"
 #include "neff/ForwardStores.h"
@@ -87,82 +87,12 @@ public:
     }
 
 private:
-    int add_var(const std::string &name, neff::VarKind kind, const Value &v) {
-        neff::Variable var;
-        var.name = name;
-        var.kind = kind;
-        var.dtype = isa_dtype_of(v.dtype, v.name);
-        var.shape = v.shape;
-        if (kind == neff::VarKind::Weight && !o_.without_weight_bytes)
-            var.data =
-                std::shared_ptr<const std::vector<uint8_t>>(v.constant, &v.constant->bytes());
-        prog_.vars.push_back(std::move(var));
-        return static_cast<int>(prog_.vars.size()) - 1;
-    }
-
-    // A view whose output is a graph output still needs a copy into the output variable.
-    bool alias_target(const Node &n) const { return graph_outputs_.count(n.outputs[0]) != 0; }
-
+    /** The HBM plan (HbmVariables.h); a Transpose its producer writes has no group, so a block
+     *  for it is refused. */
     void plan_memory() {
-        for (const std::string &in : g_.inputs)
-            var_of_[in] = add_var(in, neff::VarKind::Input, g_.value(in));
-        for (const std::string &out : g_.outputs) {
-            graph_outputs_.insert(out);
-            if (!var_of_.count(out))
-                var_of_[out] = add_var(out, neff::VarKind::Output, g_.value(out));
-        }
-        // Weights and intermediates get their variable when generated code first touches them
-        // (var()): a constant used only as an attribute (Reshape's shape) and a value that stays
-        // inside a fused group never reach HBM. A view aliases its input's variable.
-        for (const Node &n : g_.nodes)
-            if (is_view(n) && !alias_target(n))
-                alias_of_[n.outputs[0]] = n.inputs[0];
-        // A Transpose that keeps the last axis, sole reader of a value computed here: the
-        // value's group writes it already transposed, into the Transpose's output (attention's
-        // heads merged back: [b, h, s, d] -> [b, s, h, d]), and the Transpose is no group.
-        std::map<std::string, int> readers;
-        for (const Node &n : g_.nodes)
-            for (const std::string &in : n.inputs)
-                readers[in]++;
-        std::set<std::string> computed;
-        for (const Node &n : g_.nodes)
-            if (!is_view(n) && n.op_type != "Transpose")
-                computed.insert(n.outputs.begin(), n.outputs.end());
-        for (const Node &n : g_.nodes) {
-            if (n.op_type != "Transpose" || !n.domain.empty() || n.inputs.size() != 1)
-                continue;
-            std::vector<int64_t> perm = n.attr_ints("perm");
-            const std::string &x = n.inputs[0];
-            if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1 ||
-                !computed.count(x) || readers[x] != 1 || graph_outputs_.count(x))
-                continue;
-            transposed_into_[x] = {n.outputs[0], perm};
-            refuse_block_of_folded(n);
-        }
-        // A graph output that views a value computed here (the flattened form of an output,
-        // graph/FlattenElementwise): the value is computed straight into the output's bytes.
-        std::set<std::string> graph_inputs(g_.inputs.begin(), g_.inputs.end());
-        for (const Node &n : g_.nodes) {
-            if (!is_view(n) || !alias_target(n))
-                continue;
-            const Value &in = g_.value(n.inputs[0]);
-            // Not when the viewed value is itself a view (its bytes are another value's).
-            if (in.is_constant() || graph_inputs.count(in.name) || graph_outputs_.count(in.name) ||
-                var_of_.count(in.name) || alias_of_.count(in.name) ||
-                in.dtype != g_.value(n.outputs[0]).dtype)
-                continue;
-            var_of_[in.name] = var_of_.at(n.outputs[0]);
-            written_in_place_.insert(n.outputs[0]);
-        }
-        std::set<std::string> taken(g_.inputs.begin(), g_.inputs.end());
-        taken.insert(graph_outputs_.begin(), graph_outputs_.end());
-        for (const auto &[value, v] : var_of_)
-            taken.insert(value);
-        for (const auto &[value, target] : alias_of_)
-            taken.insert(value);
-        for (const auto &[value, target] : transposed_into_)
-            taken.insert(value);
-        in_place_ = place_concat_inputs(g_, taken);
+        hbm_ = std::make_unique<HbmVariables>(g_, prog_, o_.without_weight_bytes);
+        for (const Node *t : hbm_->folded_transposes())
+            refuse_block_of_folded(*t);
     }
 
     // A block for a Transpose its producer writes transposed would be ignored: refuse it.
@@ -181,59 +111,18 @@ private:
                    "instead");
     }
 
-    int var(const std::string &value) {
-        auto it = var_of_.find(value);
-        if (it != var_of_.end())
-            return it->second;
-        if (auto t = transposed_into_.find(value); t != transposed_into_.end())
-            return var_of_[value] = var(t->second.first);
-        if (auto a = alias_of_.find(value); a != alias_of_.end())
-            return var_of_[value] = var(a->second);
-        if (auto p = in_place_.find(value); p != in_place_.end())
-            return var_of_[value] = var(p->second.concat_output);
-        const Value &v = g_.value(value);
-        return var_of_[value] = add_var(
-                   value, v.is_constant() ? neff::VarKind::Weight : neff::VarKind::Scratch, v);
-    }
-
-    codegen::HbmBinding binding(const std::string &value) {
-        int v = var(value);
-        int64_t offset = offset_in_var(value);
-        if (offset == 0 && !in_place_.count(value))
-            return {v, prog_.vars.at(v).dtype, prog_.vars.at(v).size_bytes()};
-        neff::DType t = prog_.vars.at(v).dtype;
-        return {v, t, shape_numel(g_.value(value).shape) * neff::dtype_size(t), offset};
-    }
-
-    /** Whether a Concat input's bytes are computed in the Concat's output (the value itself or
-     *  the value it views, ConcatInPlace.h). */
-    bool computed_in_place(std::string value) const {
-        for (auto a = alias_of_.find(value); a != alias_of_.end(); a = alias_of_.find(value))
-            value = a->second;
-        return in_place_.count(value) != 0;
-    }
-
-    /** Where a value's bytes start in its variable: in a Concat's output when computed there
-     *  (ConcatInPlace.h), through the views and transposed outputs that share its bytes. */
-    int64_t offset_in_var(const std::string &value) const {
-        if (auto p = in_place_.find(value); p != in_place_.end())
-            return p->second.offset + offset_in_var(p->second.concat_output);
-        if (auto t = transposed_into_.find(value); t != transposed_into_.end())
-            return offset_in_var(t->second.first);
-        if (auto a = alias_of_.find(value); a != alias_of_.end())
-            return offset_in_var(a->second);
-        return 0;
-    }
+    int var(const std::string &value) { return hbm_->var(value); }
 
     std::vector<std::vector<const Node *>> form_groups() const {
-        codegen_groups::GroupingContext cx{g_, *target_, o_.schedule, graph_outputs_, {}};
+        codegen_groups::GroupingContext cx{g_, *target_, o_.schedule, hbm_->graph_outputs(), {}};
         for (const Node &n : g_.nodes)
-            if ((is_view(n) && (!alias_target(n) || written_in_place_.count(n.outputs[0]))) ||
+            if ((is_view(n) &&
+                 (!hbm_->graph_outputs().count(n.outputs[0]) || hbm_->written_in_place(n))) ||
                 (n.op_type == "Concat" && n.domain.empty() &&
                  std::all_of(n.inputs.begin(), n.inputs.end(),
-                             [&](const std::string &in) { return computed_in_place(in); })) ||
+                             [&](const std::string &in) { return hbm_->computed_in_place(in); })) ||
                 (n.op_type == "Transpose" && n.inputs.size() == 1 &&
-                 transposed_into_.count(n.inputs[0]))) // its producer writes the transposed layout
+                 hbm_->transposed_perm(n.inputs[0]))) // its producer writes the transposed layout
                 cx.without_group.insert(n.name);
         return codegen_groups::form_groups(cx);
     }
@@ -255,7 +144,7 @@ private:
             t.target = target_;
             t.sbuf_history = &sbuf_history_;
             t.reserved_sbuf = resident_->reserved();
-            t.in_place = [&](const std::string &in) { return computed_in_place(in); };
+            t.in_place = [&](const std::string &in) { return hbm_->computed_in_place(in); };
             codegen_copies::concat(t, n);
             return;
         }
@@ -294,8 +183,8 @@ private:
         so.psum_history = psum_history_;
         so.keep_for_next = prefetch_bytes(current_ + 1);
         so.reserved_sbuf = resident_->reserved();
-        std::vector<codegen::SelectedInstr> ins =
-            codegen::select_group(lg, so, [this](const std::string &v) { return binding(v); });
+        std::vector<codegen::SelectedInstr> ins = codegen::select_group(
+            lg, so, [this](const std::string &v) { return hbm_->binding(v); });
         sbuf_history_ = std::move(so.sbuf_history);
         psum_history_ = std::move(so.psum_history);
         if (o_.group_lifetime_bytes)
@@ -322,8 +211,8 @@ private:
         std::map<std::string, std::vector<int64_t>> output_perm;
         for (const Node *m : nodes)
             for (const std::string &out : m->outputs)
-                if (auto t = transposed_into_.find(out); t != transposed_into_.end())
-                    output_perm[out] = t->second.second;
+                if (const std::vector<int64_t> *perm = hbm_->transposed_perm(out))
+                    output_perm[out] = *perm;
         return output_perm;
     }
 
@@ -366,20 +255,6 @@ private:
         }
     }
 
-    // The variable a value already has (views and transposed outputs resolved), or -1; unlike
-    // var(), creates none.
-    int existing_var(const std::string &value) const {
-        if (auto it = var_of_.find(value); it != var_of_.end())
-            return it->second;
-        if (auto t = transposed_into_.find(value); t != transposed_into_.end())
-            return existing_var(t->second.first);
-        if (auto a = alias_of_.find(value); a != alias_of_.end())
-            return existing_var(a->second);
-        if (auto p = in_place_.find(value); p != in_place_.end())
-            return existing_var(p->second.concat_output);
-        return -1;
-    }
-
     // What the autoscheduler measures a group between: the last groups' instructions, the
     // variables so far (without their bytes), the allocation cursors and the next groups.
     autosched::ProgramContext program_context() const {
@@ -396,8 +271,8 @@ private:
             meta.shape = v.shape;
             cx.vars.push_back(std::move(meta));
         }
-        cx.existing_var = [this](const std::string &v) { return existing_var(v); };
-        cx.offset_in_var = [this](const std::string &v) { return offset_in_var(v); };
+        cx.existing_var = [this](const std::string &v) { return hbm_->existing_var(v); };
+        cx.offset_in_var = [this](const std::string &v) { return hbm_->offset_in_var(v); };
         cx.sbuf_history = sbuf_history_;
         cx.psum_history = psum_history_;
         cx.reserved_sbuf = resident_->reserved();
@@ -503,7 +378,7 @@ private:
             const Value &v = g_.value(out);
             if (v.is_constant()) {
                 std::string weight = out + "__constant";
-                var_of_[weight] = add_var(weight, neff::VarKind::Weight, v);
+                hbm_->add_weight(weight, v);
                 flat_copy(weight, out, out);
                 continue;
             }
@@ -519,15 +394,9 @@ private:
     autosched::Autoscheduler autoscheduler_;
     LoweringCache lowering_;
     neff::Program prog_;
-    std::map<std::string, int> var_of_;
-    std::map<std::string, std::string> alias_of_; ///< view output -> the value it aliases
-    std::map<std::string, InPlace> in_place_;     ///< Concat inputs computed in its output
+    std::unique_ptr<HbmVariables> hbm_; ///< which variable holds each value (plan_memory)
     /// on-chip allocation rotates across groups
     codegen::AllocationHistory sbuf_history_, psum_history_;
-    std::set<std::string> written_in_place_; ///< graph outputs their viewed value fills
-    /** value -> (the Transpose output it is written as, perm) */
-    std::map<std::string, std::pair<std::string, std::vector<int64_t>>> transposed_into_;
-    std::set<std::string> graph_outputs_;
     std::vector<codegen::SelectedInstr> selected_;
     std::vector<size_t> group_starts_; ///< where each scheduled group's instructions begin
     std::vector<std::vector<const Node *>> groups_; ///< every group, in compile order

@@ -29,9 +29,9 @@ struct CopyTarget {
     std::vector<codegen::SelectedInstr> &out;
     const target::TargetInfo *target = nullptr;
     codegen::AllocationHistory *sbuf_history = nullptr;
-    std::vector<std::pair<int64_t, int64_t>> reserved_sbuf;
+    std::vector<std::pair<int64_t, int64_t>> reserved_sbuf = {};
     /** Concat inputs already computed in the output (driver/ConcatInPlace.h): not copied. */
-    std::function<bool(const std::string &)> in_place;
+    std::function<bool(const std::string &)> in_place = {};
 };
 
 void flat_copy(const CopyTarget &t, int from_var, int to_var, const std::string &name);
