@@ -6,7 +6,8 @@
 // model's FLOPs over the PE peak, over the latency), per-engine utilisation, DMA bytes, and the
 // host time to compile and to simulate. A benchmark, not a test.
 //
-// usage: model_bench [--target trn1] [--auto-cast none|bf16|fp16] MODEL.onnx...
+// usage: model_bench [--target trn1] [-O1|-O2|-O3] [--model-type generic|transformer|unet-inference]
+//        [--auto-cast none|bf16|fp16] MODEL.onnx...
 
 #include "driver/Codegen.h"
 #include "frontend/Frontend.h"
@@ -134,6 +135,10 @@ int main(int argc, char **argv) {
         std::string a = argv[i];
         if (a == "--target" && i + 1 < argc) {
             o.target = argv[++i];
+        } else if (a == "--model-type" && i + 1 < argc) {
+            o.model_type = argv[++i];
+        } else if ((a == "-O1" || a == "-O2" || a == "-O3")) {
+            o.optlevel = a[2] - '0';
         } else if (a == "--auto-cast" && i + 1 < argc) {
             std::string t = argv[++i];
             o.auto_cast = t == "none" ? "none" : "matmult";
