@@ -321,9 +321,9 @@ TEST_CASE("in a window, a later group of the searched workload takes the candida
 
 namespace {
 
-/** torch.nn.GroupNorm(groups, channels) on [1, channels, 8, 8] as PyTorch exports it, then SiLU
- *  (Sigmoid, Mul), as in SD's UNet blocks. */
-std::string group_norm_silu(int groups, int channels) {
+/** torch.nn.GroupNorm(groups, channels) on [batch, channels, 8, 8] as PyTorch exports it, then
+ *  SiLU (Sigmoid, Mul), as in SD's UNet blocks. */
+std::string group_norm_silu(int groups, int channels, int batch = 1) {
     std::string ones, zeros, gamma, beta;
     for (int i = 0; i < channels; i++) {
         const char *sep = i ? ", " : "";
@@ -334,15 +334,15 @@ std::string group_norm_silu(int groups, int channels) {
             zeros += std::string(sep) + "0";
         }
     }
-    std::string c = std::to_string(channels), g = std::to_string(groups);
+    std::string c = std::to_string(channels), g = std::to_string(groups), n = std::to_string(batch);
     return R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[1, )" +
-           c + R"(, 8, 8] x) => (float[1, )" + c + R"(, 8, 8] y)
-    <int64[3] grouped = {1, )" +
-           g + R"(, -1}, int64[4] back = {1, )" + c + R"(, 8, 8}, float[)" + g + "] ones = {" +
-           ones + "}, float[" + g + "] zeros = {" + zeros + "}, float[" + c + ", 1, 1] gamma = {" +
-           gamma + "}, float[" + c + ", 1, 1] beta = {" + beta + R"(}> {
+g (float[)" +
+           n + ", " + c + R"(, 8, 8] x) => (float[)" + n + ", " + c + R"(, 8, 8] y)
+    <int64[3] grouped = {)" +
+           n + ", " + g + R"(, -1}, int64[4] back = {)" + n + ", " + c + R"(, 8, 8}, float[)" + g +
+           "] ones = {" + ones + "}, float[" + g + "] zeros = {" + zeros + "}, float[" + c +
+           ", 1, 1] gamma = {" + gamma + "}, float[" + c + ", 1, 1] beta = {" + beta + R"(}> {
   r = Reshape(x, grouped)
   n = InstanceNormalization <epsilon = 1e-5> (r, ones, zeros)
   u = Reshape(n, back)
@@ -396,6 +396,21 @@ TEST_CASE("unet-inference: a GroupNorm and its SiLU in one group, the statistics
     CHECK(x_bytes == 320 * 64 * 4);
     CHECK(matmuls == 2 * 4);
     HostTensor got = test::run_program(std::move(p), g, inputs).outputs.at("y");
+    CHECK(test::compare(got, alg::run_reference(loaded, inputs).at("y"), 1e-4, 1e-5).rel_l2 < 1e-5);
+}
+
+TEST_CASE("unet-inference: a GroupNorm of two images in one group matches") {
+    // 2 images x 8 groups of 8 channels: each tile of rows holds whole groups of one image.
+    std::string text = group_norm_silu(8, 64, 2);
+    Graph loaded = test::load_text(text), g = loaded;
+    CompileOptions unet;
+    unet.optlevel = 2;
+    unet.model_type = "unet-inference";
+    apply_graph_passes(g, unet);
+    CHECK(std::count_if(g.nodes.begin(), g.nodes.end(),
+                        [](const Node &n) { return n.op_type == "GroupNormRows"; }) == 1);
+    auto inputs = test::random_inputs(loaded, 13);
+    HostTensor got = test::run_program(generate_program(g, unet), g, inputs).outputs.at("y");
     CHECK(test::compare(got, alg::run_reference(loaded, inputs).at("y"), 1e-4, 1e-5).rel_l2 < 1e-5);
 }
 
