@@ -162,32 +162,26 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     CHECK_FALSE(std::filesystem::exists(dir.path / "file.neff"));
 }
 
-TEST_CASE("--model-type transformer compiles, and says at -O1 that it changes nothing there") {
-    // Its moves are candidates of the -O2/-O3 search (tests/e2e/test_model_types.cpp), and -O1
-    // does not search.
+TEST_CASE("--model-type transformer and unet-inference compile, and say at -O1 that they change "
+          "nothing there") {
+    // Their moves are -O2/-O3 moves (tests/e2e/test_model_types.cpp: transformer's attention
+    // plans, unet-inference's GroupNorm in one group), and -O1 does not search.
     TempDir dir;
-    Run t = run(example_model() + " -O1 --model-type transformer --output " + dir.file("t.neff"),
-                dir.path.string());
-    CHECK(t.status == 0);
-    CHECK(t.has("--model-type transformer adds moves to the -O2/-O3 search; -O1 does not search"));
-    Run t2 = run(example_model() + " -O2 --model-type transformer --output " + dir.file("t2.neff"),
-                 dir.path.string());
-    CHECK(t2.status == 0);
-    CHECK_FALSE(t2.has("-O1 does not search"));
-}
-
-TEST_CASE("--model-type unet-inference compiles, and says at -O1 that it changes nothing there") {
-    // Its move (a GroupNorm in one group) is tested in tests/e2e/test_model_types.cpp.
-    TempDir dir;
-    Run u = run(example_model() + " -O1 --model-type unet-inference --output " + dir.file("u.neff"),
-                dir.path.string());
-    CHECK(u.status == 0);
-    CHECK(u.has("--model-type unet-inference adds moves to the -O2/-O3 search; -O1 does not"));
-    Run u2 =
-        run(example_model() + " -O2 --model-type unet-inference --output " + dir.file("u2.neff"),
-            dir.path.string());
-    CHECK(u2.status == 0);
-    CHECK(std::filesystem::exists(dir.path / "u2.neff"));
+    for (std::string type : {"transformer", "unet-inference"}) {
+        CAPTURE(type);
+        Run t = run(example_model() + " -O1 --model-type " + type + " --output " +
+                        dir.file(type + "1.neff"),
+                    dir.path.string());
+        CHECK(t.status == 0);
+        CHECK(t.has("--model-type " + type +
+                    " adds moves to the -O2/-O3 search; -O1 does not search"));
+        Run t2 = run(example_model() + " -O2 --model-type " + type + " --output " +
+                         dir.file(type + "2.neff"),
+                     dir.path.string());
+        CHECK(t2.status == 0);
+        CHECK_FALSE(t2.has("-O1 does not search"));
+        CHECK(std::filesystem::exists(dir.path / (type + "2.neff")));
+    }
 }
 
 TEST_CASE("--schedule replaces the default schedule of the nodes it names") {
