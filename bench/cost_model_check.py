@@ -7,10 +7,14 @@ simulated time in that window, between its neighbours (simulated_ns). Then the s
 (Autoschedule.h's kPruneAbove) replayed on each workload's candidates in search order, under two
 rules: a candidate is not simulated when its estimate is above 1.1 times the best simulated time
 so far, or above 1.1 times the estimate of the best candidate so far; for each, the candidates it
-leaves unsimulated and the workloads whose choice it changes, with the time lost. A benchmark, not
-a test: nothing is asserted.
+leaves unsimulated and the workloads whose choice it changes, with the time lost. The
+correlation is also given over the workloads whose simulated candidates span at least --spread
+(2%) of the best: among near-ties (all candidates within it, or all equal) the ranking decides
+little, since the search simulates the candidates it keeps. A benchmark, not a test: nothing is
+asserted.
 
-usage: /usr/bin/python3 bench/cost_model_check.py [--min 3] [--prune-above 1.1] TUNE.db...
+usage: /usr/bin/python3 bench/cost_model_check.py [--min 3] [--prune-above 1.1] [--spread 0.02]
+       TUNE.db...
 """
 import argparse
 import sqlite3
@@ -45,8 +49,13 @@ def main():
     parser.add_argument("dbs", nargs="+")
     parser.add_argument("--min", type=int, default=3)
     parser.add_argument("--prune-above", type=float, default=1.1)
+    parser.add_argument("--spread", type=float, default=0.02,
+                        help="also report the workloads whose simulated candidates span at least "
+                             "this fraction of the best (the rest are near-ties)")
     args = parser.parse_args()
     all_rho = []
+    spread_rho = []  # workloads whose candidates differ by at least --spread
+    near_ties = 0
     ratios = []
     replay = {"simulated": [0, 0, 0.0], "estimate": [0, 0, 0.0]}  # pruned, wrong, ns lost
     for path in args.dbs:
@@ -63,6 +72,11 @@ def main():
             best_pred = min(cands, key=lambda c: c[1])[0]
             best_sim = min(cands, key=lambda c: c[2])[0]
             all_rho.append(rho)
+            sims = [c[2] for c in cands]
+            if min(sims) > 0 and max(sims) >= (1 + args.spread) * min(sims):
+                spread_rho.append(rho)
+            else:
+                near_ties += 1
             ratios += [c[1] / c[2] for c in cands if c[2] > 0]
             for rule in replay:
                 pruned, chosen = replay_pruning(cands, rule, args.prune_above)
@@ -76,6 +90,12 @@ def main():
     if valid:
         print("workloads: %d, mean Spearman %.2f, min %.2f, >= 0.9: %d"
               % (len(valid), sum(valid) / len(valid), min(valid), sum(r >= 0.9 for r in valid)))
+    spread_valid = [r for r in spread_rho if r == r]
+    if spread_valid:
+        print("workloads whose candidates span >= %.0f%%: %d, mean Spearman %.2f, min %.2f, "
+              ">= 0.9: %d; near-ties (or all equal) left out: %d"
+              % (100 * args.spread, len(spread_valid), sum(spread_valid) / len(spread_valid),
+                 min(spread_valid), sum(r >= 0.9 for r in spread_valid), near_ties))
     if ratios:
         ratios.sort()
         print("estimate / simulated over %d candidates: min %.2f, median %.2f, 99%% %.2f, max %.2f"
