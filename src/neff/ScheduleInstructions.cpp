@@ -128,10 +128,15 @@ public:
                 f = std::max(f, data) + target::dma_engine_ns(t_, sh, int(shares.size()));
                 finish = std::max(finish, f);
             }
-        } else {
-            finish += estimated_ns(t_, si.engine, si.instr);
+            // As in the simulator, a queue's transfers start in order, each after its fixed
+            // latency, while earlier ones are still moving data, and complete in order.
+            double &done = queue_done_[size_t(si.instr.queue)];
+            finish = done = std::max(finish, done);
+            free_[resource(i)] = start;
+            return finish;
         }
-        free_[resource(i)] = finish; // a queue's transfers one after another
+        finish += estimated_ns(t_, si.engine, si.instr);
+        free_[resource(i)] = finish;
         return finish;
     }
 
@@ -162,6 +167,7 @@ private:
     bool dependency_overhead_;
     std::vector<std::vector<target::DmaShare>> shares_; // per DMA instruction
     std::vector<double> free_, dma_free_;
+    std::vector<double> queue_done_ = std::vector<double>(64, 0); ///< per DMA queue, last done
     std::vector<int> last_; ///< per engine, the last compute instruction issued
     std::vector<std::vector<neff::Footprint>> reads_, writes_; // per compute instruction
 };
