@@ -28,7 +28,8 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
 /** Reorders `instrs` (see the file comment); returns the list schedule's estimate of when the
  *  last instruction finishes, in ns: the analytic cost model the autoscheduler reports next to
  *  the simulated time (estimated_ns per instruction, the dependencies, one instruction at a time
- *  per engine and DMA queue, DMA engines shared; no semaphores).
+ *  per engine; a DMA queue's transfers start in order, each after its fixed latency, overlap
+ *  while they share the DMA engines, and complete in order, as in the simulator; no semaphores).
  *
  *  With `dependency_overhead` (-O2 and -O3), the schedule also counts the overhead of a dependent
  *  instruction on ACT, DVE and GpSimd (nc.md:L161-162; the simulator charges it to one that reads
