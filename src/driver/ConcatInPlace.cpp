@@ -87,14 +87,21 @@ std::map<std::string, InPlace> place_concat_inputs(const Graph &g,
         }
         if (outer != 1)
             continue;
-        int64_t at = 0;
+        // A value the Concat takes twice (Concat(a, a)) has two blocks: it is copied.
+        std::vector<std::string> roots;
+        std::map<std::string, int> times;
         for (const std::string &in : n.inputs) {
-            if (in.empty())
+            roots.push_back(in.empty() ? "" : placeable_root(g, in, n, u, taken));
+            times[roots.back()]++;
+        }
+        int64_t at = 0;
+        for (size_t i = 0; i < n.inputs.size(); i++) {
+            if (n.inputs[i].empty())
                 continue;
-            std::string root = placeable_root(g, in, n, u, taken);
-            if (!root.empty() && !placed.count(root))
+            const std::string &root = roots[i];
+            if (!root.empty() && times[root] == 1 && !placed.count(root))
                 placed[root] = {n.outputs[0], at * step};
-            at += g.value(in).shape[static_cast<size_t>(axis)];
+            at += g.value(n.inputs[i]).shape[static_cast<size_t>(axis)];
         }
     }
     return placed;

@@ -1019,3 +1019,15 @@ g (float[N, 64, 40] x, float[N, 1280] z) => (float[N, 96, 40] y, float[N, 64, 40
     CHECK(p2.var_index("a") >= 0);
     CHECK(test::worst_rel_l2(two, test::random_inputs(two, 3), {"y", "w"}, 1e-5, 1e-6) <= 1e-6);
 }
+
+TEST_CASE("a value a Concat takes twice is copied into both its blocks") {
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 40] x) => (float[1, 128, 40] y) {
+  a = Relu(x)
+  y = Concat <axis = 1> (a, a)
+}
+)";
+    Graph g = load_text(text);
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 4), {"y"}, 1e-6, 1e-7) <= 1e-7);
+}
