@@ -14,9 +14,10 @@
  * prefetched (neff/OnChipAllocator.h: each group keeps room for the next group's weights out of
  * its own allocation, so that their loads can run while it computes), likewise. When the search
  * chose a plan that makes a whole-model move (SchedulePlan::whole_model_move), all of that is done
- * again for the search without such moves, and the faster program kept. One code generation per
- * workload whose plan is not the default, plus one to four, twice with whole-model moves. Assumes
- * `g` has been through the graph passes.
+ * again for the search without such moves, and the faster program kept. Last, all of it for the
+ * program of the -O2 search, kept if faster: -O3 is never slower than -O2. One code generation per
+ * workload whose plan is not the default, plus one to four, for each of the two or three
+ * searches. Assumes `g` has been through the graph passes.
  */
 
 #include "autoscheduler/Autoschedule.h"
@@ -34,6 +35,9 @@ struct CheckedPlans {
     bool read_in_place = true; ///< CompileOptions::read_in_place: kept tiles read where they are
     /** CompileOptions::whole_model_moves: the plans come from a search that tried them. */
     bool whole_model_moves = true;
+    /** The -O level of the search the plans come from (CompileOptions::optlevel to compile
+     *  with: a workload without a plan is searched as that search did). */
+    int search_level = 3;
     /** CompileOptions::prefetch_bytes: empty for none. */
     std::vector<int64_t> prefetch;
     /** Per group, the bytes of its stages that live as long as it does, in the program with

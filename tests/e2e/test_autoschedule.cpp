@@ -410,6 +410,9 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     o.keep_resident = c.keep_resident;
     o.read_in_place = c.read_in_place;
     o.whole_model_moves = c.whole_model_moves;
+    // The program of -O3's search, or of -O2's where that is faster (never slower than -O2).
+    CHECK((c.search_level == 2 || c.search_level == 3));
+    o.optlevel = c.search_level;
     // Weights prefetched, if kept, with the room each group's weights took in the program checked.
     CHECK((c.prefetch.empty() || c.prefetch == c.group_lifetime_bytes));
     if (!c.prefetch.empty())
@@ -417,6 +420,12 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     neff::Program p = generate_program(g, o); // with the weights' bytes, as written
     rt::Machine machine(trn1(), p, /*functional=*/false);
     CHECK(rt::simulate(machine).summary.total_ns == c.program_ns);
+    // No slower than the program -O2 writes.
+    CompileOptions o2;
+    o2.optlevel = 2;
+    neff::Program p2 = generate_program(g, o2);
+    rt::Machine m2(trn1(), p2, /*functional=*/false);
+    CHECK(c.program_ns <= rt::simulate(m2).summary.total_ns);
 }
 
 namespace {
