@@ -35,7 +35,12 @@ cl::list<std::string> inputs("input", cl::desc("bind an input: name=file (.npy o
                              cl::value_desc("name=file"));
 cl::opt<std::string> output_dir("output-dir", cl::desc("write each output as DIR/<name>.npy"),
                                 cl::value_desc("DIR"));
-cl::opt<std::string> profile("profile", cl::desc("write a Chrome/Perfetto trace JSON"),
+/** Groups listed in the profile table printed with --profile (the rest summed on one line). */
+constexpr size_t kProfileRows = 15;
+
+cl::opt<std::string> profile("profile",
+                             cl::desc("write a Chrome/Perfetto trace JSON, and print where the "
+                                      "time goes per group of ONNX nodes"),
                              cl::value_desc("trace.json"));
 cl::opt<std::string> summary("summary-json", cl::desc("write the run summary as JSON"),
                              cl::value_desc("FILE"));
@@ -172,6 +177,7 @@ int run() {
     }
     if (!profile.empty()) {
         write_text(profile, rt::trace_json(res.trace, model->program().name));
+        std::cout << rt::profile_table(res.trace, kProfileRows);
     }
     return 0;
 }

@@ -111,4 +111,83 @@ std::string trace_json(const std::vector<TraceEvent> &events, const std::string 
     return llvm::formatv("{0}", json::Value(std::move(root))).str() + "\n";
 }
 
+std::vector<ProfileRow> profile_rows(const std::vector<TraceEvent> &events) {
+    std::map<std::string, ProfileRow> by_group;
+    for (const TraceEvent &e : events) {
+        size_t space = e.name.find(' ');
+        std::string group = space == std::string::npos ? "(unnamed)" : e.name.substr(space + 1);
+        auto [it, fresh] = by_group.try_emplace(group);
+        ProfileRow &r = it->second;
+        if (fresh) {
+            r.group = group;
+            r.start_ns = e.start_ns;
+        }
+        r.start_ns = std::min(r.start_ns, e.start_ns);
+        r.end_ns = std::max(r.end_ns, e.end_ns);
+        if (e.track.rfind("dma", 0) == 0) {
+            r.dma_queue_ns += e.end_ns - e.start_ns;
+            continue;
+        }
+        for (int k = 0; k < neff::kNumEngines; k++)
+            if (e.track == target::engine_name(neff::Engine(k)))
+                r.busy_ns[k] += e.end_ns - e.start_ns;
+    }
+    std::vector<ProfileRow> rows;
+    for (auto &[group, r] : by_group)
+        rows.push_back(r);
+    // In the order the groups finish, each adds the time since the end of those before it.
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ProfileRow &a, const ProfileRow &b) { return a.end_ns < b.end_ns; });
+    double done = 0;
+    for (ProfileRow &r : rows) {
+        r.adds_ns = std::max(0.0, r.end_ns - done);
+        done = std::max(done, r.end_ns);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const ProfileRow &a, const ProfileRow &b) {
+        return a.adds_ns > b.adds_ns;
+    });
+    return rows;
+}
+
+std::string profile_table(const std::vector<TraceEvent> &events, size_t rows) {
+    std::vector<ProfileRow> all = profile_rows(events);
+    double total = 0;
+    for (const ProfileRow &r : all)
+        total += r.adds_ns;
+    std::string out = "where the time goes (per group of ONNX nodes, in the order they finish, "
+                      "each adding the time since the groups before it ended; us):\n";
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%10s %6s %10s", "adds", "%", "span");
+    out += buf;
+    for (int k = 0; k < neff::kNumEngines; k++) {
+        std::snprintf(buf, sizeof buf, " %8s", target::engine_name(neff::Engine(k)));
+        out += buf;
+    }
+    out += "  dma-queue  group\n";
+    double rest = 0;
+    for (size_t i = 0; i < all.size(); i++) {
+        const ProfileRow &r = all[i];
+        if (i >= rows) {
+            rest += r.adds_ns;
+            continue;
+        }
+        std::snprintf(buf, sizeof buf, "%10.3f %5.1f%% %10.3f", r.adds_ns / 1000.0,
+                      total > 0 ? 100.0 * r.adds_ns / total : 0.0,
+                      (r.end_ns - r.start_ns) / 1000.0);
+        out += buf;
+        for (int k = 0; k < neff::kNumEngines; k++) {
+            std::snprintf(buf, sizeof buf, " %8.3f", r.busy_ns[k] / 1000.0);
+            out += buf;
+        }
+        std::snprintf(buf, sizeof buf, " %10.3f  ", r.dma_queue_ns / 1000.0);
+        out += buf + r.group + "\n";
+    }
+    if (all.size() > rows) {
+        std::snprintf(buf, sizeof buf, "%10.3f %5.1f%%  in %zu more groups\n", rest / 1000.0,
+                      total > 0 ? 100.0 * rest / total : 0.0, all.size() - rows);
+        out += buf;
+    }
+    return out;
+}
+
 } // namespace nhc::rt

@@ -12,6 +12,7 @@
 #include "target/Target.h"
 
 #include <string>
+#include <vector>
 
 namespace nhc::rt {
 
@@ -21,6 +22,19 @@ std::string summary_json(const Summary &s, const target::TargetInfo &t);
 /** Human-readable lines for the terminal. */
 std::string summary_text(const Summary &s, const target::TargetInfo &t);
 std::string trace_json(const std::vector<TraceEvent> &events, const std::string &model_name);
+
+/** Where the time goes, per source name (a group of ONNX nodes: its instructions carry the
+ *  group's name): each group's "adds", the time from the previous group's end to its own in the
+ *  order the groups finish, which sums to the latency; its span and each engine's busy time in
+ *  it, and its DMA queues' time. The `rows` largest adds, largest first, then one line for the
+ *  rest. */
+struct ProfileRow {
+    std::string group;
+    double adds_ns = 0, start_ns = 0, end_ns = 0, dma_queue_ns = 0;
+    double busy_ns[neff::kNumEngines] = {};
+};
+std::vector<ProfileRow> profile_rows(const std::vector<TraceEvent> &events);
+std::string profile_table(const std::vector<TraceEvent> &events, size_t rows);
 
 } // namespace nhc::rt
 

@@ -138,3 +138,35 @@ TEST_CASE("status names") {
     CHECK(rt::status_for_code("NHC_ENEFF002") == rt::NRT_UNSUPPORTED_NEFF_VERSION);
     CHECK(rt::status_for_code("NHC_ERT012") == rt::NRT_FAILURE);
 }
+
+TEST_CASE("the profile table: each group adds the time since the groups before it ended") {
+    // Three groups: A ends at 10 us, B at 20 (it overlaps A), C at 30 after a gap; an
+    // instruction without a source name is "(unnamed)".
+    std::vector<rt::TraceEvent> ev = {{"pe", "matmul A", 0, 0, 10000, 0},
+                                      {"dma q0", "dma A", 0, 0, 5000, 4096},
+                                      {"act", "activation B", 0, 8000, 20000, 0},
+                                      {"dve", "tensor_copy C", 0, 25000, 30000, 0},
+                                      {"pool", "iota", 0, 1000, 2000, 0}};
+    std::vector<rt::ProfileRow> rows = rt::profile_rows(ev);
+    REQUIRE(rows.size() == 4);
+    double total = 0;
+    for (const rt::ProfileRow &r : rows)
+        total += r.adds_ns;
+    CHECK(total == 30000); // the latency: the last end
+    // Largest adds first; B before C, which add as much, as B finishes first.
+    CHECK(rows[0].group == "B");
+    CHECK(rows[0].adds_ns == 10000);
+    CHECK(rows[0].busy_ns[int(neff::Engine::ACT)] == 12000);
+    CHECK(rows[1].group == "C");
+    CHECK(rows[1].adds_ns == 10000);
+    CHECK(rows[2].group == "A");
+    CHECK(rows[2].adds_ns == 8000); // after "(unnamed)", which ended at 2 us
+    CHECK(rows[2].busy_ns[int(neff::Engine::PE)] == 10000);
+    CHECK(rows[2].dma_queue_ns == 5000);
+    CHECK(rows[3].group == "(unnamed)");
+    CHECK(rows[3].adds_ns == 2000);
+    std::string table = rt::profile_table(ev, 2);
+    CHECK(table.find("where the time goes") != std::string::npos);
+    CHECK(table.find("  B\n") != std::string::npos);
+    CHECK(table.find("in 2 more groups") != std::string::npos);
+}

@@ -99,6 +99,9 @@ TEST_CASE("assemble, run with .npy and .pb inputs, write outputs, summary and tr
     REQUIRE(r.status == 0);
     CHECK(r.out.find("output y: f32 [128,64]") != std::string::npos);
     CHECK(r.out.find("latency:") != std::string::npos);
+    // With --profile, where the time goes, per named group of instructions.
+    CHECK(r.out.find("where the time goes") != std::string::npos);
+    CHECK(r.out.find("  mm/MatMul\n") != std::string::npos);
     auto y = read_floats(dir + "/y.npy");
     auto xb = rounded(neff::DType::BF16, x), wb = rounded(neff::DType::BF16, w);
     double worst = 0;
