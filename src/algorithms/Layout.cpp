@@ -26,10 +26,12 @@ OpResult build_transpose(const OpContext &ctx) {
     for (int j = 0; j < x.rank(); j++)
         in[normalize_axis(ctx.node, perm[j], x.rank())] = oi[j];
     // tp is the permuted value, out its copy: one copy when tp is inlined; a schedule may put
-    // tp in PSUM (a PE transpose of an SBUF tile) and out in SBUF.
+    // tp in PSUM (a PE transpose of an SBUF tile) and out in SBUF. tp holds the compute type (a
+    // 16-bit float widened to fp32, exactly), as the PE's transposes write fp32 on
+    // NeuronCore-v2 (neuroncore.md L123, L297).
     Halide::Func tp = b.func("tp"), out = b.func("out");
-    define(tp, v, x.at(in));
-    define(out, v, tp(v));
+    define(tp, v, to_compute(x.at(in), x.dtype));
+    define(out, v, from_compute(tp(v), x.dtype));
     return b.result({Tensor{out, out_shape, x.dtype}});
 }
 

@@ -141,7 +141,8 @@ bool schedule_pe_transpose(Group &g, const Limits &L) {
     const alg::Tensor &t = g.outputs[0].result;
     int rank = t.rank();
     if (g.node->op_type != "Transpose" || !tp.defined() || g.outputs.size() != 1 || rank < 2 ||
-        t.func.name() != out.name() || t.dtype != DType::Float32)
+        t.func.name() != out.name() ||
+        (t.dtype != DType::Float32 && t.dtype != DType::BFloat16 && t.dtype != DType::Float16))
         return false;
     std::vector<int64_t> perm = g.node->transpose_perm(rank);
     if (perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1 || t.shape[rank - 1] < 2 ||
