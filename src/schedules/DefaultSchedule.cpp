@@ -131,8 +131,8 @@ void schedule_group_norm_rows(Group &g) {
     }
 }
 
-// A Transpose of fp32 that swaps the last two axes and does not fit whole: copied HBM -> HBM,
-// every element would be a DMA row of its own (4 bytes at the small-row rate). Instead the
+// A Transpose of fp32 (or bf16, fp16) that swaps the last two axes and does not fit whole:
+// copied HBM -> HBM, every element would be a DMA row of its own (at the small-row rate). The
 // output is tiled [P, P]; per tile, x's block is loaded with its rows on partitions, transposed
 // on the PE into PSUM (tp), copied to SBUF (out) and stored as P rows
 // (../shared/reference/isel-prototype.md §5, "natural DMA + PE transpose").

@@ -12,8 +12,8 @@
  *    channels x rows of one PSUM bank, the padded image staged once per image, the weights once,
  *    one matmul per kernel tap and channel chunk accumulated in PSUM;
  *  - layout (Transpose, Split, Slice): staged whole in SBUF when it fits; else a Transpose of
- *    the last two axes (fp32) by PE transposes of [128, 128] tiles, and other outputs staged
- *    per tile of rows; rank-1 outputs copy straight from HBM to HBM;
+ *    the last two axes (fp32, bf16, fp16) by PE transposes of [128, 128] tiles, and other
+ *    outputs staged per tile of rows; rank-1 outputs copy straight from HBM to HBM;
  *  - everything else (elementwise, Softmax, LayerNormalization, Reduce*): one instruction tile
  *    per output tile, with the second-to-last ONNX axis on partitions (split by 128) and the last
  *    axis free; every stage and every input the stages read is computed per tile in SBUF. Rows
