@@ -98,8 +98,11 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int long_rows = decompose_long_rows(g, sched::whole_row_elems(target), target.partitions);
     log_info("long rows: ", long_rows,
              " Softmax/LayerNorm/Reduce nodes decomposed into chunked steps");
-    // Q/K/V computed as one layer and then cut: one layer per piece instead, a move of -O2/-O3.
-    int split = options.optlevel >= 2 ? split_sliced_linear_layers(g) : 0;
+    // Q/K/V computed as one layer and then cut by Slices (under unet-inference, by a Split too,
+    // as SD's attention does): one layer per piece instead, a move of -O2/-O3.
+    int split = options.optlevel >= 2
+                    ? split_sliced_linear_layers(g, options.model_type == "unet-inference")
+                    : 0;
     log_info("cut linear layers: ", split,
              " layers whose output is only sliced computed piece by piece");
     int linear = canonicalize_linear_layers(g);

@@ -41,6 +41,35 @@ std::optional<Piece> slice_piece(const Graph &g, const Node &s, int rank, int64_
     return p;
 }
 
+/** The pieces a Split of the last axis of a [.., n] value makes (sizes from its second input,
+ *  opset 13+, or its `split` attribute, else equal parts), or none when it is not such a Split. */
+std::vector<Piece> split_pieces(const Graph &g, const Node &s, int rank, int64_t n) {
+    int64_t axis = s.attr_int("axis", 0);
+    if (axis != -1 && axis != rank - 1)
+        return {};
+    std::vector<int64_t> sizes;
+    if (s.inputs.size() > 1 && !s.inputs[1].empty()) {
+        const Value &v = g.value(s.inputs[1]);
+        if (!v.is_constant())
+            return {};
+        for (int64_t i = 0; i < v.constant->numel(); i++)
+            sizes.push_back(v.constant->get_i64(i));
+    } else if (s.has_attr("split")) {
+        sizes = s.attr_ints("split");
+    } else if (!s.outputs.empty() && n % static_cast<int64_t>(s.outputs.size()) == 0) {
+        sizes.assign(s.outputs.size(), n / static_cast<int64_t>(s.outputs.size()));
+    }
+    std::vector<Piece> pieces;
+    int64_t at = 0;
+    for (size_t i = 0; i < sizes.size() && sizes.size() == s.outputs.size(); i++) {
+        if (sizes[i] <= 0 || s.outputs[i].empty())
+            return {};
+        pieces.push_back({at, at + sizes[i], s.outputs[i]});
+        at += sizes[i];
+    }
+    return at == n ? pieces : std::vector<Piece>();
+}
+
 /** Rows [begin, end) of a constant 2-D [rows, cols] (rows: true), or its columns [begin, end)
  *  (rows: false; a 1-D constant is one row), as a new constant `name`. */
 std::string cut_constant(Graph &g, const Value &c, bool rows, int64_t begin, int64_t end,
@@ -68,7 +97,7 @@ struct Layer {
     int linear = -1;       ///< MatMul(x, W[K, N]) or Gemm(x, B, C) (alpha = beta = 1, no transA)
     int add = -1;          ///< MatMul's bias Add(·, b[N]), or -1
     int reshape = -1;      ///< a Reshape keeping the last axis ([M, N] -> [1, M, N]), or -1
-    std::vector<int> cuts; ///< the Slice nodes
+    std::vector<int> cuts; ///< the Slice (or Split) nodes
     std::vector<Piece> pieces;
 };
 
@@ -95,7 +124,8 @@ int64_t linear_columns(const Graph &g, const Node &n) {
 
 /** The layer whose linear node is node `i`, if its result is only cut into pieces. */
 std::optional<Layer> match(const Graph &g, const PatternMatcher &m,
-                           const std::map<std::string, std::vector<int>> &readers, int i) {
+                           const std::map<std::string, std::vector<int>> &readers, int i,
+                           bool cut_splits) {
     const Node &lin = g.nodes[static_cast<size_t>(i)];
     int64_t n = linear_columns(g, lin);
     if (n == 0)
@@ -136,6 +166,14 @@ std::optional<Layer> match(const Graph &g, const PatternMatcher &m,
         const Node &cut = g.nodes[size_t(reader)];
         if (!cut.domain.empty() || cut.inputs.empty() || cut.inputs[0] != result)
             return std::nullopt;
+        if (cut.op_type == "Split" && cut_splits) {
+            std::vector<Piece> pieces = split_pieces(g, cut, rank, n);
+            if (pieces.empty())
+                return std::nullopt;
+            layer.pieces.insert(layer.pieces.end(), pieces.begin(), pieces.end());
+            layer.cuts.push_back(reader);
+            continue;
+        }
         std::optional<Piece> p =
             cut.op_type == "Slice" ? slice_piece(g, cut, rank, n) : std::nullopt;
         if (!p)
@@ -196,7 +234,7 @@ std::vector<Node> piece_nodes(Graph &g, const Layer &layer, const Piece &p) {
 
 } // namespace
 
-int split_sliced_linear_layers(Graph &g) {
+int split_sliced_linear_layers(Graph &g, bool cut_splits) {
     PatternMatcher m(g);
     std::map<std::string, std::vector<int>> readers;
     for (size_t i = 0; i < g.nodes.size(); i++)
@@ -205,7 +243,7 @@ int split_sliced_linear_layers(Graph &g) {
     std::set<int> removed;
     std::map<int, std::vector<Node>> inserted; // at a layer's MatMul
     for (int i = 0; i < static_cast<int>(g.nodes.size()); i++) {
-        std::optional<Layer> layer = match(g, m, readers, i);
+        std::optional<Layer> layer = match(g, m, readers, i, cut_splits);
         if (!layer)
             continue;
         std::vector<Node> nodes;

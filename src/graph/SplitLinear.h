@@ -16,18 +16,20 @@
  * the last axis (constant starts and ends, step 1) and is not a graph output. Columns no Slice
  * reads are not computed. Runs before graph/LinearLayers, which makes each piece a 2-D Gemm.
  *
- * Not matched: a Split (GPT-2's c_attn). The Split is computed on chip and residency forwards it;
- * unfused, GPT-2 at -O2 gained 3% (fp32) and 0.5% (bf16), but dev_gpt_block lost 23%, its three
- * piece groups each paying the transfers' fixed latency on the chain. Which to do is a measured
- * decision this rule does not make. A move of -O2 and -O3 (driver/Codegen.cpp).
+ * A Split of the last axis (GPT-2's c_attn, SD's attention) is matched only with `cut_splits`,
+ * a move of --model-type unet-inference: unfused, GPT-2 at -O2 gained 3% (fp32) and 0.5% (bf16),
+ * but dev_gpt_block lost 23%, its three piece groups each paying the transfers' fixed latency on
+ * the chain, while sd_unet_64 gains (bf16 1,401.3 -> 1,380.8 us). Which to do is a measured
+ * decision this rule does not make for every model. A move of -O2 and -O3 (driver/GraphPasses).
  */
 
 #include "graph/Graph.h"
 
 namespace nhc {
 
-/** Returns the number of linear layers split into their pieces. */
-int split_sliced_linear_layers(Graph &g);
+/** Returns the number of linear layers split into their pieces; with `cut_splits`, layers cut
+ *  by a Split too. */
+int split_sliced_linear_layers(Graph &g, bool cut_splits = false);
 
 } // namespace nhc
 

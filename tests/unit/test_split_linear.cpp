@@ -91,7 +91,8 @@ TEST_CASE("a linear layer cut by Slices of its last axis becomes one layer per p
               original.value("b").constant->get_f64(8 * j + 3));
         CHECK(add.outputs[0] == std::vector<std::string>{"q", "k", "v"}[size_t(j)]);
     }
-    check_same_values(sliced_projection(), split_sliced_linear_layers, {"q", "k", "v"});
+    check_same_values(sliced_projection(), [](Graph &h) { return split_sliced_linear_layers(h); },
+                      {"q", "k", "v"});
 }
 
 TEST_CASE("a Gemm viewed by a Reshape and cut by Slices becomes a Gemm and a Reshape per piece") {
@@ -118,7 +119,8 @@ g (float[4, 6] x) => (float[1, 4, 4] q, float[1, 4, 4] k, float[1, 4, 4] v)
     CHECK(g.value(g.nodes[2].inputs[1]).shape == Shape{6, 4});
     CHECK(g.value(g.nodes[2].inputs[2]).constant->get_f64(0) == 5);
     CHECK(g.nodes[3].outputs[0] == "k");
-    check_same_values(text, split_sliced_linear_layers, {"q", "k", "v"});
+    check_same_values(text, [](Graph &h) { return split_sliced_linear_layers(h); },
+                      {"q", "k", "v"});
 }
 
 TEST_CASE("a layer cut by a Split, or whose result something else reads, is not cut") {
@@ -134,6 +136,30 @@ g (float[4, 6] x) => (float[4, 4] q, float[4, 8] kv) <float[6, 12] w = {)" +
     // yb is also a graph output: the whole product must still be computed.
     Graph g = load_graph(sliced_projection(", float[6, 1, 24] yb"));
     CHECK(split_sliced_linear_layers(g) == 0);
+}
+
+TEST_CASE("with cut_splits (unet-inference), a layer cut by a Split is one layer per piece") {
+    // SD's attention: qkv = Linear(x), then Split into three along the last axis; sizes from
+    // the second input, then equal parts.
+    for (std::string split :
+         {"q, k, v = Split <axis = -1> (y, sizes)", "q, k, v = Split <axis = 1> (y)"}) {
+        CAPTURE(split);
+        std::string text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 6] x) => (float[4, 4] q, float[4, 4] k, float[4, 4] v) <float[6, 12] w = {)" +
+                           values(72) + R"(}, int64[3] sizes = {4, 4, 4}> {
+  y = MatMul(x, w)
+  )" + split + R"(
+}
+)";
+        Graph g = load_graph(text);
+        REQUIRE(split_sliced_linear_layers(g, true) == 1);
+        CHECK(op_types(g) == std::vector<std::string>{"MatMul", "MatMul", "MatMul"});
+        CHECK(g.nodes[1].outputs[0] == "k");
+        CHECK(g.value(g.nodes[1].inputs[1]).shape == Shape{6, 4});
+        check_same_values(text, [](Graph &h) { return split_sliced_linear_layers(h, true); },
+                          {"q", "k", "v"});
+    }
 }
 
 TEST_CASE("Transposes that move only axes of extent 1 become Reshapes, others stay") {
