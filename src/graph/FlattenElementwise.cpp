@@ -1,5 +1,7 @@
 #include "graph/FlattenElementwise.h"
 
+#include "graph/GroupNorm.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -176,8 +178,7 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
         if (is_elementwise_op(n.op_type) &&
             std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::string &in) {
                 auto p = before.producer.find(in);
-                bool tiled_rows = p != before.producer.end() && p->second->domain == "nhc" &&
-                                  p->second->op_type == "GroupNormRows";
+                bool tiled_rows = p != before.producer.end() && is_group_norm_rows(*p->second);
                 return !in.empty() && (tiled_rows || joins_conv_group(g, before, in, conv_limits));
             }))
             continue;

@@ -33,6 +33,11 @@
 
 namespace nhc {
 
+/** Whether `n` is the one-group form's node, nhc.GroupNormRows. */
+inline bool is_group_norm_rows(const Node &n) {
+    return n.domain == "nhc" && n.op_type == "GroupNormRows";
+}
+
 /** Rewrites the group and instance normalisations it covers; returns how many. */
 int lower_group_norms(Graph &g, int64_t partitions, int64_t max_width, int64_t one_group_width = 0);
 

@@ -1,5 +1,7 @@
 #include "graph/WideElementwiseRows.h"
 
+#include "graph/GroupNorm.h"
+
 #include "graph/FlattenElementwise.h"
 #include "graph/GraphRewriter.h"
 #include "support/Log.h"
@@ -92,7 +94,7 @@ const std::string *row_source(const Graph &g, const ValueIndex &x, const std::st
     if (s.is_constant() || computed == x.producer.end())
         return nullptr;
     const Node &by = *computed->second;
-    bool tiled_rows = by.domain == "nhc" && by.op_type == "GroupNormRows";
+    bool tiled_rows = is_group_norm_rows(by);
     bool rows = s.shape.size() == 2 && s.shape[0] % partitions == 0 && s.shape[1] <= max_row_elems;
     return tiled_rows || rows ? &src : nullptr;
 }

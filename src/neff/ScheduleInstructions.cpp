@@ -70,11 +70,14 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
  *  the engines it is split over, so loads issued together are estimated one after another rather
  *  than each at the full bandwidth of its queue. */
 class Resources {
+    /** DMA queue numbers the schedule keeps state for (issue and store queues together). */
+    static constexpr size_t kMaxQueues = 64;
+
 public:
     Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs,
               bool dependency_overhead)
         : t_(t), instrs_(instrs), dependency_overhead_(dependency_overhead), shares_(instrs.size()),
-          free_(neff::kNumEngines + 64, 0), dma_free_(size_t(t.dma.num_engines), 0),
+          free_(neff::kNumEngines + kMaxQueues, 0), dma_free_(size_t(t.dma.num_engines), 0),
           last_(neff::kNumEngines, -1) {
         for (size_t i = 0; i < instrs.size(); i++) // once: start() asks at every step
             if (instrs[i].instr.op == Opcode::Dma)
@@ -167,7 +170,7 @@ private:
     bool dependency_overhead_;
     std::vector<std::vector<target::DmaShare>> shares_; // per DMA instruction
     std::vector<double> free_, dma_free_;
-    std::vector<double> queue_done_ = std::vector<double>(64, 0); ///< per DMA queue, last done
+    std::vector<double> queue_done_ = std::vector<double>(kMaxQueues, 0); ///< per queue, last done
     std::vector<int> last_; ///< per engine, the last compute instruction issued
     std::vector<std::vector<neff::Footprint>> reads_, writes_; // per compute instruction
 };

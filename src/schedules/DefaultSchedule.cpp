@@ -1,6 +1,7 @@
 #include "schedules/DefaultSchedule.h"
 
 #include "graph/FlattenElementwise.h"
+#include "graph/GroupNorm.h"
 #include "schedules/FoldBroadcasts.h"
 #include "schedules/MemoryTypes.h"
 #include "schedules/ScheduleParts.h"
@@ -360,7 +361,7 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
         schedule_layout(g, L);
         break;
     case Family::Compute:
-        if (g.node->op_type == "GroupNormRows") {
+        if (is_group_norm_rows(*g.node)) {
             schedule_group_norm_rows(g);
             break;
         }

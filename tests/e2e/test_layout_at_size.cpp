@@ -33,6 +33,14 @@ int hbm_to_hbm(const neff::Program &p) {
     return n;
 }
 
+/** The PE's transpose instructions. */
+int pe_transposes(const neff::Program &p) {
+    int n = 0;
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        n += i.op == neff::Opcode::Transpose;
+    return n;
+}
+
 } // namespace
 
 TEST_CASE("A large Transpose of the last two axes is PE transposes of [128, 128] tiles") {
@@ -45,10 +53,7 @@ g (float[300, 700] x) => (float[700, 300] y) {
 }
 )");
     neff::Program p = test::compile_graph(g);
-    int transposes = 0;
-    for (const neff::Instr &i : p.stream(neff::Engine::PE))
-        transposes += i.op == neff::Opcode::Transpose;
-    CHECK(transposes == 18);
+    CHECK(pe_transposes(p) == 18);
     CHECK(test::dmas_reading(p, "x") == 18);
     CHECK(hbm_to_hbm(p) == 0);
     std::map<std::string, HostTensor> in = test::random_inputs(g, 3);
@@ -70,10 +75,7 @@ g (bfloat16[300, 700] x) => (bfloat16[700, 300] y) {
 }
 )");
     neff::Program p = test::compile_graph(g);
-    int transposes = 0;
-    for (const neff::Instr &i : p.stream(neff::Engine::PE))
-        transposes += i.op == neff::Opcode::Transpose;
-    CHECK(transposes == 18);
+    CHECK(pe_transposes(p) == 18);
     CHECK(hbm_to_hbm(p) == 0);
     HostTensor x(DType::BFloat16, {300, 700});
     for (int64_t i = 0; i < x.numel(); i++)
