@@ -268,7 +268,8 @@ OpResult build_algorithm(const OpContext &ctx) {
     static const std::map<std::string, BuilderFn> internal = {
         {"ConvTaps", build_conv_taps},
         {"GroupNormRows", build_group_norm_rows},
-        {"PoolTaps", build_pool_taps}};
+        {"PoolTaps", build_pool_taps},
+        {"TriangularWhere", build_triangular_where}};
     BuilderFn fn = nullptr;
     if (ctx.node.domain.empty())
         fn = find_algorithm(ctx.node.op_type);

@@ -118,6 +118,11 @@ inline constexpr const char *kGeluTanhExtern = "nhc_gelu_tanh";
  *  code generator maps them to ACT's sigmoid and silu. */
 inline constexpr const char *kSigmoidExtern = "nhc_sigmoid";
 inline constexpr const char *kSiluExtern = "nhc_silu";
+/** d <= 0 for an int32 d, as one pure extern call: graph/CausalMask's index test, opaque to
+ *  Halide's bounds inference, which would otherwise narrow the region of x a select on it reads
+ *  row tile by row tile (the code generator's nests have one extent per loop); the code
+ *  generator selects an affine_select on it. */
+inline constexpr const char *kAtMostZeroExtern = "nhc_at_most_zero";
 /** Host definitions of the algorithms' own extern calls, for Halide's JIT (Pipeline). */
 std::map<std::string, Halide::JITExtern> host_jit_externs();
 

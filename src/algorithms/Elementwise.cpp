@@ -263,6 +263,10 @@ float silu_host(float x) {
     return x / (1.0f + std::exp(-x));
 }
 
+bool at_most_zero_host(int32_t d) {
+    return d <= 0;
+}
+
 } // namespace
 
 float fmod_host(float a, float b) {
@@ -274,7 +278,8 @@ std::map<std::string, Halide::JITExtern> host_jit_externs() {
             {kGeluErfExtern, Halide::JITExtern(gelu_erf_host)},
             {kGeluTanhExtern, Halide::JITExtern(gelu_tanh_host)},
             {kSigmoidExtern, Halide::JITExtern(sigmoid_host)},
-            {kSiluExtern, Halide::JITExtern(silu_host)}};
+            {kSiluExtern, Halide::JITExtern(silu_host)},
+            {kAtMostZeroExtern, Halide::JITExtern(at_most_zero_host)}};
 }
 
 OpResult build_unary(const OpContext &ctx) {
@@ -338,6 +343,26 @@ OpResult build_where(const OpContext &ctx) {
     Halide::Func out = b.func("out");
     define(out, v, Halide::select(cb.at(idx) != 0, xb.at(idx), yb.at(idx)));
     return b.result({Tensor{out, shape, x.dtype}});
+}
+
+// graph/CausalMask's TriangularWhere (domain "nhc"): x where the column index j of the last two
+// axes is at most the row index i plus the diagonal, else the fill. The mask is the indices'
+// comparison, so no mask tensor is read.
+OpResult build_triangular_where(const OpContext &ctx) {
+    Builder b(ctx);
+    const Tensor &x = input(ctx, 0);
+    if (x.rank() < 2)
+        unsupported_form(ctx.node, "TriangularWhere expects rows and columns");
+    int diagonal = static_cast<int>(ctx.node.attr_int("diagonal", 0));
+    Expr fill = Halide::cast(x.func.output_types()[0],
+                             Expr(static_cast<float>(ctx.node.attr_float("fill", 0))));
+    std::vector<Halide::Var> v = Builder::vars(x.rank()); // v[0] the column j, v[1] the row i
+    Halide::Func out = b.func("out");
+    Expr keep =
+        Halide::Internal::Call::make(Halide::Bool(), kAtMostZeroExtern, {v[0] - v[1] - diagonal},
+                                     Halide::Internal::Call::PureExtern);
+    define(out, v, Halide::select(keep, x.at(onnx_index(v)), fill));
+    return b.result({Tensor{out, x.shape, x.dtype}});
 }
 
 // Comparisons (numeric inputs) and logical operators (bool inputs, held as 0/1) give bool

@@ -40,6 +40,8 @@ OpResult build_gather(const OpContext &ctx);      // Gather.cpp
 OpResult build_gather_rows(const OpContext &ctx); // Matmul.cpp: Gather of table rows
 /** Normalization.cpp: graph/GroupNorm's GroupNormRows (domain nhc). */
 OpResult build_group_norm_rows(const OpContext &ctx);
+/** Elementwise.cpp: graph/CausalMask's TriangularWhere (domain nhc). */
+OpResult build_triangular_where(const OpContext &ctx);
 
 /** NHC_EALG001: the node uses a form of its operator that the algorithm does not cover. */
 [[noreturn]] void unsupported_form(const Node &node, const std::string &what);

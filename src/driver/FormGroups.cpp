@@ -1,5 +1,6 @@
 #include "driver/FormGroups.h"
 
+#include "graph/CausalMask.h"
 #include "graph/FlattenElementwise.h"
 #include "schedules/DefaultSchedule.h"
 #include "support/Error.h"
@@ -109,9 +110,10 @@ public:
                       (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
                       !shape.empty() && n.attr_int("axis", -1) == -1 &&
                       sched::row_reduction_joins_matmul(shape.back(), cx_.target);
-        if (matmul_group ? !((is_elementwise_op(n.op_type) || row_op) && !scripted(front) &&
-                             front.outputs.size() == 1)
-                         : !fusable(*group.back()))
+        bool elementwise = is_elementwise_op(n.op_type) || is_triangular_where(n);
+        if (matmul_group
+                ? !((elementwise || row_op) && !scripted(front) && front.outputs.size() == 1)
+                : !fusable(*group.back()))
             return false;
         bool reads_group = false;
         for (const Node *m : group)

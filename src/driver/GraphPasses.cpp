@@ -2,6 +2,7 @@
 
 #include "graph/AutoCast.h"
 #include "graph/CancelTransposes.h"
+#include "graph/CausalMask.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/ConvTranspose.h"
 #include "graph/Decompose.h"
@@ -93,6 +94,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("gelu: ", gelus, " GELU patterns recognised");
     int swishes = fuse_swish_patterns(g);
     log_info("silu: ", swishes, " x * Sigmoid(x) patterns made one Swish");
+    // A constant causal mask as an index test: a move of -O2 and -O3.
+    int causal = options.optlevel >= 2 ? lower_triangular_masks(g) : 0;
+    log_info("causal masks: ", causal,
+             " Where nodes of a constant triangular mask made index tests");
     int moved = move_reductions_to_last_axis(g);
     log_info("reductions: ", moved, " moved to the last axis of a 2-D view");
     int long_rows = decompose_long_rows(g, sched::whole_row_elems(target), target.partitions);

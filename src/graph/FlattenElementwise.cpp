@@ -1,5 +1,6 @@
 #include "graph/FlattenElementwise.h"
 
+#include "graph/CausalMask.h"
 #include "graph/GroupNorm.h"
 
 #include <algorithm>
@@ -146,7 +147,9 @@ bool is_view_op(const std::string &op_type) {
 bool computed_away_from_matmuls(const Graph &g, const ValueIndex &x, std::string v) {
     for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
         const Node &n = *p->second;
-        bool through = n.domain.empty() && (is_view_op(n.op_type) || is_row_wise(g, n));
+        // A causal mask is row-wise too, though never flattened itself (graph/CausalMask.h).
+        bool through = (n.domain.empty() && (is_view_op(n.op_type) || is_row_wise(g, n))) ||
+                       is_triangular_where(n);
         if (!through)
             return !(n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm"));
         auto runtime = std::find_if(n.inputs.begin(), n.inputs.end(), [&](const std::string &i) {

@@ -41,6 +41,16 @@ std::optional<Scaled> scaled_input(const Graph &g, const PatternMatcher &m, cons
     return found;
 }
 
+/** Whether a causal mask's masked terms are exactly 0 in a softmax with or without the scale
+ *  folded: every row keeps a column (diagonal >= 0), so the row's maximum M is a kept score,
+ *  and the fill is so far below it (at most -1e30, or -inf) that exp(fill - s*M) and
+ *  exp(s*(fill - M)) both underflow to 0 for any kept score above fill / 2. */
+bool masked_terms_vanish(const Node &triangular_where) {
+    constexpr double kFarBelow = -1e30;
+    return triangular_where.attr_int("diagonal", -1) >= 0 &&
+           triangular_where.attr_float("fill", 0) <= kFarBelow;
+}
+
 } // namespace
 
 int fold_softmax_scales(Graph &g) {
@@ -55,8 +65,15 @@ int fold_softmax_scales(Graph &g) {
             continue;
         Node folded = n;
         std::optional<Scaled> scaled = scaled_input(g, m, n.inputs[0]);
+        const Node *mask = m.producer(n.inputs[0], "TriangularWhere", "nhc");
         if (scaled) {
             folded.inputs[0] = scaled->x; // softmax(x * s)
+        } else if (mask && m.private_value(n.inputs[0], 1) && masked_terms_vanish(*mask) &&
+                   (scaled = scaled_input(g, m, mask->inputs[0]))) {
+            // softmax(where(j <= i + k, x * s, fill)) = softmax_s(where(j <= i + k, x, fill)).
+            Node where = *mask;
+            where.inputs[0] = scaled->x;
+            replacement.emplace(m.index(mask), std::move(where));
         } else if (const Node *mm = m.producer(n.inputs[0], "MatMul");
                    mm && m.private_value(n.inputs[0], 1) && mm->inputs.size() == 2 &&
                    mm->input_perm.empty() && !replacement.count(m.index(mm))) {

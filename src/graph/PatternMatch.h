@@ -29,13 +29,13 @@ public:
         outputs_.insert(g.outputs.begin(), g.outputs.end());
     }
 
-    /** The node producing `v` if it is `op` (default domain), else nullptr. */
-    const Node *producer(const std::string &v, const char *op) const {
+    /** The node producing `v` if it is `op` of `domain` (default: ONNX's), else nullptr. */
+    const Node *producer(const std::string &v, const char *op, const char *domain = "") const {
         auto it = producer_.find(v);
         if (it == producer_.end())
             return nullptr;
         const Node &n = g_.nodes[it->second];
-        return n.op_type == op && n.domain.empty() ? &n : nullptr;
+        return n.op_type == op && n.domain == domain ? &n : nullptr;
     }
     int index(const Node *n) const { return static_cast<int>(n - g_.nodes.data()); }
     bool private_value(const std::string &v, int readers) const {

@@ -49,15 +49,7 @@ public:
             emit_vector(i);
             return;
         }
-        if (on_act(r.ap, dst_)) {
-            emit_act(neff::ActFunc::Copy, r.ap, dst_, one(), {});
-            return;
-        }
-        Instr i;
-        i.op = Opcode::TensorCopy;
-        i.dst = dst_;
-        i.src = r.ap;
-        emit_vector(i);
+        copy(r.ap, dst_);
     }
 
     /** `e` as a tile over the whole iteration space (materialized if it is an immediate). */
@@ -304,6 +296,8 @@ private:
         auto it = funcs.find(c->name);
         if (it != funcs.end() && c->args.size() == 1)
             return activation(it->second, c->args[0], into);
+        if (c->name == alg::kAtMostZeroExtern && c->args.size() == 1)
+            return binary(AluOp::IsLe, c->args[0], Halide::Expr(0), into, false);
         if (c->name == alg::kFmodExtern && c->args.size() == 2)
             return binary(AluOp::Mod, c->args[0], c->args[1], into, false);
         if (c->name == "pow_f32" && c->args.size() == 2)
@@ -334,7 +328,97 @@ private:
         return r;
     }
 
+    /** `c` as `d cmp 0` with d an integer expression of the loops: d and the comparison. */
+    static std::optional<std::pair<Halide::Expr, AluOp>> comparison_with_zero(Halide::Expr c) {
+        bool negate = false;
+        if (const Not *n = c.as<Not>()) {
+            c = n->a;
+            negate = true;
+        }
+        std::optional<std::pair<Halide::Expr, AluOp>> r;
+        if (const Call *k = c.as<Call>(); k && k->name == alg::kAtMostZeroExtern)
+            r = {{k->args[0], negate ? AluOp::IsGt : AluOp::IsLe}};
+        else if (const LE *o = c.as<LE>())
+            r = {{o->a - o->b, negate ? AluOp::IsGt : AluOp::IsLe}};
+        else if (const LT *o = c.as<LT>())
+            r = {{o->a - o->b, negate ? AluOp::IsGe : AluOp::IsLt}};
+        else if (const GE *o = c.as<GE>())
+            r = {{o->a - o->b, negate ? AluOp::IsLt : AluOp::IsGe}};
+        else if (const GT *o = c.as<GT>())
+            r = {{o->a - o->b, negate ? AluOp::IsLe : AluOp::IsGt}};
+        if (r && !r->first.type().is_int())
+            return std::nullopt;
+        return r;
+    }
+
+    /** select(d cmp 0, x, c) with d affine in the instruction's loops and c a constant (either
+     *  branch): x, with c where the comparison fails, by one affine_select on GpSimd
+     *  (neuroncore.md L313: causal masks), which reads x from SBUF (GpSimd cannot read PSUM,
+     *  L184): x in PSUM, or laid out otherwise than the result, is copied into the result first.
+     *  nullopt when `sel` has not that form. */
+    std::optional<Operand> affine_select(const Select *sel, const AccessPattern *into) {
+        std::optional<std::pair<Halide::Expr, AluOp>> cmp = comparison_with_zero(sel->condition);
+        bool fill_false = is_const(sel->false_value), fill_true = is_const(sel->true_value);
+        if (!cmp || fill_false == fill_true)
+            return std::nullopt;
+        std::optional<Affine> d = affine_index(cmp->first, it_.loops);
+        if (!d)
+            return std::nullopt;
+        if (fill_true) // c where the comparison holds: keep x where it fails
+            cmp->second = cmp->second == AluOp::IsLe   ? AluOp::IsGt
+                          : cmp->second == AluOp::IsLt ? AluOp::IsGe
+                          : cmp->second == AluOp::IsGe ? AluOp::IsLt
+                                                       : AluOp::IsLe;
+        Operand fill = lower(fill_true ? sel->true_value : sel->false_value, nullptr);
+        Operand r = result(into);
+        AccessPattern x = tile(fill_true ? sel->false_value : sel->true_value);
+        if (x.space != neff::MemSpace::SBUF || !same_shape(x, r.ap)) {
+            copy(x, r.ap);
+            x = r.ap;
+        }
+        Instr i;
+        i.op = Opcode::AffineSelect;
+        i.dst = r.ap;
+        i.src = x;
+        i.alu0 = cmp->second;
+        i.value = fill.imm;
+        i.pattern.base = d->base;
+        i.pattern.partition_mult = it_.p >= 0 ? d->strides[static_cast<size_t>(it_.p)] : 0;
+        for (int f : it_.free())
+            i.pattern.steps.push_back(d->strides[static_cast<size_t>(f)]);
+        if (i.pattern.steps.empty())
+            i.pattern.steps.push_back(0); // the {1, 1} dim of a single-element row
+        s_.emit(Engine::POOL, i);
+        return r;
+    }
+
+    /** Whether a and b cover the same partitions with the same free dims (extents). */
+    static bool same_shape(const AccessPattern &a, const AccessPattern &b) {
+        if (a.start_partition != b.start_partition || a.num_partitions != b.num_partitions ||
+            a.dims.size() != b.dims.size())
+            return false;
+        for (size_t d = 0; d < a.dims.size(); d++)
+            if (a.dims[d].num != b.dims[d].num)
+                return false;
+        return true;
+    }
+
+    /** src into dst: on ACT or DVE, as store() copies. */
+    void copy(const AccessPattern &src, const AccessPattern &dst) {
+        if (on_act(src, dst)) {
+            emit_act(neff::ActFunc::Copy, src, dst, one(), {});
+            return;
+        }
+        Instr i;
+        i.op = Opcode::TensorCopy;
+        i.dst = dst;
+        i.src = src;
+        emit_vector(i);
+    }
+
     Operand select(const Select *sel, const AccessPattern *into) {
+        if (std::optional<Operand> r = affine_select(sel, into))
+            return *r;
         AccessPattern pred = tile(sel->condition), t = tile(sel->true_value),
                       f = tile(sel->false_value);
         Instr i;

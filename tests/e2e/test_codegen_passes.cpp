@@ -1031,3 +1031,52 @@ g (float[1, 64, 40] x) => (float[1, 128, 40] y) {
     Graph g = load_text(text);
     CHECK(test::worst_rel_l2(g, test::random_inputs(g, 4), {"y"}, 1e-6, 1e-7) <= 1e-7);
 }
+
+TEST_CASE("a causal mask is one affine_select on GpSimd per tile, with the values of -O1") {
+    // GPT-2's attention: scores / sqrt(d), Where(tril, scores, finfo.min), Softmax, P·V. At -O2
+    // the mask is an index test (graph/CausalMask): GpSimd's affine_select replaces the mask's
+    // loads, its conversion and DVE's select, and the scale rides on the exponential.
+    std::string mask;
+    for (int i = 0; i < 128; i++)
+        for (int j = 0; j < 128; j++)
+            mask += std::string(mask.empty() ? "" : ", ") + (j <= i ? "1" : "0");
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
+    => (float[1, 2, 128, 64] o) <bool[1, 1, 128, 128] m = {)" +
+                              mask + R"(}, float f = {-3.4028235e38}, float c = {8.0}> {
+  s = MatMul(q, kt)
+  d = Div(s, c)
+  w = Where(m, d, f)
+  p = Softmax(w)
+  o = MatMul(p, v)
+}
+)");
+    CompileOptions o;
+    o.model_type = "transformer";
+    test::require_same_values_at_o1_and_o2(
+        g, test::random_inputs(g, 11), o, "o", [&](int level, const neff::Program &p) {
+            std::map<neff::Opcode, int> ops;
+            for (const auto &stream : p.streams)
+                for (const neff::Instr &i : stream)
+                    ops[i.op]++;
+            CHECK(ops[neff::Opcode::AffineSelect] == (level == 2 ? 2 : 0)); // one per head
+            CHECK(ops[neff::Opcode::Select] == (level == 2 ? 0 : 2));
+            CHECK(dmas_reading(p, "m") == (level == 2 ? 0 : 2));
+            // The scores, masked or not, and the probabilities stay on chip: the mask joins the
+            // attention's group.
+            for (const neff::Variable &var : p.vars)
+                CHECK((var.name != "s" && var.name != "w" && var.name != "p"));
+            // The Div folds into the Softmax through the mask (the Softmax keeps the scores'
+            // shape for the attention fusion: graph/FlattenElementwise walks through the mask).
+            CompileOptions at = o;
+            at.optlevel = level;
+            Graph passed = g;
+            apply_graph_passes(passed, at);
+            int divs = 0;
+            for (const Node &n : passed.nodes)
+                divs += n.op_type == "Div";
+            CHECK(divs == (level == 2 ? 0 : 1));
+        });
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 11), {"o"}, 1e-5, 1e-6) <= 1e-6);
+}
