@@ -31,10 +31,12 @@ bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L) {
 /** A's PE transposes (A stored K innermost, `lhs` split into K chunks at `kco`) and their
  *  natural load (at `row_tile`): the plan's number of K chunks per PSUM tile (a divisor of the
  *  `chunks`, at most a bank of fp32 rows of `tm`), each tile one transpose per chunk and one
- *  copy into `lhs`, in the plan's fixed PSUM buffers. */
+ *  copy into `lhs`, in the plan's fixed PSUM buffers. The stages are those of the group's node
+ *  `node_index`. */
 void place_a_transposes(Group &g, Func lhs, const Var &kco, int64_t chunks, int tm,
-                        const Halide::LoopLevel &row_tile, const MatmulPlan &p, const Limits &L) {
-    Func a_nat = g.stage("a_nat"), a_tp = g.stage("a_tp");
+                        const Halide::LoopLevel &row_tile, const MatmulPlan &p, const Limits &L,
+                        int node_index = 0) {
+    Func a_nat = g.stage("a_nat", node_index), a_tp = g.stage("a_tp", node_index);
     a_nat.compute_at(row_tile).store_in(SBUF);
     int per_tile =
         divisor_at_most(chunks, std::max(1, std::min(p.transposes_per_tile, L.moving_free / tm)));
@@ -500,6 +502,63 @@ bool heads_stored_together(const Group &g, const Limits &L) {
 /** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
  *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
  *  transpose run per head on chip; Q, K and V are staged once per batch item. */
+/** Long-row attention: K^T (the scores' B, transposed on the PE from K's natural rows) and V
+ *  (P·V's B, positions on partitions) built once per head at `head`, in SBUF, for every row
+ *  tile of queries to read, instead of once per row tile (GPT-2 over 1,024 positions: eight
+ *  times each). */
+void stage_keys_and_values_per_head(Group &g, int context_node, const Halide::LoopLevel &head,
+                                    const Limits &L) {
+    // Each within a whole-row epilogue's budget of SBUF per partition, as the score rows are.
+    Func k_t = g.stage("rhs", 0), k_tp = g.stage("b_tp", 0);
+    int64_t keys = g.values.at(g.nodes[0]->outputs[0]).shape.back();
+    if (keys * k_t.output_types()[0].bytes() <= L.row_budget) {
+        if (!k_innermost(*g.nodes[0], 1)) {
+            k_t.compute_at(head).store_in(SBUF); // K^T as stored: one load per head
+        } else if (k_tp.defined()) {
+            // K^T in the scores' column tiles, each transposed in chunks of rows (place_matmul).
+            Var no("no"), ni("ni");
+            k_t.compute_at(head)
+                .store_in(SBUF)
+                .split(var(0), no, ni, balanced_tile(keys, L.moving_free))
+                .reorder(ni, var(1), no);
+            k_tp.compute_at(k_t, no);
+        }
+    }
+    Func v = g.stage("rhs", context_node);
+    int64_t positions = contraction_extent(g.stage("acc", context_node));
+    int k_chunk = divisor_at_most(positions, L.partitions);
+    int64_t v_bytes =
+        positions / k_chunk * g.outputs[0].result.shape.back() * v.output_types()[0].bytes();
+    if (!k_innermost(*g.nodes[static_cast<size_t>(context_node)], 1) &&
+        full_k_chunks(positions, k_chunk, L) && positions % k_chunk == 0 &&
+        v_bytes <= L.row_budget) {
+        Var kco("kco"), kci("kci");
+        v.compute_at(head).store_in(SBUF).split(var(1), kco, kci, k_chunk).unroll(kco);
+        g.partition_split[v.name()] = k_chunk;
+    }
+}
+
+/** Long-row attention: the A^T of matmul node `node` (Q^T for the scores, P^T for P·V) built
+ *  once per row tile of queries at `row_tile`, its PE transposes four K chunks to a PSUM bank
+ *  with one copy out each (place_a_transposes, the default plan's), where Q^T was built again
+ *  for each bank of scores and P^T each K chunk in a bank of its own. */
+void transpose_a_per_row_tile(Group &g, int node, const Halide::LoopLevel &row_tile,
+                              const Limits &L) {
+    Func a_t = g.stage("lhs_t", node);
+    if (!g.stage("a_tp", node).defined() || !g.stage("a_nat", node).defined())
+        return;
+    int64_t k = contraction_extent(g.stage("acc", node));
+    int k_chunk = divisor_at_most(k, L.partitions);
+    const Shape &s = g.outputs[0].result.shape;
+    int tm = balanced_tile(s[s.size() - 2], L.partitions);
+    if (!full_k_chunks(k, k_chunk, L) || k % k_chunk)
+        return;
+    Var kco("kco"), kci("kci");
+    a_t.compute_at(row_tile).store_in(SBUF).split(var(1), kco, kci, k_chunk);
+    g.partition_split[a_t.name()] = k_chunk;
+    place_a_transposes(g, a_t, kco, k / k_chunk, tm, row_tile, MatmulPlan(), L, node);
+}
+
 void schedule_attention(Group &g, int context_node, const Limits &L, const AttentionPlan &plan) {
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
@@ -533,6 +592,10 @@ void schedule_attention(Group &g, int context_node, const Limits &L, const Atten
         for (const alg::Stage &st : g.op.stages)
             if (is_operand_role(st.role) || st.role == "acc")
                 g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0;
+        if (s.size() >= 3)
+            stage_keys_and_values_per_head(g, context_node, Halide::LoopLevel(f, var(2)), L);
+        for (int node : {0, context_node})
+            transpose_a_per_row_tile(g, node, row_tile.level, L);
         stage_inputs(g, row_tile);
     }
     // P itself is inlined into its bf16 copy for the PE: the softmax's last operation writes the

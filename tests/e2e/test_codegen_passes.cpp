@@ -1032,19 +1032,24 @@ g (float[1, 64, 40] x) => (float[1, 128, 40] y) {
     CHECK(test::worst_rel_l2(g, test::random_inputs(g, 4), {"y"}, 1e-6, 1e-7) <= 1e-7);
 }
 
-TEST_CASE("a causal mask is one affine_select on GpSimd per tile, with the values of -O1") {
-    // GPT-2's attention: scores / sqrt(d), Where(tril, scores, finfo.min), Softmax, P·V. At -O2
-    // the mask is an index test (graph/CausalMask): GpSimd's affine_select replaces the mask's
-    // loads, its conversion and DVE's select, and the scale rides on the exponential.
-    std::string mask;
-    for (int i = 0; i < 128; i++)
-        for (int j = 0; j < 128; j++)
+namespace {
+
+/** GPT-2's attention over `seq` positions, two heads of 64: scores / sqrt(64), Where(tril,
+ *  scores, finfo.min), Softmax, P·V; K as stored rows ([.., seq, 64]) when `k_rows`. */
+Graph causal_attention(int seq, bool k_rows) {
+    std::string mask, n = std::to_string(seq);
+    for (int i = 0; i < seq; i++)
+        for (int j = 0; j < seq; j++)
             mask += std::string(mask.empty() ? "" : ", ") + (j <= i ? "1" : "0");
-    Graph g = test::load_text(R"(
+    std::string k_type = k_rows ? "float[1, 2, " + n + ", 64] k" : "float[1, 2, 64, " + n + "] kt";
+    return test::load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
-    => (float[1, 2, 128, 64] o) <bool[1, 1, 128, 128] m = {)" +
-                              mask + R"(}, float f = {-3.4028235e38}, float c = {8.0}> {
+g (float[1, 2, )" + n + R"(, 64] q, )" +
+                           k_type + R"(, float[1, 2, )" + n + R"(, 64] v)
+    => (float[1, 2, )" + n +
+                           R"(, 64] o) <bool[1, 1, )" + n + ", " + n + "] m = {" + mask +
+                           R"(}, float f = {-3.4028235e38}, float c = {8.0}> {)" +
+                           (k_rows ? "\n  kt = Transpose <perm = [0, 1, 3, 2]> (k)" : "") + R"(
   s = MatMul(q, kt)
   d = Div(s, c)
   w = Where(m, d, f)
@@ -1052,6 +1057,14 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
   o = MatMul(p, v)
 }
 )");
+}
+
+} // namespace
+
+TEST_CASE("a causal mask is one affine_select on GpSimd per tile, with the values of -O1") {
+    // At -O2 the mask is an index test (graph/CausalMask): GpSimd's affine_select replaces the
+    // mask's loads, its conversion and DVE's select, and the scale rides on the exponential.
+    Graph g = causal_attention(128, false);
     CompileOptions o;
     o.model_type = "transformer";
     test::require_same_values_at_o1_and_o2(
@@ -1079,4 +1092,28 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 128, 64] v)
             CHECK(divs == (level == 2 ? 0 : 1));
         });
     CHECK(test::worst_rel_l2(g, test::random_inputs(g, 11), {"o"}, 1e-5, 1e-6) <= 1e-6);
+}
+
+TEST_CASE("attention over rows longer than a bank builds K^T and V once per head") {
+    // 640 positions: five row tiles of queries per head, each reading all of K^T and V, and two
+    // banks of scores per row tile, both reading Q^T (schedules/MatmulSchedule,
+    // stage_keys_and_values_per_head, transpose_a_per_row_tile).
+    Graph g = causal_attention(640, true);
+    CompileOptions o;
+    o.optlevel = 2;
+    o.model_type = "transformer";
+    neff::Program p = test::compile_graph(g, o);
+    int qk_transposes = 0, p_transposes = 0;
+    for (const neff::Instr &i : p.stream(Engine::PE))
+        if (i.op == neff::Opcode::Transpose) {
+            qk_transposes += i.dst.num_partitions == 64; // a [128, 64] tile of Q or K
+            p_transposes += i.dst.num_partitions == 128;
+        }
+    // Per head, Q's five row tiles and K's two tiles of 320 keys in three chunks of rows each,
+    // each once (K's were transposed again for every row tile, Q's for each tile of scores).
+    CHECK(qk_transposes == 2 * (5 + 2 * 3));
+    CHECK(p_transposes == 2 * 5 * 5);
+    // V's five chunks loaded once per head, not once per row tile.
+    CHECK(dmas_reading(p, "v") == 2 * 5);
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 3), {"o"}, 1e-5, 1e-6) <= 1e-5);
 }
