@@ -1,5 +1,5 @@
-// The default matmul schedules (DESIGN.md §4): resident operands, per-batch operand staging,
-// fused attention and whole-row epilogues.
+// The default matmul schedules (DESIGN.md §4): resident operands, per-batch operand staging and
+// whole-row epilogues; the placements that fused attention (AttentionSchedule.cpp) shares.
 
 #include "schedules/MemoryTypes.h"
 #include "schedules/ScheduleParts.h"
@@ -14,45 +14,10 @@ using Halide::Var;
 
 namespace {
 
-int64_t contraction_extent(const Func &acc);
-
 /** The widest output tile a plan allows: at most one PSUM bank of fp32 (N). Tiles keep all the
  *  partitions' rows (M): fewer would break the folded broadcasts' period (FoldBroadcasts.h). */
 int max_tile_columns(const MatmulPlan &p, const Limits &L) {
     return p.max_tile_n > 0 ? std::min(p.max_tile_n, L.moving_free) : L.moving_free;
-}
-
-/** Whether chunks of `k_chunk` (a divisor of k) fill at least half the partitions a chunk could:
- *  a prime K (197 positions of ViT attention) has only chunks of 1, one matmul per element. */
-bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L) {
-    return 2 * k_chunk >= std::min<int64_t>(k, L.partitions);
-}
-
-/** A's PE transposes (A stored K innermost, `lhs` split into K chunks at `kco`) and their
- *  natural load (at `row_tile`): the plan's number of K chunks per PSUM tile (a divisor of the
- *  `chunks`, at most a bank of fp32 rows of `tm`), each tile one transpose per chunk and one
- *  copy into `lhs`, in the plan's fixed PSUM buffers. The stages are those of the group's node
- *  `node_index`. */
-void place_a_transposes(Group &g, Func lhs, const Var &kco, int64_t chunks, int tm,
-                        const Halide::LoopLevel &row_tile, const MatmulPlan &p, const Limits &L,
-                        int node_index = 0) {
-    Func a_nat = g.stage("a_nat", node_index), a_tp = g.stage("a_tp", node_index);
-    a_nat.compute_at(row_tile).store_in(SBUF);
-    int per_tile =
-        divisor_at_most(chunks, std::max(1, std::min(p.transposes_per_tile, L.moving_free / tm)));
-    int kc = static_cast<int>(g.partition_split.at(lhs.name()));
-    if (per_tile > 1) {
-        Var kq("kq"), kr("kr"), ta("ta"), tb("tb");
-        lhs.split(kco, kq, kr, per_tile);
-        a_tp.split(var(1), ta, tb, kc).unroll(ta).compute_at(lhs, kq).store_in(PSUM);
-        g.partition_split[a_tp.name()] = kc;
-    } else {
-        a_tp.compute_at(lhs, kco).store_in(PSUM);
-    }
-    if (p.transpose_buffers > 0)
-        g.buffers[a_tp.name()] = p.transpose_buffers;
-    g.partition_dim[a_nat.name()] = 1;
-    g.partition_dim[a_tp.name()] = 1;
 }
 
 /** Whether the resident-operand placement (place_resident) fits a 2-D matmul: B stored with K
@@ -246,6 +211,86 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     return true;
 }
 
+/** The first node of the group that reduces along rows (LayerNorm, Softmax), or -1. */
+int first_row_node(const Group &g) {
+    for (size_t i = 0; i < g.nodes.size(); i++)
+        if (g.nodes[i]->op_type == "LayerNormalization" || g.nodes[i]->op_type == "Softmax")
+            return static_cast<int>(i);
+    return -1;
+}
+
+/** A matmul whose rows are wider than one PSUM bank, tiled by whole rows: the value that
+ *  needs whole rows is built per row tile in SBUF, column tile by column tile, each from its
+ *  own accumulator (one PSUM bank). That value is what a row reduction in the epilogue reads
+ *  (attention output + residual + LayerNorm, N = 768: the LayerNorm and what follows run on the
+ *  whole rows) or, without one, the group's result, which is then stored once per row tile in
+ *  rows of N elements rather than once per column tile (the FFN's [128, 3072] bf16 tiles move
+ *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259). A
+ *  batched matmul's leading axes are outer loops. Returns false, having changed nothing, when
+ *  the rows do not fit or need no splitting. */
+bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
+    const Shape &s = g.outputs[0].result.shape;
+    int rank = static_cast<int>(s.size());
+    if (rank < 2 || g.outputs.size() != 1 || balanced_tile(s.back(), L.moving_free) >= s.back())
+        return false;
+    int row_node = first_row_node(g);
+    Func rows_in = whole_rows_value(g);
+    if (row_node <= 0) {
+        // Without a row reduction, only for 2-D column tiles whose stored rows are short enough
+        // to move at the lowest DMA rate (longer ones gain less than the later store costs).
+        int64_t out_bytes = g.outputs[0].func.output_types()[0].bytes();
+        if (rank != 2 || row_node == 0 || rows_in.name() == g.stage("acc").name() ||
+            2 * s[1] * rows_in.output_types()[0].bytes() > L.layout_budget ||
+            balanced_tile(s[1], L.moving_free) * out_bytes > L.short_dma_row)
+            return false;
+    }
+    Func f = g.outputs[0].func;
+    Var mo("mo"), mi("mi");
+    f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
+    TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
+    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
+    for (const alg::Stage &st : g.op.stages)
+        if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
+            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
+    stage_inputs(g, row_tile);
+    return true;
+}
+
+} // namespace
+
+/** Whether chunks of `k_chunk` (a divisor of k) fill at least half the partitions a chunk could:
+ *  a prime K (197 positions of ViT attention) has only chunks of 1, one matmul per element. */
+bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L) {
+    return 2 * k_chunk >= std::min<int64_t>(k, L.partitions);
+}
+
+/** A's PE transposes (A stored K innermost, `lhs` split into K chunks at `kco`) and their
+ *  natural load (at `row_tile`): the plan's number of K chunks per PSUM tile (a divisor of the
+ *  `chunks`, at most a bank of fp32 rows of `tm`), each tile one transpose per chunk and one
+ *  copy into `lhs`, in the plan's fixed PSUM buffers. The stages are those of the group's node
+ *  `node_index`. */
+void place_a_transposes(Group &g, Func lhs, const Var &kco, int64_t chunks, int tm,
+                        const Halide::LoopLevel &row_tile, const MatmulPlan &p, const Limits &L,
+                        int node_index) {
+    Func a_nat = g.stage("a_nat", node_index), a_tp = g.stage("a_tp", node_index);
+    a_nat.compute_at(row_tile).store_in(SBUF);
+    int per_tile =
+        divisor_at_most(chunks, std::max(1, std::min(p.transposes_per_tile, L.moving_free / tm)));
+    int kc = static_cast<int>(g.partition_split.at(lhs.name()));
+    if (per_tile > 1) {
+        Var kq("kq"), kr("kr"), ta("ta"), tb("tb");
+        lhs.split(kco, kq, kr, per_tile);
+        a_tp.split(var(1), ta, tb, kc).unroll(ta).compute_at(lhs, kq).store_in(PSUM);
+        g.partition_split[a_tp.name()] = kc;
+    } else {
+        a_tp.compute_at(lhs, kco).store_in(PSUM);
+    }
+    if (p.transpose_buffers > 0)
+        g.buffers[a_tp.name()] = p.transpose_buffers;
+    g.partition_dim[a_nat.name()] = 1;
+    g.partition_dim[a_tp.name()] = 1;
+}
+
 /** A batched matmul whose every (head) item is one output tile and one K chunk, as attention's
  *  score and context products are: the operands that DMA loads (`from_hbm`) are staged once per
  *  item of the outermost batch axis, all inner items (heads) in one transfer, instead of one small
@@ -359,14 +404,6 @@ void place_epilogue(Group &g, const TileLoop &tile, int rank) {
     stage_inputs(g, tile);
 }
 
-/** The first node of the group that reduces along rows (LayerNorm, Softmax), or -1. */
-int first_row_node(const Group &g) {
-    for (size_t i = 0; i < g.nodes.size(); i++)
-        if (g.nodes[i]->op_type == "LayerNormalization" || g.nodes[i]->op_type == "Softmax")
-            return static_cast<int>(i);
-    return -1;
-}
-
 /** The Func a group's row reduction (LayerNorm, Softmax) reads, or the group's result without
  *  one: the value whose whole rows a row tile builds. */
 Func whole_rows_value(const Group &g) {
@@ -409,45 +446,6 @@ TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop
     return column_tile;
 }
 
-/** A matmul whose rows are wider than one PSUM bank, tiled by whole rows: the value that
- *  needs whole rows is built per row tile in SBUF, column tile by column tile, each from its
- *  own accumulator (one PSUM bank). That value is what a row reduction in the epilogue reads
- *  (attention output + residual + LayerNorm, N = 768: the LayerNorm and what follows run on the
- *  whole rows) or, without one, the group's result, which is then stored once per row tile in
- *  rows of N elements rather than once per column tile (the FFN's [128, 3072] bf16 tiles move
- *  in 6 KiB rows instead of 1 KiB ones: DMA cost by row size, neuroncore.md L255-259). A
- *  batched matmul's leading axes are outer loops. Returns false, having changed nothing, when
- *  the rows do not fit or need no splitting. */
-bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
-    const Shape &s = g.outputs[0].result.shape;
-    int rank = static_cast<int>(s.size());
-    if (rank < 2 || g.outputs.size() != 1 || balanced_tile(s.back(), L.moving_free) >= s.back())
-        return false;
-    int row_node = first_row_node(g);
-    Func rows_in = whole_rows_value(g);
-    if (row_node <= 0) {
-        // Without a row reduction, only for 2-D column tiles whose stored rows are short enough
-        // to move at the lowest DMA rate (longer ones gain less than the later store costs).
-        int64_t out_bytes = g.outputs[0].func.output_types()[0].bytes();
-        if (rank != 2 || row_node == 0 || rows_in.name() == g.stage("acc").name() ||
-            2 * s[1] * rows_in.output_types()[0].bytes() > L.layout_budget ||
-            balanced_tile(s[1], L.moving_free) * out_bytes > L.short_dma_row)
-            return false;
-    }
-    Func f = g.outputs[0].func;
-    Var mo("mo"), mi("mi");
-    f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
-    TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
-    place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
-    for (const alg::Stage &st : g.op.stages)
-        if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
-            g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
-    stage_inputs(g, row_tile);
-    return true;
-}
-
-} // namespace
-
 bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L) {
     // The row node's input, its result and a temporary or two per row, in fp32.
     return row_elems * 4 * 4 <= L.row_budget;
@@ -480,137 +478,6 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan) {
     std::vector<Func> loaded = place_matmul(g, 0, *g.node, tile, L);
     stage_operands_per_batch(g, f, k, loaded, L);
     place_epilogue(g, tile, static_cast<int>(s.size()));
-}
-
-/** Whether a fused attention's output tiles can be gathered per item of its outermost batch axis
- *  and stored together (AttentionPlan::outputs_per_batch_item): a 4-D or higher output whose
- *  head is one tile (positions on partitions, a row within a PSUM bank), of one output, all
- *  heads of an item within the staged-layout budget. */
-bool heads_stored_together(const Group &g, const Limits &L) {
-    const Shape &s = g.outputs[0].result.shape;
-    int rank = static_cast<int>(s.size());
-    if (rank < 4 || g.outputs.size() != 1 || s[rank - 2] > L.partitions ||
-        s[rank - 1] > L.moving_free)
-        return false;
-    int64_t heads = 1;
-    for (int d = 1; d < rank - 2; d++)
-        heads *= s[d];
-    int64_t bytes = heads * s[rank - 1] * g.outputs[0].result.func.output_types()[0].bytes();
-    return bytes <= L.layout_budget / 2;
-}
-
-/** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
- *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
- *  transpose run per head on chip; Q, K and V are staged once per batch item. */
-/** Long-row attention: K^T (the scores' B, transposed on the PE from K's natural rows) and V
- *  (P·V's B, positions on partitions) built once per head at `head`, in SBUF, for every row
- *  tile of queries to read, instead of once per row tile (GPT-2 over 1,024 positions: eight
- *  times each). */
-void stage_keys_and_values_per_head(Group &g, int context_node, const Halide::LoopLevel &head,
-                                    const Limits &L) {
-    // Each within a whole-row epilogue's budget of SBUF per partition, as the score rows are.
-    Func k_t = g.stage("rhs", 0), k_tp = g.stage("b_tp", 0);
-    int64_t keys = g.values.at(g.nodes[0]->outputs[0]).shape.back();
-    if (keys * k_t.output_types()[0].bytes() <= L.row_budget) {
-        if (!k_innermost(*g.nodes[0], 1)) {
-            k_t.compute_at(head).store_in(SBUF); // K^T as stored: one load per head
-        } else if (k_tp.defined()) {
-            // K^T in the scores' column tiles, each transposed in chunks of rows (place_matmul).
-            Var no("no"), ni("ni");
-            k_t.compute_at(head)
-                .store_in(SBUF)
-                .split(var(0), no, ni, balanced_tile(keys, L.moving_free))
-                .reorder(ni, var(1), no);
-            k_tp.compute_at(k_t, no);
-        }
-    }
-    Func v = g.stage("rhs", context_node);
-    int64_t positions = contraction_extent(g.stage("acc", context_node));
-    int k_chunk = divisor_at_most(positions, L.partitions);
-    int64_t v_bytes =
-        positions / k_chunk * g.outputs[0].result.shape.back() * v.output_types()[0].bytes();
-    if (!k_innermost(*g.nodes[static_cast<size_t>(context_node)], 1) &&
-        full_k_chunks(positions, k_chunk, L) && positions % k_chunk == 0 &&
-        v_bytes <= L.row_budget) {
-        Var kco("kco"), kci("kci");
-        v.compute_at(head).store_in(SBUF).split(var(1), kco, kci, k_chunk).unroll(kco);
-        g.partition_split[v.name()] = k_chunk;
-    }
-}
-
-/** Long-row attention: the A^T of matmul node `node` (Q^T for the scores, P^T for P·V) built
- *  once per row tile of queries at `row_tile`, its PE transposes four K chunks to a PSUM bank
- *  with one copy out each (place_a_transposes, the default plan's), where Q^T was built again
- *  for each bank of scores and P^T each K chunk in a bank of its own. */
-void transpose_a_per_row_tile(Group &g, int node, const Halide::LoopLevel &row_tile,
-                              const Limits &L) {
-    Func a_t = g.stage("lhs_t", node);
-    if (!g.stage("a_tp", node).defined() || !g.stage("a_nat", node).defined())
-        return;
-    int64_t k = contraction_extent(g.stage("acc", node));
-    int k_chunk = divisor_at_most(k, L.partitions);
-    const Shape &s = g.outputs[0].result.shape;
-    int tm = balanced_tile(s[s.size() - 2], L.partitions);
-    if (!full_k_chunks(k, k_chunk, L) || k % k_chunk)
-        return;
-    Var kco("kco"), kci("kci");
-    a_t.compute_at(row_tile).store_in(SBUF).split(var(1), kco, kci, k_chunk);
-    g.partition_split[a_t.name()] = k_chunk;
-    place_a_transposes(g, a_t, kco, k / k_chunk, tm, row_tile, MatmulPlan(), L, node);
-}
-
-void schedule_attention(Group &g, int context_node, const Limits &L, const AttentionPlan &plan) {
-    const Shape &s = g.outputs[0].result.shape;
-    Func f = g.outputs[0].func;
-    int64_t positions = contraction_extent(g.stage("acc", context_node)); // P's row length
-    if (positions <= L.moving_free) {
-        bool per_batch = plan.outputs_per_batch_item && heads_stored_together(g, L);
-        Func result = g.outputs[0].result.func;
-        // Stored per batch item: each head's stages run per head inside the result's loops,
-        // the result holds all of them.
-        TileLoop tile = per_batch ? TileLoop{false, Halide::LoopLevel(result, var(2))}
-                                  : tile_matmul_output(f, s, L, L.moving_free);
-        std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
-        std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
-        stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
-        // P (the context product's A) is computed on chip; only V comes from HBM.
-        stage_operands_per_batch(g, f, positions, {pv[1]}, L);
-        place_epilogue(g, tile, static_cast<int>(s.size()));
-        if (per_batch)
-            result.compute_at(f, var(static_cast<int>(s.size()) - 1));
-    } else {
-        // Score rows wider than a PSUM bank (GPT-2 over 1,024 positions): per row tile of
-        // queries, the scores are built in SBUF bank by bank, the softmax runs on the whole
-        // rows, and P·V contracts them in K chunks. Only a row tile of scores is ever on chip.
-        Var mo("mo"), mi("mi");
-        f.split(var(1), mo, mi, balanced_tile(s[s.size() - 2], L.partitions));
-        TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
-        place_whole_rows(g, whole_rows_value(g), positions, row_tile,
-                         divisor_at_most(contraction_extent(g.stage("acc", 0)), L.partitions), L,
-                         MatmulPlan());
-        place_matmul(g, context_node, *g.nodes[context_node], row_tile, L);
-        for (const alg::Stage &st : g.op.stages)
-            if (is_operand_role(st.role) || st.role == "acc")
-                g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0;
-        if (s.size() >= 3)
-            stage_keys_and_values_per_head(g, context_node, Halide::LoopLevel(f, var(2)), L);
-        for (int node : {0, context_node})
-            transpose_a_per_row_tile(g, node, row_tile.level, L);
-        stage_inputs(g, row_tile);
-    }
-    // P itself is inlined into its bf16 copy for the PE: the softmax's last operation writes the
-    // matmul operand directly, one instruction per head fewer.
-    auto p = g.values.find(g.nodes[static_cast<size_t>(context_node)]->inputs[0]);
-    if (p != g.values.end())
-        p->second.func.compute_inline();
-    const std::pair<Func, int> fixed[] = {{g.stage("a_tp", 0), plan.qk_transpose_buffers},
-                                          {g.stage("b_tp", 0), plan.qk_transpose_buffers},
-                                          {g.stage("a_tp", context_node), plan.p_transpose_buffers},
-                                          {g.stage("acc", 0), plan.score_buffers},
-                                          {g.stage("acc", context_node), plan.output_buffers}};
-    for (const auto &[stage, buffers] : fixed)
-        if (stage.defined() && buffers > 0)
-            g.buffers[stage.name()] = buffers;
 }
 
 } // namespace nhc::sched::detail

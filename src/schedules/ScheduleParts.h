@@ -3,8 +3,9 @@
 
 /** \file
  * What the default schedules (DefaultSchedule.cpp: elementwise, reductions, layout;
- * MatmulSchedule.cpp: matmuls, fused attention) share: the target limits they size tiles by, the
- * stage roles, and the placement of stages per tile. Internal to src/schedules.
+ * MatmulSchedule.cpp: matmuls; AttentionSchedule.cpp: fused attention) share: the target limits
+ * they size tiles by, the stage roles, and the placement of stages per tile. Internal to
+ * src/schedules.
  */
 
 #include "schedules/Group.h"
@@ -13,6 +14,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace nhc::sched::detail {
 
@@ -82,8 +84,35 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan);
 /** Whether a row reduction over rows of this many elements can end a 2-D matmul's epilogue
  *  when the rows span several PSUM banks (the whole rows are staged in SBUF). */
 bool whole_row_epilogue_fits(int64_t row_elems, const Limits &L);
-/** Fused attention (scores, softmax, P·V); the plan's PSUM stages in fixed buffers. */
+/** Fused attention (scores, softmax, P·V); the plan's PSUM stages in fixed buffers
+ *  (AttentionSchedule.cpp). */
 void schedule_attention(Group &g, int context_node, const Limits &L, const AttentionPlan &plan);
+
+// Matmul placements (MatmulSchedule.cpp) that fused attention shares.
+/** Whether chunks of `k_chunk` (a divisor of k) fill at least half the partitions. */
+bool full_k_chunks(int64_t k, int64_t k_chunk, const Limits &L);
+/** A's PE transposes into `lhs` (split into K chunks at `kco`), per `row_tile`, as the plan
+ *  groups them in PSUM; the stages of the group's node `node_index`. */
+void place_a_transposes(Group &g, Halide::Func lhs, const Halide::Var &kco, int64_t chunks, int tm,
+                        const Halide::LoopLevel &row_tile, const MatmulPlan &p, const Limits &L,
+                        int node_index = 0);
+/** The operands DMA loads staged once per item of the outermost batch axis. */
+void stage_operands_per_batch(Group &g, Halide::Func f, int64_t k,
+                              const std::vector<Halide::Func> &from_hbm, const Limits &L);
+/** The extent of a matmul accumulator's reduction (K). */
+int64_t contraction_extent(const Halide::Func &acc);
+/** One matmul node's accumulator and operand chain per output tile; the operands from HBM. */
+std::vector<Halide::Func> place_matmul(Group &g, int node_index, const Node &node,
+                                       const TileLoop &tile, const Limits &L);
+/** Output tiles of up to P rows x `max_n` columns; the loop of one tile. */
+TileLoop tile_matmul_output(Halide::Func f, const Shape &s, const Limits &L, int max_n);
+/** The stages that are neither operands nor accumulators, per output tile in SBUF. */
+void place_epilogue(Group &g, const TileLoop &tile, int rank);
+/** The value whose whole rows a row tile builds (a row reduction's input, or the result). */
+Halide::Func whole_rows_value(const Group &g);
+/** `rows` built per row tile, column tile by column tile; the column tile's loop. */
+TileLoop place_whole_rows(Group &g, Halide::Func rows, int64_t row_elems, const TileLoop &row_tile,
+                          int64_t k_chunk, const Limits &L, const MatmulPlan &plan);
 void schedule_conv(Group &g, const Limits &L);
 void schedule_pool(Group &g, const Limits &L);
 
