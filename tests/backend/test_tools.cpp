@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,6 +28,19 @@ std::string tool(const char *env) {
 struct Run {
     int status;
     std::string out, err;
+};
+
+/** A fresh directory under /tmp for one test's files, removed with everything in it when the test
+ *  ends. */
+struct ScratchDir {
+    std::string path;
+    ScratchDir() {
+        char tmpl[] = "/tmp/nhc_tools_XXXXXX";
+        path = mkdtemp(tmpl);
+    }
+    ~ScratchDir() { std::filesystem::remove_all(path); }
+    ScratchDir(const ScratchDir &) = delete;
+    ScratchDir &operator=(const ScratchDir &) = delete;
 };
 
 std::string slurp(const std::string &path) {
@@ -85,8 +99,8 @@ const char *kKernel =
 } // namespace
 
 TEST_CASE("assemble, run with .npy and .pb inputs, write outputs, summary and trace") {
-    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
-    std::string dir = mkdtemp(tmpl);
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
     auto x = random_floats(128 * 128, 60), w = random_floats(128 * 64, 61);
     write(dir + "/k.s", kKernel);
     write_npy(dir + "/x.npy", {128, 128}, x);
@@ -149,8 +163,8 @@ TEST_CASE("assemble, run with .npy and .pb inputs, write outputs, summary and tr
 }
 
 TEST_CASE("neff-dump output re-assembles into the same NEFF") {
-    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
-    std::string dir = mkdtemp(tmpl);
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
     std::string k = kKernel;
     k.replace(k.find("weight bf16 [128,64] file=\"w.npy\""), 33, "input bf16 [128,64]");
     write(dir + "/k.s", k);
@@ -164,8 +178,8 @@ TEST_CASE("neff-dump output re-assembles into the same NEFF") {
 }
 
 TEST_CASE("command-line errors are coded and exit 1") {
-    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
-    std::string dir = mkdtemp(tmpl);
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
     write(dir + "/k.s", kKernel);
     write_npy(dir + "/w.npy", {128, 64}, random_floats(128 * 64, 62));
     write_npy(dir + "/x.npy", {128, 128}, random_floats(128 * 128, 63));
@@ -196,8 +210,8 @@ TEST_CASE("command-line errors are coded and exit 1") {
 }
 
 TEST_CASE("neuron-halide-run --timing-only times without values or inputs") {
-    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
-    std::string dir = mkdtemp(tmpl);
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
     write(dir + "/k.s", kKernel);
     write_npy(dir + "/w.npy", {128, 64}, random_floats(128 * 64, 61));
     REQUIRE(sh(dir, tool("NHC_AS") + " k.s -o k.neff").status == 0);
@@ -214,8 +228,8 @@ TEST_CASE("neuron-halide-run --timing-only times without values or inputs") {
 TEST_CASE("neuron-halide-run --check-races stops at an unsynchronised pair") {
     // The store reads what the compute writes, without waiting for it: the simulated order
     // happens to be right (the DMA's fixed latency), the hardware's need not be.
-    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
-    std::string dir = mkdtemp(tmpl);
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
     write(dir + "/r.s", R"(.target trn1
 .var y output f32 [128,64]
 .engine act
@@ -233,8 +247,8 @@ TEST_CASE("neuron-halide-run --check-races stops at an unsynchronised pair") {
 }
 
 TEST_CASE("--help lists each tool's own options, not LLVM's") {
-    char tmpl[] = "/tmp/nhc_tools_XXXXXX";
-    std::string dir = mkdtemp(tmpl);
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
     for (const char *t : {"NHC_AS", "NHC_RUN", "NHC_DUMP"}) {
         Run r = sh(dir, tool(t) + " --help");
         CHECK(r.status == 0);
