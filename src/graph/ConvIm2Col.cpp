@@ -230,8 +230,13 @@ bool lower_conv_rows_packed(Graph &g, const Node &n, const ConvGeometry &geo, co
     rows.kernel[0] = rows.stride[0] = rows.dilation[0] = 1;
     rows.pad_begin[0] = rows.pad_end[0] = 0;
     Shape packed_image = {x.shape[0], block * kh, geo.out[0], x.shape[3]};
-    if (!chunked_image_fits(ci, row_band_bytes(x.shape, geo, geo.out), lim) ||
-        !tap_weights_fit(ci, kh * kw, co, lim) ||
+    // A constant weight is permuted at compile time, so packing may stand in for a per-tap form
+    // that does not fit (ViT's patch embedding: 256 taps of 768 outputs, else a patches copy of
+    // 64-byte runs); a runtime weight's permute is a Transpose at run time, which only pays
+    // where the per-tap form fits too.
+    bool per_tap_fits = chunked_image_fits(ci, row_band_bytes(x.shape, geo, geo.out), lim) &&
+                        tap_weights_fit(ci, kh * kw, co, lim);
+    if ((!w.is_constant() && !per_tap_fits) ||
         !chunked_image_fits(block * kh, row_band_bytes(packed_image, rows, rows.out), lim) ||
         !tap_weights_fit(block * kh, kw, co, lim))
         return false;

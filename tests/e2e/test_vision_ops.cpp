@@ -375,6 +375,36 @@ TEST_CASE("kernel rows are packed at -O2 when the cost formulas say the matmuls 
     CHECK(test::matmuls_contracting(test::compile_graph(g, o2), 56) == 2 * 7);
 }
 
+TEST_CASE("a patchify convolution packs its kernel rows at -O2 where its per-tap weights do not "
+          "fit, instead of an im2col copy, and matches") {
+    // ViT's patch embedding at 64 x 64: 16 x 16 patches, stride 16, 3 channels, 128 outputs. Per
+    // tap, 256 weight columns of 128 outputs do not fit the weights' budget, so the convolution
+    // used to be a patches copy (64-byte runs) and a matmul; packed, 16 matmuls contract the
+    // kernel rows and channels, one per kernel column.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 64, 64] x, float[128, 3, 16, 16] w, float[128] b) => (float[1, 128, 4, 4] y) {
+  y = Conv <kernel_shape = [16, 16], strides = [16, 16]> (x, w, b)
+}
+)");
+    auto inputs = test::random_inputs(g, 17);
+    auto want = alg::run_reference(g, inputs);
+    make_constant(g, inputs, "w");
+    CompileOptions o2;
+    o2.optlevel = 2;
+    Graph passed = g;
+    apply_graph_passes(passed, o2);
+    int packed = 0, copies = 0;
+    for (const Node &n : passed.nodes) {
+        packed += n.op_type == "ConvTaps" && n.has_attr("packed_rows");
+        copies += n.op_type == "Im2Col" || n.op_type == "Transpose";
+    }
+    CHECK(packed == 1);
+    CHECK(copies == 0);
+    test::E2EResult got = test::compile_and_run(g, inputs, o2);
+    CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-5).rel_l2 <= 1e-6);
+}
+
 TEST_CASE("a convolution's ReLU and residual Add join its group when its channels fill half the "
           "partitions, and match") {
     // 64 output channels: c never reaches HBM (the Add with the residual r and the Relu run on
