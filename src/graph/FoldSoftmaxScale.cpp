@@ -2,6 +2,7 @@
 
 #include "graph/PatternMatch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -41,14 +42,16 @@ std::optional<Scaled> scaled_input(const Graph &g, const PatternMatcher &m, cons
     return found;
 }
 
-/** Whether a causal mask's masked terms are exactly 0 in a softmax with or without the scale
- *  folded: every row keeps a column (diagonal >= 0), so the row's maximum M is a kept score,
- *  and the fill is so far below it (at most -1e30, or -inf) that exp(fill - s*M) and
- *  exp(s*(fill - M)) both underflow to 0 for any kept score above fill / 2. */
-bool masked_terms_vanish(const Node &triangular_where) {
-    constexpr double kFarBelow = -1e30;
+/** Whether a causal mask's masked terms are exactly 0 in a softmax with or without the scale s
+ *  folded: every row keeps a column (diagonal >= 0), so the row's maximum M is a kept score, and
+ *  the fill is so far below it that exp(fill - s*M) and exp(s*(fill - M)) both underflow to 0
+ *  (fp32's exp is 0 below -104) for any kept score above fill / 2: fill * min(s, 1) / 2 at most
+ *  -128 (GPT-2's finfo.min with s = 1/8: -2.1e37), or a fill of -inf. */
+bool masked_terms_vanish(const Node &triangular_where, double s) {
+    constexpr double kUnderflows = -128;
+    double fill = triangular_where.attr_float("fill", 0);
     return triangular_where.attr_int("diagonal", -1) >= 0 &&
-           triangular_where.attr_float("fill", 0) <= kFarBelow;
+           fill * std::min(s, 1.0) / 2 <= kUnderflows;
 }
 
 } // namespace
@@ -68,12 +71,15 @@ int fold_softmax_scales(Graph &g) {
         const Node *mask = m.producer(n.inputs[0], "TriangularWhere", "nhc");
         if (scaled) {
             folded.inputs[0] = scaled->x; // softmax(x * s)
-        } else if (mask && m.private_value(n.inputs[0], 1) && masked_terms_vanish(*mask) &&
-                   (scaled = scaled_input(g, m, mask->inputs[0]))) {
+        } else if (mask && m.private_value(n.inputs[0], 1)) {
             // softmax(where(j <= i + k, x * s, fill)) = softmax_s(where(j <= i + k, x, fill)).
-            Node where = *mask;
-            where.inputs[0] = scaled->x;
-            replacement.emplace(m.index(mask), std::move(where));
+            std::optional<Scaled> inner = scaled_input(g, m, mask->inputs[0]);
+            if (inner && masked_terms_vanish(*mask, inner->s)) {
+                scaled = inner;
+                Node where = *mask;
+                where.inputs[0] = scaled->x;
+                replacement.emplace(m.index(mask), std::move(where));
+            }
         } else if (const Node *mm = m.producer(n.inputs[0], "MatMul");
                    mm && m.private_value(n.inputs[0], 1) && mm->inputs.size() == 2 &&
                    mm->input_perm.empty() && !replacement.count(m.index(mm))) {

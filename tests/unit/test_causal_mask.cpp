@@ -125,6 +125,14 @@ TEST_CASE("the scale is not folded past a mask whose masked terms need not vanis
         8, 8, [](int i, int j) { return j <= i; }, "-100.0"));
     REQUIRE(lower_triangular_masks(near) == 1);
     CHECK(fold_softmax_scales(near) == 0);
+    // A scale of 1e-37: finfo.min * 1e-37 is -34, whose exponential is not 0.
+    std::string tiny = masked_softmax(8, 8, [](int i, int j) { return j <= i; });
+    tiny.replace(tiny.find("d = Div(s, c)"), 13, "d = Mul(s, c)");
+    tiny.replace(tiny.find("float c = {8.0}"), 15, "float c = {1e-37}");
+    Graph tiny_scale = load_graph(tiny);
+    REQUIRE(lower_triangular_masks(tiny_scale) == 1);
+    CHECK(fold_softmax_scales(tiny_scale) == 0);
+    CHECK(op_types(tiny_scale) == std::vector<std::string>{"Mul", "TriangularWhere", "Softmax"});
     // Diagonal -1: the first row keeps nothing, its softmax is not one of kept terms.
     Graph empty_row = load_graph(masked_softmax(8, 8, [](int i, int j) { return j <= i - 1; }));
     REQUIRE(lower_triangular_masks(empty_row) == 1);
