@@ -39,6 +39,16 @@ sched::SchedulePlan blocked_plan(Operands o, int block) {
     return p;
 }
 
+/** A-resident with the output stored in blocks of columns whose rows reach the DMA's full rate
+ *  in 16-bit outputs (MatmulPlan::store_columns; the target's saturating row, nc.md:L259): only
+ *  matmuls whose output tiles are narrower than that take it (GPT-2's logits), so on others it
+ *  repeats a candidate already seen and is not measured. */
+sched::SchedulePlan stored_in_blocks(const target::TargetInfo &t) {
+    sched::SchedulePlan p = matmul_plan(Operands::AResident, 0);
+    p.matmul.store_columns = static_cast<int>(t.dma.saturating_row_bytes / 2);
+    return p;
+}
+
 /** `p` with A's transposes as `tp` says. */
 sched::SchedulePlan with_transposes(sched::SchedulePlan p, Transposes tp) {
     p.matmul.transposes_per_tile = tp.per_tile;
@@ -85,6 +95,7 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
         for (int n : n_limits)
             if (n)
                 plans.push_back(matmul_plan(Operands::Auto, n));
+        plans.push_back(stored_in_blocks(t));
         for (Operands o : {Operands::BResident, Operands::AResident})
             plans.push_back(blocked_plan(o, blocks[0]));
         plans.push_back(in_critical_path_order(
@@ -97,6 +108,7 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
     for (Operands o : {Operands::Auto, Operands::AResident, Operands::BResident})
         for (Transposes tp : kTransposes)
             plans.push_back(matmul_plan(o, 0, tp));
+    plans.push_back(stored_in_blocks(t));
     for (Operands o : {Operands::BResident, Operands::AResident})
         for (int block : blocks)
             plans.push_back(blocked_plan(o, block));

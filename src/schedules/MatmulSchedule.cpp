@@ -114,6 +114,44 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &b_block,
     place_accumulator(g, out_tile, k_chunk);
 }
 
+/** An A-resident output stored in blocks of `nt` output tiles (MatmulPlan::store_columns): per
+ *  block of columns B's columns are staged once (at `nb`), and each row tile's result is gathered
+ *  in SBUF from its output tiles (one PSUM bank each) and stored in rows of the block's width.
+ *  Returns false, having changed nothing, when B's block or the gathered rows do not fit their
+ *  budgets or the result is the accumulator itself. */
+bool place_store_blocks(Group &g, Func f, int64_t k_chunk, int tm, int tn, int nt,
+                        const Limits &L) {
+    Func rhs = g.stage("rhs"), rows = g.outputs[0].result.func;
+    const Shape &s = g.outputs[0].result.shape;
+    int64_t k = contraction_extent(g.stage("acc")), width = int64_t(tn) * nt;
+    int64_t b_block = (k / k_chunk) * width * rhs.output_types()[0].bytes();
+    if (nt < 2 || width >= s[1] || 2 * b_block > L.layout_budget ||
+        2 * width * int64_t(sizeof(float)) > L.row_budget || rows.name() == g.stage("acc").name())
+        return false;
+    Var nb("nb"), nr("nr"), mo("mo"), mi("mi"), no("no"), ni("ni"), kco("kco"), kci("kci");
+    f.split(var(0), nb, nr, static_cast<int>(width))
+        .split(var(1), mo, mi, tm)
+        .reorder(nr, mi, mo, nb);
+    rhs.compute_at(f, nb)
+        .store_in(SBUF)
+        .split(var(1), kco, kci, static_cast<int>(k_chunk))
+        .unroll(kco);
+    g.partition_dim[rhs.name()] = 1;
+    g.partition_split[rhs.name()] = k_chunk;
+    place(rows, {false, Halide::LoopLevel(f, mo)}, SBUF);
+    declare_layout(g, rows, 2);
+    rows.split(var(0), no, ni, tn).reorder(ni, var(1), no);
+    TileLoop column_tile{false, Halide::LoopLevel(rows, no)};
+    place_accumulator(g, column_tile.level, k_chunk);
+    for (const alg::Stage &st : g.op.stages)
+        if (!is_operand_role(st.role) && st.role != "acc" && st.func.name() != rows.name()) {
+            place(st.func, column_tile, SBUF);
+            declare_layout(g, st.func, 2);
+        }
+    stage_inputs(g, column_tile);
+    return true;
+}
+
 /** A resident, B streamed (2-D matmuls): A^T is built once and kept whole in SBUF, row tile by
  *  row tile (a natural load, then a PE transpose per K chunk, when A is stored K innermost); the
  *  output is computed column tile by column tile (one PSUM bank wide), row tiles inside, and B
@@ -149,7 +187,11 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
     Func f = g.outputs[0].func;
     Var no("no"), ni("ni"), mo("mo"), mi("mi"), kco("kco"), kci("kci"), mt("mt"), mti("mti");
     Halide::LoopLevel a_level = Halide::LoopLevel::root();
-    if (block < s[0]) {
+    bool store_blocks = block == s[0] && plan.store_columns > tn &&
+                        place_store_blocks(g, f, k_chunk, tm, tn, plan.store_columns / tn, L);
+    if (store_blocks) {
+        // B and the output placed per block of columns (place_store_blocks).
+    } else if (block < s[0]) {
         // Blocks of A^T's rows, outermost; B crosses HBM once per block.
         Var mb("mb"), mr("mr");
         f.split(var(1), mb, mr, static_cast<int>(block))
@@ -161,9 +203,11 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
         f.split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, mo, no);
     }
     // B, per column tile, K chunks on partitions, one DMA per chunk.
-    rhs.compute_at(f, no).store_in(SBUF).split(var(1), kco, kci, kc).unroll(kco);
-    g.partition_dim[rhs.name()] = 1;
-    g.partition_split[rhs.name()] = k_chunk;
+    if (!store_blocks) {
+        rhs.compute_at(f, no).store_in(SBUF).split(var(1), kco, kci, kc).unroll(kco);
+        g.partition_dim[rhs.name()] = 1;
+        g.partition_split[rhs.name()] = k_chunk;
+    }
     // A^T, whole or per block, built row tile by row tile.
     lhs.compute_at(a_level)
         .store_in(SBUF)
@@ -174,8 +218,10 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
     g.partition_split[lhs.name()] = k_chunk;
     if (k_innermost(*g.node, 0))
         place_a_transposes(g, lhs, kco, k / k_chunk, tm, Halide::LoopLevel(lhs, mt), plan, L);
-    place_accumulator(g, Halide::LoopLevel(f, mo), k_chunk);
-    place_2d_epilogue(g, {false, Halide::LoopLevel(f, mo)});
+    if (!store_blocks) {
+        place_accumulator(g, Halide::LoopLevel(f, mo), k_chunk);
+        place_2d_epilogue(g, {false, Halide::LoopLevel(f, mo)});
+    }
     return true;
 }
 

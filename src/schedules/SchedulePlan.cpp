@@ -77,6 +77,8 @@ std::string describe_matmul(const MatmulPlan &m) {
         s += ", blocks of " + std::to_string(m.resident_block);
     if (m.staging_buffers != d.staging_buffers)
         s += ", staging in " + std::to_string(m.staging_buffers) + " buffers";
+    if (m.store_columns != d.store_columns)
+        s += ", stores of " + std::to_string(m.store_columns) + " columns";
     return s;
 }
 
@@ -117,6 +119,8 @@ bool parse_matmul(const std::vector<std::string> &parts, MatmulPlan &m) {
             m.transposes_per_tile = n;
         else if ((n = number_in(parts[i], "staging in ", " buffers")) > 0)
             m.staging_buffers = n;
+        else if ((n = number_in(parts[i], "stores of ", " columns")) > 0)
+            m.store_columns = n;
         else if ((n = number_in(parts[i], "", " buffers")) > 0)
             m.transpose_buffers = n;
         else if ((n = number_in(parts[i], "blocks of ", "")) > 0)

@@ -51,12 +51,19 @@ struct MatmulPlan {
      *  still using). With the output kept resident, the room the next group then finds lets
      *  it load its weights early (the BERT-base layer at batch 8, bf16: 364.1 -> 345.1 us). */
     int staging_buffers = 0;
+    /** An A-resident matmul (A^T whole) whose output tiles are narrower than this stores its
+     *  output in blocks of this many columns: per block, B's columns are staged once and each
+     *  row tile's output tiles gathered in SBUF, then stored in rows of the block's width, where
+     *  a tile of one PSUM bank stores rows of 2 KiB (fp32) at the DMA's reduced rate for rows
+     *  under 4 KiB (neuroncore.md L255-259; GPT-2's logits, 50,257 columns). 0: one store per
+     *  output tile. */
+    int store_columns = 0;
 
     bool operator==(const MatmulPlan &o) const {
         return operands == o.operands && max_tile_n == o.max_tile_n &&
                transposes_per_tile == o.transposes_per_tile &&
                transpose_buffers == o.transpose_buffers && resident_block == o.resident_block &&
-               staging_buffers == o.staging_buffers;
+               staging_buffers == o.staging_buffers && store_columns == o.store_columns;
     }
 };
 

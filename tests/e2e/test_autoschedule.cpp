@@ -215,6 +215,42 @@ g (float[768, 4096] x, float[4096, 128] w) => (float[768, 128] y) {
     CHECK(a_right);
 }
 
+TEST_CASE("an A-resident output is stored in blocks of columns when the plan asks, and the "
+          "product is right") {
+    // 6,000 columns: output tiles of 500 (2,000-byte rows). Stores of up to 1,024 columns
+    // gather two tiles per row tile (rows of 1,000 elements), B staged once per block; the
+    // stores halve.
+    const char *wide = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 768] x, float[768, 6000] w) => (float[128, 6000] y) {
+  y = MatMul(x, w)
+}
+)";
+    sched::SchedulePlan blocks = plan_of(Operands::AResident);
+    blocks.matmul.store_columns = 1024;
+    auto [text, right] = blocked_product(wide, blocks);
+    CHECK(text.find("split(v0, nb, nr, 1000)") != std::string::npos);
+    CHECK(text.find("compute_at(final0, nb)") != std::string::npos); // B per block
+    CHECK(text.find("split(v0, no, ni, 500)") != std::string::npos); // the gathered tiles
+    CHECK(right);
+    Graph g = passed(wide);
+    const Node &mm = node_with_output(g, "y");
+    auto stores = [&](const sched::SchedulePlan &plan) {
+        sched::ScheduleScript script;
+        script.blocks.push_back(sched::describe_schedule(scheduled(g, mm, plan)));
+        CompileOptions o1;
+        o1.optlevel = 1;
+        o1.schedule = &script;
+        neff::Program p = generate_program(g, o1);
+        int n = 0;
+        for (const auto &stream : p.streams)
+            for (const neff::Instr &i : stream)
+                n += i.op == neff::Opcode::Dma && i.dst.space == neff::MemSpace::HBM;
+        return n;
+    };
+    CHECK(stores(blocks) * 2 == stores(plan_of(Operands::AResident)));
+}
+
 TEST_CASE("the default plan is the default schedule") {
     Graph g = passed(kMatmul);
     const Node &mm = node_with_output(g, "y");
@@ -322,6 +358,8 @@ TEST_CASE("plans read back as written; other text is not a plan") {
                              "matmul streamed, n <= ",
                              "matmul b_resident, blocks of 0",
                              "matmul b_resident, blocks of",
+                             "matmul a_resident, stores of 0 columns",
+                             "matmul a_resident, stores of columns",
                              "matmul streamed, n <= 12x",
                              "matmul streamed, n <= 99999999999",
                              "conv default",
