@@ -40,9 +40,9 @@ sched::SchedulePlan blocked_plan(Operands o, int block) {
 }
 
 /** A-resident with the output stored in blocks of columns whose rows reach the DMA's full rate
- *  in 16-bit outputs (MatmulPlan::store_columns; the target's saturating row, nc.md:L259): only
- *  matmuls whose output tiles are narrower than that take it (GPT-2's logits), so on others it
- *  repeats a candidate already seen and is not measured. */
+ *  in 16-bit outputs (MatmulPlan::store_columns; the target's saturating row, nc.md:L259). Only
+ *  an output wider than a block takes it (GPT-2's logits; BERT's FFN, where it is measured and
+ *  not chosen); on others it repeats a candidate already seen and is not measured. */
 sched::SchedulePlan stored_in_blocks(const target::TargetInfo &t) {
     sched::SchedulePlan p = matmul_plan(Operands::AResident, 0);
     p.matmul.store_columns = static_cast<int>(t.dma.saturating_row_bytes / 2);

@@ -32,9 +32,6 @@ bool heads_stored_together(const Group &g, const Limits &L) {
     return bytes <= L.layout_budget / 2;
 }
 
-/** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
- *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
- *  transpose run per head on chip; Q, K and V are staged once per batch item. */
 /** Long-row attention: K^T (the scores' B, transposed on the PE from K's natural rows) and V
  *  (P·V's B, positions on partitions) built once per head at `head`, in SBUF, for every row
  *  tile of queries to read, instead of once per row tile (GPT-2 over 1,024 positions: eight
@@ -94,6 +91,10 @@ void transpose_a_per_row_tile(Group &g, int node, const Halide::LoopLevel &row_t
     place_a_transposes(g, a_t, kco, k / k_chunk, tm, row_tile, MatmulPlan(), L, node);
 }
 
+/** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
+ *  the context MatMul P·V, one output tile per head. Both products, the softmax and P's
+ *  transpose run per head on chip; Q, K and V are staged once per batch item. Score rows wider
+ *  than a PSUM bank: per row tile of queries, with K^T and V once per head. */
 void schedule_attention(Group &g, int context_node, const Limits &L, const AttentionPlan &plan) {
     const Shape &s = g.outputs[0].result.shape;
     Func f = g.outputs[0].func;
