@@ -6,6 +6,7 @@
 #include "algorithms/Broadcast.h"
 #include "algorithms/Families.h"
 #include "algorithms/Reduction.h"
+#include "graph/FoldNormAffine.h"
 
 namespace nhc::alg {
 
@@ -55,10 +56,15 @@ OpResult build_layer_norm(const OpContext &ctx) {
     std::vector<Halide::Expr> idx = onnx_index(v);
     auto xf = [&](const std::vector<Halide::Expr> &i) { return to_compute(x.at(i), x.dtype); };
 
-    Tensor gb = broadcast_to(b, gamma, x.shape, "gamma_b");
-    Halide::Expr e = (xf(idx) - call_onnx(mean, kept_part(r, idx))) *
-                     call_onnx(rstd, kept_part(r, idx)) * to_compute(gb.at(idx), gamma.dtype);
-    if (ctx.inputs.size() > 2 && ctx.inputs[2].func.defined()) {
+    Halide::Expr e =
+        (xf(idx) - call_onnx(mean, kept_part(r, idx))) * call_onnx(rstd, kept_part(r, idx));
+    // Scale and bias folded into the linear layers that read the result (graph/FoldNormAffine).
+    bool affine = !ctx.node.has_attr(kNoAffine);
+    if (affine) {
+        Tensor gb = broadcast_to(b, gamma, x.shape, "gamma_b");
+        e = e * to_compute(gb.at(idx), gamma.dtype);
+    }
+    if (affine && ctx.inputs.size() > 2 && ctx.inputs[2].func.defined()) {
         Tensor bb = broadcast_to(b, ctx.inputs[2], x.shape, "beta_b");
         e = e + to_compute(bb.at(idx), bb.dtype);
     }

@@ -10,6 +10,7 @@
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenChannelScale.h"
 #include "graph/FlattenElementwise.h"
+#include "graph/FoldNormAffine.h"
 #include "graph/FoldSoftmaxScale.h"
 #include "graph/FoldTranspose.h"
 #include "graph/FuseGelu.h"
@@ -112,6 +113,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
              " layers whose output is only sliced computed piece by piece");
     int linear = canonicalize_linear_layers(g);
     log_info("linear layers: ", linear, " MatMul (+ bias Add) nodes made 2-D Gemms");
+    // A LayerNorm's scale and bias in the weights of the linear layers it feeds: -O2 and -O3.
+    int norms_folded = options.optlevel >= 2 ? fold_norm_affine_into_linear(g) : 0;
+    log_info("norm affine: ", norms_folded,
+             " LayerNorms' scale and bias folded into the linear layers they feed");
     int scales = flatten_channel_scales(g);
     log_info("channel scales: ", scales, " elementwise nodes compute on [N*C, H*W] rows");
     int widened =
