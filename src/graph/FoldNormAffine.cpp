@@ -100,10 +100,23 @@ void fold_into(Graph &g, Node &n, const HostTensor &scale, const HostTensor *shi
     }
 }
 
+/** Erases the `names` no node reads any more (and no graph input or output is): the compiler
+ *  would otherwise hold the weights the folded ones replace until it ends. */
+void drop_unread(Graph &g, const std::set<std::string> &names) {
+    std::set<std::string> read(g.inputs.begin(), g.inputs.end());
+    read.insert(g.outputs.begin(), g.outputs.end());
+    for (const Node &n : g.nodes)
+        read.insert(n.inputs.begin(), n.inputs.end());
+    for (const std::string &name : names)
+        if (!read.count(name))
+            g.values.erase(name);
+}
+
 } // namespace
 
 int fold_norm_affine_into_linear(Graph &g) {
     Readers r = index_readers(g);
+    std::set<std::string> replaced; // the weights and biases the folded Gemms read before
     int count = 0;
     for (Node &n : g.nodes) {
         if (n.op_type != "LayerNormalization" || !n.domain.empty() || n.has_attr(kNoAffine) ||
@@ -130,11 +143,15 @@ int fold_norm_affine_into_linear(Graph &g) {
         if (shift && !biased)
             continue;
         std::shared_ptr<const HostTensor> s = scale.constant;
-        for (size_t i : gemms)
+        for (size_t i : gemms) {
+            const std::vector<std::string> &in = g.nodes[i].inputs;
+            replaced.insert(in.begin() + 1, in.end());
             fold_into(g, g.nodes[i], *s, shift);
+        }
         n.attrs[kNoAffine] = int64_t(1);
         count++;
     }
+    drop_unread(g, replaced);
     return count;
 }
 

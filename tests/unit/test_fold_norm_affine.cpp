@@ -76,8 +76,10 @@ TEST_CASE("a LayerNorm read only by linear layers leaves its scale and bias in t
         REQUIRE(fold_norm_affine_into_linear(after) == 1);
         CHECK(node_of(after, "LayerNormalization").has_attr(kNoAffine));
         const Node &gemm = node_of(after, "Gemm");
-        CHECK(gemm.inputs[1] != "w"); // a new constant: w itself is unchanged
+        CHECK(gemm.inputs[1] != "w"); // new constants; w and c, read by nothing else, are gone
         CHECK(gemm.inputs[2] != "c");
+        CHECK_FALSE(after.has_value("w"));
+        CHECK_FALSE(after.has_value("c"));
         after.verify();
         check_same_values(before, after, "y");
         // A second run finds nothing more to fold.
