@@ -7,6 +7,8 @@
 #include "TestModels.h"
 #include "frontend/Frontend.h"
 
+#include <doctest/doctest.h>
+
 #include <string>
 #include <vector>
 
@@ -16,6 +18,15 @@ namespace nhc::test {
 inline Graph load_graph(const std::string &text) {
     TempDir dir;
     return run_frontend(write_model(parse_model(text), dir.file("m.onnx")), {});
+}
+
+/** The first node of operator `op`; fails the test when there is none. */
+inline const Node &node_of(const Graph &g, const std::string &op) {
+    for (const Node &n : g.nodes)
+        if (n.op_type == op)
+            return n;
+    FAIL("no " << op);
+    throw;
 }
 
 /** The graph's operators, in node order. */

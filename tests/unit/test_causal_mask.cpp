@@ -15,6 +15,7 @@
 
 using namespace nhc;
 using test::load_graph;
+using test::node_of;
 using test::op_types;
 
 namespace {
@@ -51,14 +52,6 @@ HostTensor ramp(const Shape &shape) {
     for (int64_t i = 0; i < t.numel(); i++)
         t.set_f64(i, std::sin(double(i)) * 3.0 * double(i % 5));
     return t;
-}
-
-const Node &node_of(const Graph &g, const std::string &op) {
-    for (const Node &n : g.nodes)
-        if (n.op_type == op)
-            return n;
-    FAIL("no " << op);
-    throw;
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 
 using namespace nhc;
 using test::load_graph;
+using test::node_of;
 
 namespace {
 
@@ -48,14 +49,6 @@ std::map<std::string, HostTensor> ramp_input() {
     for (int64_t i = 0; i < x.numel(); i++)
         x.set_f64(i, std::cos(double(i) * 0.9) * 2.0 + double(i % 3));
     return {{"x", x}};
-}
-
-const Node &node_of(const Graph &g, const std::string &op) {
-    for (const Node &n : g.nodes)
-        if (n.op_type == op)
-            return n;
-    FAIL("no " << op);
-    throw;
 }
 
 void check_same_values(const Graph &before, const Graph &after, const char *out) {
