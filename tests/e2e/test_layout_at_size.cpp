@@ -41,6 +41,16 @@ int pe_transposes(const neff::Program &p) {
     return n;
 }
 
+/** A 2-D tensor transposed on the host, in its own dtype: the values a Transpose must give. */
+HostTensor transposed(const HostTensor &x) {
+    int64_t rows = x.shape()[0], cols = x.shape()[1];
+    HostTensor t(x.dtype(), {cols, rows});
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            t.set_f64(c * rows + r, x.get_f64(r * cols + c));
+    return t;
+}
+
 } // namespace
 
 TEST_CASE("A large Transpose of the last two axes is PE transposes of [128, 128] tiles") {
@@ -57,11 +67,7 @@ g (float[300, 700] x) => (float[700, 300] y) {
     CHECK(test::dmas_reading(p, "x") == 18);
     CHECK(hbm_to_hbm(p) == 0);
     std::map<std::string, HostTensor> in = test::random_inputs(g, 3);
-    HostTensor want(DType::Float32, {700, 300});
-    for (int64_t r = 0; r < 300; r++)
-        for (int64_t c = 0; c < 700; c++)
-            want.set_f64(c * 300 + r, in["x"].get_f64(r * 700 + c));
-    CHECK(same(test::compile_and_run(g, in).outputs.at("y"), want));
+    CHECK(same(test::compile_and_run(g, in).outputs.at("y"), transposed(in["x"])));
 }
 
 TEST_CASE("A large bf16 Transpose of the last two axes goes through the PE too, exactly") {
@@ -80,11 +86,7 @@ g (bfloat16[300, 700] x) => (bfloat16[700, 300] y) {
     HostTensor x(DType::BFloat16, {300, 700});
     for (int64_t i = 0; i < x.numel(); i++)
         x.set_f64(i, std::ldexp(double(i % 251) - 125.0, -int(i % 7))); // exact in bf16
-    HostTensor want(DType::BFloat16, {700, 300});
-    for (int64_t r = 0; r < 300; r++)
-        for (int64_t c = 0; c < 700; c++)
-            want.set_f64(c * 300 + r, x.get_f64(r * 700 + c));
-    CHECK(same(test::compile_and_run(g, {{"x", x}}).outputs.at("y"), want));
+    CHECK(same(test::compile_and_run(g, {{"x", x}}).outputs.at("y"), transposed(x)));
 }
 
 TEST_CASE("A large Slice and a head-splitting Transpose are staged per tile of rows") {
