@@ -1,5 +1,7 @@
 #include "neff/ParallelGzip.h"
 
+#include "neff/HuffmanDeflate.h"
+
 #include "support/Error.h"
 
 #include <llvm/Support/ThreadPool.h>
@@ -14,9 +16,14 @@ namespace {
 /** Raw deflate of one block with a fresh state: a sync flush at its end (an empty stored block
  *  that ends on a byte boundary), or, for the last block, the final block bit. */
 std::vector<uint8_t> deflate_block(const std::vector<uint8_t> &in, bool last, BlockCoding coding) {
+    if (coding == BlockCoding::HuffmanOnly) {
+        std::vector<uint8_t> out;
+        deflate_huffman_only(in.data(), in.size(), last, out);
+        return out;
+    }
     z_stream s{};
     int rc = deflateInit2(&s, /*level=*/1, Z_DEFLATED, /*windowBits=*/-15, /*memLevel=*/8,
-                          coding == BlockCoding::HuffmanOnly ? Z_HUFFMAN_ONLY : Z_DEFAULT_STRATEGY);
+                          Z_DEFAULT_STRATEGY);
     nhc_assert(rc == Z_OK, "deflateInit2 failed: " << rc);
     std::vector<uint8_t> out(deflateBound(&s, uLong(in.size())) + 16);
     s.next_in = const_cast<Bytef *>(in.data());
@@ -60,8 +67,10 @@ void put_le32(std::vector<uint8_t> &out, uint32_t v) {
 /** Matches are kept where they shrink the probe by kMatchGain more than Huffman codes alone:
  *  instruction streams (to 10% with matches, 43% without). Trained 16-bit weights (few distinct
  *  exponent bytes, strings that rarely repeat) take Huffman codes alone: on BERT-base's bf16
- *  NEFF they shrink to 77% either way, three times as fast without matching (139 against 48
- *  MB/s a core, level 1). A block that shrinks by less than kMinSaving either way is stored:
+ *  NEFF they shrink to 77% either way, three times as fast without matching in zlib (139 against
+ *  48 MB/s a core, level 1), and neff/HuffmanDeflate writes the same coding five to six times as
+ *  fast as zlib's (bench/README.md, "Compile time, 24 layers against 12"). A block that shrinks
+ *  by less than kMinSaving either way is stored:
  *  fp32 weights shrink by some 7% (28 MB/s a core with matches), not worth the time. The probe
  *  reads only the block, so the choice is the same for any job count. */
 BlockCoding block_coding(const std::vector<uint8_t> &in) {

@@ -9,9 +9,9 @@
  * block). The cut does not depend on the number of threads, so the bytes are the same for any
  * job count. The header has no timestamp and no name, so identical input gives identical bytes.
  * A NEFF is mostly weights: each block is coded as a sample of it says (block_coding), with
- * deflate's Huffman codes alone (16-bit weights: as small as with string matching, three times
- * as fast), with matching too (instruction streams), or stored (fp32 weights, which neither
- * coding shrinks by a tenth), always at level 1.
+ * deflate's Huffman codes alone (16-bit weights: as small as with string matching; written by
+ * neff/HuffmanDeflate, several times as fast as zlib), with matching too (instruction streams,
+ * zlib at level 1), or stored (fp32 weights, which neither coding shrinks by a tenth).
  */
 
 #include <cstddef>
