@@ -1,6 +1,7 @@
 #include "graph/HostTensor.h"
 
 #include <cmath>
+#include <cstring>
 #include <doctest/doctest.h>
 
 using namespace nhc;
@@ -73,4 +74,27 @@ TEST_CASE("converted() gives what element-wise set_f64(get_f64) gives, float32 o
             CHECK(got.shape() == from->shape());
             CHECK(got.bytes() == expected.bytes());
         }
+}
+
+TEST_CASE("converted() to bf16 is float_to_bf16 on every bit pattern kind") {
+    // Signalling and negative NaNs with payloads, the largest float (rounds to infinity), ties
+    // to even both ways, subnormals, then a sweep of patterns from a fixed seed.
+    std::vector<uint32_t> bits = {0x7f800001u, 0xffc00001u, 0x7fbfffffu, 0x7f7fffffu, 0x3f808000u,
+                                  0x3f818000u, 0x00000001u, 0x807fffffu, 0x7f800000u, 0u};
+    uint32_t x = 2024;
+    for (int i = 0; i < 100000; i++) {
+        x = x * 1664525u + 1013904223u;
+        bits.push_back(x);
+    }
+    HostTensor src(DType::Float32, {int64_t(bits.size())});
+    std::memcpy(src.bytes().data(), bits.data(), 4 * bits.size());
+    HostTensor got = src.converted(DType::BFloat16);
+    for (size_t i = 0; i < bits.size(); i++) {
+        float f;
+        std::memcpy(&f, &bits[i], 4);
+        uint16_t expected = float_to_bf16(f), actual;
+        std::memcpy(&actual, got.bytes().data() + 2 * i, 2);
+        CAPTURE(bits[i]);
+        REQUIRE(actual == expected);
+    }
 }
