@@ -5,12 +5,12 @@
 #include "driver/Compile.h"
 #include "driver/Options.h"
 #include "driver/ToolMain.h"
-#include "support/HugePages.h"
+#include "support/MallocTunables.h"
 
 #include <iostream>
 
 int main(int argc, char **argv) {
-    nhc::reexec_with_huge_pages(argv);
+    nhc::reexec_with_malloc_tunables(argv);
     return nhc::run_compiler_tool("Compiler", [&](bool &compiling) {
         nhc::ParsedCommandLine cmd = nhc::parse_command_line(argc, argv);
         if (cmd.command == nhc::Command::ListOperators) {

@@ -13,7 +13,7 @@
 #include "runtime/Profile.h"
 #include "runtime/Runtime.h"
 #include "support/Error.h"
-#include "support/HugePages.h"
+#include "support/MallocTunables.h"
 #include "support/TensorFile.h"
 
 #include <llvm/Support/CommandLine.h>
@@ -185,7 +185,7 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
-    nhc::reexec_with_huge_pages(argv);
+    nhc::reexec_with_malloc_tunables(argv);
     // --help lists this tool's options, not every option LLVM's libraries register.
     static cl::OptionCategory options("neuron-halide-run options");
     neff_path.addCategory(options);

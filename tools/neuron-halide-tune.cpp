@@ -13,7 +13,7 @@
 #include "driver/Options.h"
 #include "driver/ToolMain.h"
 #include "support/Error.h"
-#include "support/HugePages.h"
+#include "support/MallocTunables.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -88,7 +88,7 @@ TuneFlags take_tune_flags(int argc, char **argv, std::vector<const char *> &rest
 } // namespace
 
 int main(int argc, char **argv) {
-    nhc::reexec_with_huge_pages(argv);
+    nhc::reexec_with_malloc_tunables(argv);
     return nhc::run_compiler_tool("Tuning", [&](bool &tuning) {
         std::vector<const char *> rest;
         TuneFlags tf = take_tune_flags(argc, argv, rest);

@@ -1,4 +1,4 @@
-#include "support/HugePages.h"
+#include "support/MallocTunables.h"
 
 #include <cstdlib>
 #include <optional>
@@ -7,9 +7,12 @@
 
 namespace nhc {
 
-void reexec_with_huge_pages(char **argv) {
-    constexpr const char *kTunable = "glibc.malloc.hugetlb=1";
-    if (std::getenv("NHC_NO_HUGE_PAGES"))
+void reexec_with_malloc_tunables(char **argv) {
+    // 32 MiB: the largest mmap threshold glibc takes on 64-bit (HEAP_MAX_SIZE / 2); 1 TiB: a trim
+    // threshold no compile reaches.
+    constexpr const char *kTunable = "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
+                                     "glibc.malloc.trim_threshold=1099511627776";
+    if (std::getenv("NHC_DEFAULT_MALLOC"))
         return;
     // A copy: setenv may free the string getenv pointed to.
     const char *given = std::getenv("GLIBC_TUNABLES");
