@@ -112,6 +112,15 @@ int auto_cast_matmuls(Graph &g, DType cast_type) {
     nhc_assert(cast_type == DType::BFloat16 || cast_type == DType::Float16 ||
                    cast_type == DType::TFloat32,
                "auto-cast to " << dtype_name(cast_type));
+    // Reads of each value (graph outputs count as one): a float constant nothing reads once its
+    // readers take the converted copy is dropped there and then, so that its memory holds the
+    // next conversion rather than the whole model's weights being held twice.
+    std::map<std::string, int> reads;
+    for (const Node &n : g.nodes)
+        for (const std::string &in : n.inputs)
+            reads[in]++;
+    for (const std::string &out : g.outputs)
+        reads[out]++;
     int count = 0;
     for (Node &n : g.nodes) {
         if (!contracts_on_pe(n) || n.keep_precision)
@@ -119,8 +128,13 @@ int auto_cast_matmuls(Graph &g, DType cast_type) {
         n.operand_cast = cast_type;
         for (size_t i = 0; i < 2 && i < n.inputs.size(); i++) {
             const Value &v = g.value(n.inputs[i]);
-            if (v.is_constant() && v.dtype == DType::Float32)
-                n.inputs[i] = cast_constant(g, n.inputs[i], cast_type);
+            if (!v.is_constant() || v.dtype != DType::Float32)
+                continue;
+            const std::string from = n.inputs[i];
+            n.inputs[i] = cast_constant(g, from, cast_type);
+            reads[n.inputs[i]]++;
+            if (--reads[from] == 0)
+                g.values.erase(from);
         }
         count++;
     }

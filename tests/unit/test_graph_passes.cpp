@@ -582,3 +582,33 @@ g (float[2, 6, 4, 5] x, float[2, 6, 1, 1] s, float[1, 6, 1, 1] t, float[2, 6, 4,
     CHECK(g.value(g.nodes[8].inputs[1]).shape == Shape{48, 5});
     CHECK(g.nodes[9].outputs == std::vector<std::string>{"v"});
 }
+
+TEST_CASE("auto-cast drops a float weight once every reader takes its converted copy") {
+    // w is read only by MatMuls: replaced by w__bf16 and gone. v is also read by an Add: kept
+    // beside its copy. u is read by two MatMuls: converted once, gone after the second.
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[4, 4] x) => (float[4, 4] y, float[4, 4] z, float[4, 4] t)
+    <float[4, 4] w = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16},
+     float[4, 4] v = {1,1,1,1,2,2,2,2,3,3,3,3,4,4,4,4},
+     float[4, 4] u = {0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1}> {
+  a = MatMul(x, w)
+  y = MatMul(a, w)
+  z = MatMul(x, v)
+  b = Add(v, x)
+  c = MatMul(u, x)
+  d = MatMul(x, u)
+  e = Add(c, d)
+  t = Add(b, e)
+}
+)");
+    REQUIRE(auto_cast_matmuls(g, DType::BFloat16) == 5);
+    CHECK(!g.has_value("w"));
+    CHECK(g.value("w__bf16").dtype == DType::BFloat16);
+    CHECK(g.has_value("v"));
+    CHECK(g.value("v").dtype == DType::Float32);
+    CHECK(g.has_value("v__bf16"));
+    CHECK(!g.has_value("u"));
+    CHECK(g.has_value("u__bf16"));
+    g.verify();
+}
