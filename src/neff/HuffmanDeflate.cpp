@@ -22,8 +22,8 @@ constexpr std::array<int, kLengthCodeSymbols> kLengthCodeOrder = {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "BitWriter stores its buffer as is");
 
 /** Bits packed least significant first (RFC 1951 3.1.1) into a buffer sized beforehand with 8
- *  bytes to spare. Up to 56 bits are added between flushes: three codes of at most 15 bits after
- *  a flush, which leaves fewer than 8. */
+ *  bytes to spare. A flush leaves fewer than 8 bits, so three codes of at most 15 bits can be
+ *  added before the next (52 of the buffer's 64). */
 class BitWriter {
 public:
     explicit BitWriter(uint8_t *at) : at_(at) {}
@@ -60,11 +60,11 @@ private:
     int filled_ = 0;
 };
 
-/** Huffman code lengths of at most `limit` bits for the counts; 0 for an unused symbol. Ties
- *  are broken by node index, so the lengths depend on the counts alone. Where the tree is too
- *  deep the counts are halved (kept above zero) and the tree built again: a few bits of
- *  optimality, only for extreme skew. A lone used symbol gets a partner, as deflate's decoders
- *  take only complete codes. */
+/** Huffman code lengths of at most `limit` bits for the counts; 0 for an unused symbol. Ties go
+ *  to the lower symbol, and to a leaf before a merged node, so the lengths depend on the counts
+ *  alone. Where the tree is too deep the counts are halved (kept above zero) and the tree built
+ *  again: a few bits of optimality, only for extreme skew. A lone used symbol gets a partner, as
+ *  deflate's decoders take only complete codes. */
 std::vector<int> code_lengths(std::vector<uint64_t> counts, int limit) {
     const int n = int(counts.size());
     std::vector<int> lengths(size_t(n), 0);

@@ -6,9 +6,9 @@
  * copies (protobuf's strings, the graph's tensors, their 16-bit conversions, the NEFF's tiled
  * variables, the gzip blocks), each first touched page by page, and the kernel zeroes every page
  * a process touches for the first time: on the virtual machines we measure on that was the
- * largest single cost of compiling a large model (bench/README.md, "Compile time"). Two settings,
- * which only the environment at start-up can make (GLIBC_TUNABLES), so a tool re-executes itself
- * once with them added:
+ * largest single cost of compiling a large model (bench/README.md, "Compile time" sections). Two
+ * settings, which only the environment at start-up can make (GLIBC_TUNABLES), so a tool re-executes
+ * itself once with them added:
  * - `glibc.malloc.hugetlb=1`: transparent huge pages for malloc, a fault per 2 MiB, not per 4 KiB.
  * - `glibc.malloc.mmap_threshold` at its largest (32 MiB) and `glibc.malloc.trim_threshold` out
  *   of reach: a freed weight's memory stays in the heap for the next copy instead of going back
