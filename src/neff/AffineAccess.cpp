@@ -1,10 +1,15 @@
 #include "neff/AffineAccess.h"
 
+#include <map>
+#include <tuple>
+
 namespace nhc::codegen {
 
 using namespace Halide::Internal;
 
-std::optional<Affine> affine_index(const Halide::Expr &index, const std::vector<Loop> &loops) {
+namespace {
+
+std::optional<Affine> analyse(const Halide::Expr &index, const std::vector<Loop> &loops) {
     Affine a;
     Halide::Expr at_min = index;
     for (const Loop &l : loops)
@@ -35,6 +40,41 @@ std::optional<Affine> affine_index(const Halide::Expr &index, const std::vector<
     const int64_t *real = as_const_int(real_expr);
     if (!real || *real != predicted)
         return std::nullopt;
+    return a;
+}
+
+/** Groups of one workload and plan share one lowered Stmt (driver/LoweringCache.h), so each
+ *  later group asks again about the same index nodes under the same loops. The answers are
+ *  kept per thread (the search selects candidates on several), keyed by the index's node, which
+ *  the entry keeps alive so that its address names it, and by the loops; only looked up, never
+ *  iterated, so the instructions do not depend on addresses. */
+struct MemoKey {
+    const IRNode *index;
+    std::vector<std::tuple<std::string, int64_t, int64_t>> loops;
+    bool operator<(const MemoKey &o) const {
+        return std::tie(index, loops) < std::tie(o.index, o.loops);
+    }
+};
+struct MemoEntry {
+    Halide::Expr index; // keeps the node alive
+    std::optional<Affine> affine;
+};
+constexpr size_t kMaxMemoEntries = size_t(1) << 16; // then started again: memory stays bounded
+
+} // namespace
+
+std::optional<Affine> affine_index(const Halide::Expr &index, const std::vector<Loop> &loops) {
+    thread_local std::map<MemoKey, MemoEntry> memo;
+    MemoKey key{index.get(), {}};
+    for (const Loop &l : loops)
+        key.loops.emplace_back(l.name, l.min, l.extent);
+    auto it = memo.find(key);
+    if (it != memo.end())
+        return it->second.affine;
+    if (memo.size() >= kMaxMemoEntries)
+        memo.clear();
+    std::optional<Affine> a = analyse(index, loops);
+    memo.emplace(std::move(key), MemoEntry{index, a});
     return a;
 }
 
