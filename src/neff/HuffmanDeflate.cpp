@@ -176,45 +176,64 @@ std::vector<LengthSymbol> run_length_code(const std::vector<int> &lengths) {
     return out;
 }
 
-/** One dynamic-Huffman block of literals (RFC 1951 3.2.7). */
-void write_block(const uint8_t *in, size_t size, bool final_block, BitWriter &w) {
+/** One dynamic-Huffman block's codes (RFC 1951 3.2.7) and its size in bits, known before it is
+ *  written, so that the output is sized to what is written rather than to a worst case. */
+struct BlockCode {
+    std::vector<int> lengths;
+    std::vector<uint32_t> codes;
+    std::vector<LengthSymbol> rle; // the literal/length lengths, then one unused distance code
+    std::vector<int> rle_lengths;
+    std::vector<uint32_t> rle_codes;
+    int sent_length_codes = kLengthCodeSymbols;
+    uint64_t bits = 0;
+};
+
+BlockCode plan_block(const uint8_t *in, size_t size) {
+    BlockCode b;
     std::vector<uint64_t> counts(kLiteralSymbols, 0);
     for (size_t i = 0; i < size; i++)
         counts[in[i]]++;
     counts[kEndOfBlock] = 1;
-    const std::vector<int> lengths = code_lengths(counts, kMaxCodeBits);
-    const std::vector<uint32_t> codes = canonical_codes(lengths);
-
-    std::vector<int> sent = lengths; // literal/length lengths, then one unused distance code
+    b.lengths = code_lengths(counts, kMaxCodeBits);
+    b.codes = canonical_codes(b.lengths);
+    std::vector<int> sent = b.lengths;
     sent.push_back(0);
-    const std::vector<LengthSymbol> rle = run_length_code(sent);
+    b.rle = run_length_code(sent);
     std::vector<uint64_t> rle_counts(kLengthCodeSymbols, 0);
-    for (const LengthSymbol &s : rle)
+    for (const LengthSymbol &s : b.rle)
         rle_counts[size_t(s.symbol)]++;
-    const std::vector<int> rle_lengths = code_lengths(rle_counts, kMaxLengthCodeBits);
-    const std::vector<uint32_t> rle_codes = canonical_codes(rle_lengths);
-    int sent_length_codes = kLengthCodeSymbols;
-    while (sent_length_codes > 4 &&
-           rle_lengths[size_t(kLengthCodeOrder[size_t(sent_length_codes - 1)])] == 0)
-        sent_length_codes--;
+    b.rle_lengths = code_lengths(rle_counts, kMaxLengthCodeBits);
+    b.rle_codes = canonical_codes(b.rle_lengths);
+    while (b.sent_length_codes > 4 &&
+           b.rle_lengths[size_t(kLengthCodeOrder[size_t(b.sent_length_codes - 1)])] == 0)
+        b.sent_length_codes--;
+    b.bits = 3 + 5 + 5 + 4 + 3 * uint64_t(b.sent_length_codes);
+    for (const LengthSymbol &s : b.rle)
+        b.bits += uint64_t(b.rle_lengths[size_t(s.symbol)] + s.extra_bits);
+    for (int sym = 0; sym < kLiteralSymbols; sym++)
+        b.bits += counts[size_t(sym)] * uint64_t(b.lengths[size_t(sym)]);
+    return b;
+}
 
+void write_block(const uint8_t *in, size_t size, const BlockCode &b, bool final_block,
+                 BitWriter &w) {
     w.put(final_block ? 1 : 0, 1);
-    w.put(2, 2);                               // BTYPE 10: dynamic Huffman codes
-    w.put(kLiteralSymbols - 257, 5);           // HLIT
-    w.put(0, 5);                               // HDIST: one distance code, unused
-    w.put(uint32_t(sent_length_codes - 4), 4); // HCLEN
-    for (int i = 0; i < sent_length_codes; i++)
-        w.put(uint32_t(rle_lengths[size_t(kLengthCodeOrder[size_t(i)])]), 3);
-    for (const LengthSymbol &s : rle) {
-        w.put(rle_codes[size_t(s.symbol)], rle_lengths[size_t(s.symbol)]);
+    w.put(2, 2);                                 // BTYPE 10: dynamic Huffman codes
+    w.put(kLiteralSymbols - 257, 5);             // HLIT
+    w.put(0, 5);                                 // HDIST: one distance code, unused
+    w.put(uint32_t(b.sent_length_codes - 4), 4); // HCLEN
+    for (int i = 0; i < b.sent_length_codes; i++)
+        w.put(uint32_t(b.rle_lengths[size_t(kLengthCodeOrder[size_t(i)])]), 3);
+    for (const LengthSymbol &s : b.rle) {
+        w.put(b.rle_codes[size_t(s.symbol)], b.rle_lengths[size_t(s.symbol)]);
         if (s.extra_bits > 0)
             w.put(s.extra, s.extra_bits);
     }
     std::array<uint32_t, 256> code{};
     std::array<int, 256> bits{};
-    for (int b = 0; b < 256; b++) {
-        code[size_t(b)] = codes[size_t(b)];
-        bits[size_t(b)] = lengths[size_t(b)];
+    for (int c = 0; c < 256; c++) {
+        code[size_t(c)] = b.codes[size_t(c)];
+        bits[size_t(c)] = b.lengths[size_t(c)];
     }
     size_t i = 0;
     for (; i + 3 <= size; i += 3) {
@@ -225,25 +244,30 @@ void write_block(const uint8_t *in, size_t size, bool final_block, BitWriter &w)
     }
     for (; i < size; i++)
         w.put(code[in[i]], bits[in[i]]);
-    w.put(codes[kEndOfBlock], lengths[kEndOfBlock]);
+    w.put(b.codes[kEndOfBlock], b.lengths[kEndOfBlock]);
 }
 
 } // namespace
 
 void deflate_huffman_only(const uint8_t *in, size_t size, bool last, std::vector<uint8_t> &out) {
-    // Bound: 15 bits a byte, a header (at most 17 + 19*3 + 258*7 bits) per block, the flush.
-    const size_t blocks = size / kHuffmanBlockBytes + 1;
-    const size_t start = out.size();
-    out.resize(start + size * 2 + blocks * 300 + 16);
+    std::vector<BlockCode> blocks;
+    uint64_t bits = 10; // the empty input's fixed block, or the sync flush's 3 bits and padding
+    for (size_t at = 0; at < size; at += kHuffmanBlockBytes) {
+        blocks.push_back(plan_block(in + at, std::min(kHuffmanBlockBytes, size - at)));
+        bits += blocks.back().bits;
+    }
+    // The bits, the sync flush's 4 bytes and 8 for the bit writer's whole-word stores.
+    const size_t start = out.size(), bound = size_t((bits + 7) / 8) + 4 + 8;
+    out.resize(start + bound);
     BitWriter w(out.data() + start);
     if (size == 0 && last) {
         w.put(1, 1); // BFINAL
         w.put(1, 2); // BTYPE 01: fixed codes, whose end-of-block is seven zero bits
         w.put(0, 7);
     }
-    for (size_t at = 0; at < size; at += kHuffmanBlockBytes) {
-        const size_t n = std::min(kHuffmanBlockBytes, size - at);
-        write_block(in + at, n, last && at + n == size, w);
+    for (size_t k = 0; k < blocks.size(); k++) {
+        const size_t at = k * kHuffmanBlockBytes, n = std::min(kHuffmanBlockBytes, size - at);
+        write_block(in + at, n, blocks[k], last && at + n == size, w);
     }
     if (!last) {
         w.put(0, 3); // an empty stored block: BFINAL 0, BTYPE 00, then LEN 0 and NLEN 0xffff
@@ -253,7 +277,8 @@ void deflate_huffman_only(const uint8_t *in, size_t size, bool last, std::vector
     }
     w.align();
     const size_t written = size_t(w.at() - (out.data() + start));
-    nhc_assert(start + written <= out.size(), "Huffman deflate overran its bound");
+    nhc_assert(written + 8 <= bound,
+               "Huffman deflate wrote " << written << " bytes, planned " << bound - 8);
     out.resize(start + written);
 }
 
