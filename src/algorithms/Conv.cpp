@@ -74,6 +74,11 @@ OpResult build_conv_taps(const OpContext &ctx) {
     std::vector<Halide::Var> v = Builder::vars(4); // (w, h, c, n), innermost first
     Halide::Func x_pad = b.func("x_pad"), w_t = b.func("w_t"), acc = b.func("acc"),
                  y = b.func("out");
+    // The image as stored (`x_in`, w, h, c, n), which x_pad copies from: inlined by default, so
+    // that x_pad reads the input itself; a schedule may stage it (ConvPlan::pad_on_chip).
+    // Created last so that the other stages keep their names.
+    Halide::Func x_in = b.func("x_in");
+    x_in(v) = x.at({v[3], v[2], v[1], v[0]});
     // ConvTranspose (graph/ConvTranspose) spreads the image by its stride, zeros between.
     std::vector<int64_t> spread =
         n.has_attr("input_strides") ? n.attr_ints("input_strides") : std::vector<int64_t>{1, 1};
@@ -114,8 +119,8 @@ OpResult build_conv_taps(const OpContext &ctx) {
         inside = inside && row % sh == 0;
         x_row = row / sh;
     }
-    Halide::Expr image = stage(x.at({v[3], channel, Halide::clamp(x_row, 0, height - 1),
-                                     Halide::clamp(x_col, 0, width - 1)}),
+    Halide::Expr image = stage(x_in(Halide::clamp(x_col, 0, width - 1),
+                                    Halide::clamp(x_row, 0, height - 1), channel, v[3]),
                                x.dtype),
                  zero = from_compute(Halide::Expr(0.0f), operand);
     if (n.has_attr("packed_rows")) {

@@ -117,9 +117,10 @@ TuningDb::~TuningDb() {
 // The release and the generation of the records' meaning: bump the latter whenever what a plan
 // text makes the schedules do, or what a record's figures mean, changes, so that older records
 // are not trusted (plans2: A's transposes 4 per PSUM tile by default; plans3: predicted_ns is the
-// list schedule's estimate of the window, no longer the busiest engine of the group alone).
+// list schedule's estimate of the window, no longer the busiest engine of the group alone;
+// plans4: convolutions have plans, ConvPlan, so older records of their workloads lack a candidate).
 std::string TuningDb::compiler_version() {
-    return NHC_VERSION "+plans3";
+    return NHC_VERSION "+plans4";
 }
 
 void TuningDb::exec(const std::string &sql) const {

@@ -6,7 +6,9 @@
 // their input channels on partitions, chunked alike; per tile, one matmul per kernel tap and
 // channel chunk, each contracting the chunk over the partitions and reading a shifted, strided
 // window of the staged image, accumulated in PSUM.
-// The input crosses HBM once instead of once per tap (im2col).
+// The input crosses HBM once instead of once per tap (im2col). A plan may load the image as
+// stored instead, one contiguous run per channel, and copy it into the padded tile on an engine
+// (ConvPlan::pad_on_chip).
 
 #include "graph/ConvIm2Col.h"
 #include "schedules/MemoryTypes.h"
@@ -42,7 +44,7 @@ void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
     }
 }
 
-void schedule_conv(Group &g, const Limits &L) {
+void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan) {
     const Shape &s = g.outputs[0].result.shape; // [N, Co, Ho, Wo]
     nhc_assert(s.size() == 4, "ConvTaps output of rank " << s.size());
     Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad"),
@@ -89,6 +91,15 @@ void schedule_conv(Group &g, const Limits &L) {
     cover_image(g, x_pad, {extent(1), extent(2)},
                 band < s[2] ? std::vector<int>{0} : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
+    // The image as stored, where the plan asks and the kernel rows are not packed (their
+    // channel blocks would be copied across partitions): one contiguous run per channel, that
+    // x_pad's copy then reads on chip (ConvPlan::pad_on_chip).
+    Func x_in = g.stage("x_in");
+    bool staged_image = plan.pad_on_chip && !g.node->has_attr("packed_rows");
+    if (staged_image) {
+        x_in.compute_at(f, band < s[2] ? ohb : var(3)).store_in(SBUF);
+        g.partition_dim[x_in.name()] = 2;
+    }
     // The weights whole when they fit the budget of a resident operand, else per tile of output
     // channels (the graph lowering checked that one tile's fit: conv_limits), reloaded per band.
     int64_t weight_bytes =
@@ -107,6 +118,10 @@ void schedule_conv(Group &g, const Limits &L) {
         if (x_pad.function().has_update_definition())
             x_pad.update().split(var(2), cko, cki, chunk).unroll(cko);
         w_t.split(var(3), cko, cki, chunk).unroll(cko);
+        if (staged_image) {
+            x_in.split(var(2), cko, cki, chunk).unroll(cko);
+            g.partition_split[x_in.name()] = chunk;
+        }
         g.partition_split[x_pad.name()] = chunk;
         g.partition_split[w_t.name()] = chunk;
     }
@@ -130,7 +145,7 @@ void schedule_conv(Group &g, const Limits &L) {
         .unroll(kw)
         .unroll(cio);
     for (const alg::Stage &st : g.op.stages)
-        if (st.role != "acc" && st.role != "x_pad" && st.role != "w_t") {
+        if (st.role != "acc" && st.role != "x_pad" && st.role != "w_t" && st.role != "x_in") {
             place(st.func, tile, SBUF); // the bias column, the result out of PSUM, epilogues
             g.partition_dim[st.func.name()] = st.func.dimensions() - 1 == 0 ? 0 : 2;
         }

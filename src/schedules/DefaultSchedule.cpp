@@ -329,6 +329,10 @@ bool takes_matmul_plan(const Group &g) {
            !is_attention(g) && g.stage("acc").defined();
 }
 
+bool takes_conv_plan(const Group &g) {
+    return g.node->op_type == "ConvTaps" && !g.node->has_attr("packed_rows");
+}
+
 bool takes_attention_plan(const Group &g) {
     return schedule_family(g.node->op_type) == Family::Matmul && !g.stage("gathered").defined() &&
            is_attention(g);
@@ -355,7 +359,7 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
         if (g.node->op_type == "PoolTaps")
             schedule_pool(g, L);
         else
-            schedule_conv(g, L);
+            schedule_conv(g, L, plan.conv);
         break;
     case Family::Layout:
         schedule_layout(g, L);

@@ -42,6 +42,9 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target,
 /** Whether the group is a matmul whose schedule obeys SchedulePlan::matmul (not fused attention,
  *  not a Gather). */
 bool takes_matmul_plan(const Group &g);
+/** Whether the group is a convolution whose schedule obeys SchedulePlan::conv (ConvTaps without
+ *  kernel rows packed into its channels). */
+bool takes_conv_plan(const Group &g);
 /** Whether the group is a fused attention, whose schedule obeys SchedulePlan::attention. */
 bool takes_attention_plan(const Group &g);
 /** Whether a row reduction (LayerNorm, Softmax) over rows of `row_elems` elements can join a

@@ -94,7 +94,8 @@ bool k_innermost(const Node &n, int i) {
 
 bool is_staging_role(const std::string &role) {
     return is_operand_role(role) || role == "bias" || role == "gathered" || role == "x_pad" ||
-           role == "w_t" || role == "gamma_b" || role == "beta_b" || role.rfind("bcast", 0) == 0;
+           role == "x_in" || role == "w_t" || role == "gamma_b" || role == "beta_b" ||
+           role.rfind("bcast", 0) == 0;
 }
 
 TileLoop tile_elementwise_output(Func f, const Shape &shape, const Limits &L) {

@@ -113,7 +113,7 @@ Halide::Func whole_rows_value(const Group &g);
 /** `rows` built per row tile, column tile by column tile; the column tile's loop. */
 TileLoop place_whole_rows(Group &g, Halide::Func rows, int64_t row_elems, const TileLoop &row_tile,
                           int64_t k_chunk, const Limits &L, const MatmulPlan &plan);
-void schedule_conv(Group &g, const Limits &L);
+void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan);
 void schedule_pool(Group &g, const Limits &L);
 
 } // namespace nhc::sched::detail

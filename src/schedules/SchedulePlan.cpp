@@ -61,6 +61,7 @@ std::string describe_attention(const AttentionPlan &a) {
     return s;
 }
 
+constexpr const char *kConvPaddedOnChip = "conv, padded on chip";
 constexpr const char *kOutputResident = "output resident";
 constexpr const char *kPeCriticalPath = "PE in critical-path order";
 
@@ -136,10 +137,14 @@ bool parse_matmul(const std::vector<std::string> &parts, MatmulPlan &m) {
 std::string SchedulePlan::describe() const {
     if (is_default())
         return "default";
-    nhc_assert(matmul == MatmulPlan() || attention == AttentionPlan(),
-               "a plan for a matmul and an attention at once");
+    nhc_assert(int(!(matmul == MatmulPlan())) + int(!(attention == AttentionPlan())) +
+                       int(!(conv == ConvPlan())) <=
+                   1,
+               "a plan for more than one kind of group");
     std::vector<std::string> parts;
-    if (!(attention == AttentionPlan()))
+    if (conv.pad_on_chip)
+        parts.push_back(kConvPaddedOnChip);
+    else if (!(attention == AttentionPlan()))
         parts.push_back(describe_attention(attention));
     else if (!(matmul == MatmulPlan()))
         parts.push_back(describe_matmul(matmul));
@@ -173,8 +178,12 @@ bool parse_plan(const std::string &text, SchedulePlan &plan) {
         plan.pe_critical_path = true;
         parts.pop_back();
     }
-    bool parsed = parts.empty() || (parts[0] == "attention" ? parse_attention(parts, plan.attention)
-                                                            : parse_matmul(parts, plan.matmul));
+    bool parsed = parts.empty();
+    if (!parsed && parts.size() == 2 && parts[0] + ", " + parts[1] == kConvPaddedOnChip)
+        parsed = plan.conv.pad_on_chip = true;
+    else if (!parsed)
+        parsed = parts[0] == "attention" ? parse_attention(parts, plan.attention)
+                                         : parse_matmul(parts, plan.matmul);
     // One way to write each plan ("matmul auto" alone is written "default").
     return parsed && !plan.is_default() && plan.describe() == text;
 }

@@ -281,6 +281,25 @@ g (float[256, 64] x) => (float[256, 64] y) {
 )");
     CHECK(autosched::candidate_plans(sched::build_node_group(e, e.nodes[0]), trn1(), 3).size() ==
           1);
+    // A convolution: its image padded by the DMA or on chip, under every model type (64
+    // channels: too many for its kernel rows to be packed into the partitions).
+    Graph c = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 16, 16] x, float[64, 64, 3, 3] w) => (float[1, 64, 16, 16] y) {
+  y = Conv <pads = [1, 1, 1, 1]> (x, w)
+}
+)");
+    sched::Group conv = sched::build_node_group(c, node_with_output(c, "y"));
+    CHECK(autosched::candidate_plans(conv, trn1(), 1).size() == 1);
+    for (const char *type : {"generic", "transformer", "unet-inference"}) {
+        auto plans = autosched::candidate_plans(conv, trn1(), 2, type);
+        REQUIRE(plans.size() == 2);
+        CHECK(plans[0].is_default());
+        CHECK(plans[1].describe() == "conv, padded on chip");
+        sched::SchedulePlan back;
+        CHECK(sched::parse_plan(plans[1].describe(), back));
+        CHECK(back == plans[1]);
+    }
 }
 
 TEST_CASE("identical groups are one workload, searched once within the level's budget") {
@@ -363,6 +382,8 @@ TEST_CASE("plans read back as written; other text is not a plan") {
                              "matmul streamed, n <= 12x",
                              "matmul streamed, n <= 99999999999",
                              "conv default",
+                             "conv, padded",
+                             "conv, padded on chip, n <= 128",
                              "output resident, n <= 128",
                              "matmul auto, output resident, n <= 128",
                              "matmul auto, staging in 0 buffers",

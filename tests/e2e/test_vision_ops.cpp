@@ -7,6 +7,7 @@
 #include "graph/GroupNorm.h"
 #include "graph/ResizeMatmul.h"
 #include "schedules/DefaultSchedule.h"
+#include "schedules/ScheduleScript.h"
 #include "target/Target.h"
 
 #include <doctest/doctest.h>
@@ -288,6 +289,65 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
     neff::Program p = test::compile_graph(one, per_tap);
     CHECK(test::matmuls_contracting(p, 6) == 9);
     CHECK(test::dmas_reading(p, "x") == 1);
+}
+
+TEST_CASE("ConvTaps padded on chip (ConvPlan): the image loaded in one run per partition, an "
+          "engine copies it into the zeroed tile, a script states it; the default's values") {
+    // 256 channels (two chunks) of 16 x 16: rows of 64 bytes, which the default DMAs one by one
+    // into the padded tile's interior.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 256, 16, 16] x, float[64, 256, 3, 3] w, float[64] b) => (float[1, 64, 16, 16] y) {
+  y = Conv <pads = [1, 1, 1, 1]> (x, w, b)
+}
+)");
+    auto inputs = test::random_inputs(g, 5);
+    auto want = alg::run_reference(g, inputs);
+    Graph passed = g;
+    apply_graph_passes(passed, CompileOptions{});
+    const Node &conv = test::node_with_output(passed, "y");
+    REQUIRE(conv.op_type == "ConvTaps");
+    auto program = [&](bool on_chip) {
+        sched::Group grp = sched::build_node_group(passed, conv);
+        REQUIRE(sched::takes_conv_plan(grp));
+        sched::SchedulePlan plan;
+        plan.conv.pad_on_chip = on_chip;
+        sched::apply_default_schedule(grp, target::target_by_name("trn1"), plan);
+        sched::ScheduleScript script;
+        script.blocks.push_back(sched::describe_schedule(grp));
+        CompileOptions o;
+        o.optlevel = 1;
+        o.schedule = &script;
+        return generate_program(passed, o);
+    };
+    // Each load of x writes its partitions' elements as one run (on chip) or as 16 rows of 16
+    // elements in rows of 18 (the default).
+    auto runs_per_partition = [](const neff::Program &p) {
+        std::vector<int64_t> runs;
+        test::for_each_dma_reading(p, "x", [&](const neff::Instr &i) {
+            int64_t n = 1;
+            for (size_t d = 0; d + 1 < i.dst.dims.size(); d++)
+                n *= i.dst.dims[d].num;
+            runs.push_back(i.dst.dims.back().step == 1 ? n : i.dst.free_count());
+        });
+        return runs;
+    };
+    neff::Program plain = program(false), on_chip = program(true);
+    CHECK(runs_per_partition(plain) == std::vector<int64_t>{16, 16});
+    CHECK(runs_per_partition(on_chip) == std::vector<int64_t>{1, 1});
+    // The copies into the padded tiles: one engine instruction per chunk, reading SBUF.
+    int sbuf_copies = 0;
+    for (const auto &stream : on_chip.streams)
+        for (const neff::Instr &i : stream)
+            sbuf_copies += i.op != neff::Opcode::Dma && i.op != neff::Opcode::Matmul &&
+                           i.src.space == neff::MemSpace::SBUF &&
+                           i.dst.space == neff::MemSpace::SBUF && i.dst.dims.size() == 2 &&
+                           i.dst.dims[0].step == 18 && i.dst.dims[1].num == 16;
+    CHECK(sbuf_copies == 2);
+    for (neff::Program *p : {&plain, &on_chip}) {
+        test::E2EResult got = test::run_program(*p, passed, inputs);
+        CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-5).rel_l2 <= 1e-6);
+    }
 }
 
 TEST_CASE("kernel rows packed into the channels: a 3-channel 7 x 7 convolution contracts its "
