@@ -44,6 +44,20 @@ void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
     }
 }
 
+bool image_rows_padded(const Group &g) {
+    if (g.node->op_type != "ConvTaps" || g.node->has_attr("packed_rows"))
+        return false;
+    const auto &rvars = g.stage("acc").function().update(0).schedule().rvars(); // (ci, kh, kw)
+    int64_t kw = rvars[2].extent.as<Halide::Internal::IntImm>()->value;
+    std::vector<int64_t> image = g.node->attr_ints("input_spatial"),
+                         pad = g.node->attr_ints("pads_begin"),
+                         out = g.node->attr_ints("output_spatial"),
+                         stride = g.node->attr_ints("strides"),
+                         dil = g.node->attr_ints("dilations");
+    int64_t spread = g.node->has_attr("input_strides") ? g.node->attr_ints("input_strides")[1] : 1;
+    return pad[1] > 0 || spread > 1 || window_extent(out[1], kw, stride[1], dil[1]) > image[1];
+}
+
 void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan) {
     const Shape &s = g.outputs[0].result.shape; // [N, Co, Ho, Wo]
     nhc_assert(s.size() == 4, "ConvTaps output of rank " << s.size());
@@ -91,11 +105,11 @@ void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan) {
     cover_image(g, x_pad, {extent(1), extent(2)},
                 band < s[2] ? std::vector<int>{0} : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
-    // The image as stored, where the plan asks and the kernel rows are not packed (their
-    // channel blocks would be copied across partitions): one contiguous run per channel, that
-    // x_pad's copy then reads on chip (ConvPlan::pad_on_chip).
+    // The image as stored, where the plan asks and the DMA would write the padded tile row by
+    // row: one contiguous run per channel, that x_pad's copy then reads on chip
+    // (ConvPlan::pad_on_chip).
     Func x_in = g.stage("x_in");
-    bool staged_image = plan.pad_on_chip && !g.node->has_attr("packed_rows");
+    bool staged_image = plan.pad_on_chip && image_rows_padded(g);
     if (staged_image) {
         x_in.compute_at(f, band < s[2] ? ohb : var(3)).store_in(SBUF);
         g.partition_dim[x_in.name()] = 2;

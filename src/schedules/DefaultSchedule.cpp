@@ -330,7 +330,7 @@ bool takes_matmul_plan(const Group &g) {
 }
 
 bool takes_conv_plan(const Group &g) {
-    return g.node->op_type == "ConvTaps" && !g.node->has_attr("packed_rows");
+    return image_rows_padded(g);
 }
 
 bool takes_attention_plan(const Group &g) {

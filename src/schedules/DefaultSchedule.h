@@ -42,8 +42,8 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target,
 /** Whether the group is a matmul whose schedule obeys SchedulePlan::matmul (not fused attention,
  *  not a Gather). */
 bool takes_matmul_plan(const Group &g);
-/** Whether the group is a convolution whose schedule obeys SchedulePlan::conv (ConvTaps without
- *  kernel rows packed into its channels). */
+/** Whether the group is a convolution whose schedule obeys SchedulePlan::conv: a ConvTaps whose
+ *  padded rows are wider than its image's, kernel rows not packed into its channels. */
 bool takes_conv_plan(const Group &g);
 /** Whether the group is a fused attention, whose schedule obeys SchedulePlan::attention. */
 bool takes_attention_plan(const Group &g);
