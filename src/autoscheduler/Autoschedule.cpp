@@ -162,6 +162,8 @@ sched::SchedulePlan Autoscheduler::search(const sched::Group &probe, const Workl
     if (run.default_measured) {
         stats_.default_ns += run.default_ns;
         stats_.chosen_ns += run.best_ns;
+        if (run.found && !run.recording && run.best_ns > 0)
+            window_gains_[w.text] = run.default_ns / run.best_ns;
     }
     sched::SchedulePlan best = run.best;
     if (run.recording) // the best of every session's records (the default if none is feasible)

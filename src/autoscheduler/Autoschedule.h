@@ -121,6 +121,10 @@ public:
     const SearchStats &stats() const { return stats_; }
     /** The plan of every workload that had a choice, as decided so far. */
     const PlanMap &chosen() const { return chosen_; }
+    /** By workload text, for each workload searched here whose default and chosen plans were
+     *  both simulated: the default's time between its neighbours over the chosen plan's (1 when
+     *  the default was chosen). */
+    const std::map<std::string, double> &window_gains() const { return window_gains_; }
     /** One line for the log: what the search did over the whole program. */
     std::string summary() const;
 
@@ -161,6 +165,7 @@ private:
     const target::TargetInfo &target_;
     SearchOptions opts_;
     PlanMap chosen_;
+    std::map<std::string, double> window_gains_;
     SearchStats stats_;
 };
 

@@ -74,6 +74,8 @@ public:
                  lowering_.reused_count(), " reused an earlier group's (same workload and plan)");
         if (o_.chosen_plans)
             *o_.chosen_plans = autoscheduler_.chosen();
+        if (o_.window_gains)
+            *o_.window_gains = autoscheduler_.window_gains();
         copy_outputs_without_producer();
         if (o_.used_schedules)
             o_.used_schedules->trailing_comments = std::move(unscheduled_);

@@ -64,6 +64,9 @@ struct CompileOptions {
     const std::map<std::string, sched::SchedulePlan> *fixed_plans = nullptr;
     /** Where code generation reports the plan of every workload that had a choice, or null. */
     std::map<std::string, sched::SchedulePlan> *chosen_plans = nullptr;
+    /** Where it reports, by workload text, how much faster each searched workload's choice
+     *  was than its default between its neighbours (autosched::Autoscheduler::window_gains). */
+    std::map<std::string, double> *window_gains = nullptr;
     /** SearchOptions::whole_model_moves: -O3's whole-program check turns them off if the
      *  program is faster without. */
     bool whole_model_moves = true;

@@ -8,16 +8,18 @@
  * compiled with the windows' plans and timed on the timing simulator (timing-only, weights
  * without their bytes), then, workload by workload in the order of their text, compiled and timed
  * with that workload's plan put back to the default, and each change that makes the program
- * faster is kept. Then, if any tensor stayed in SBUF between groups (neff/ForwardStores.h), the
- * program without that is timed, and kept if faster; if they still stay, the program with every
- * forwarded tile copied rather than read where it is, likewise. Then the program with its weights
- * prefetched (neff/OnChipAllocator.h: each group keeps room for the next group's weights out of
- * its own allocation, so that their loads can run while it computes), likewise. When the search
- * chose a plan that makes a whole-model move (SchedulePlan::whole_model_move), all of that is done
- * again for the search without such moves, and the faster program kept. Last, all of it for the
- * program of the -O2 search, kept if faster: -O3 is never slower than -O2. One code generation per
- * workload whose plan is not the default, plus one to four, for each of the two or three
- * searches. Assumes `g` has been through the graph passes.
+ * faster is kept, except a plan that won its window by a wide margin (kTrustedWindowGain in the
+ * .cpp), which is kept untried. Then, if any tensor stayed in SBUF between groups
+ * (neff/ForwardStores.h), the program without that is timed, and kept if faster; if they still
+ * stay, the program with every forwarded tile copied rather than read where it is, likewise. Then
+ * the program with its weights prefetched (neff/OnChipAllocator.h: each group keeps room for the
+ * next group's weights out of its own allocation, so that their loads can run while it computes),
+ * likewise. When the search chose a plan that makes a whole-model move
+ * (SchedulePlan::whole_model_move), all of that is done again for the search without such moves,
+ * and the faster program kept. Last, all of it for the program of the -O2 search, kept if faster:
+ * -O3 is never slower than -O2. One code generation per workload whose plan is not the default,
+ * plus one to four, for each of the two or three searches (a workload kept untried costs none).
+ * Assumes `g` has been through the graph passes.
  */
 
 #include "autoscheduler/Autoschedule.h"
@@ -31,6 +33,7 @@ struct CheckedPlans {
     double program_ns = 0;     ///< the simulated time of the program with them
     int tried = 0;             ///< plans timed against the default in the program
     int put_back = 0;          ///< of those, put back to the default
+    int trusted = 0;           ///< plans kept untried: their windows' gain was decisive
     bool keep_resident = true; ///< CompileOptions::keep_resident: tensors kept in SBUF
     bool read_in_place = true; ///< CompileOptions::read_in_place: kept tiles read where they are
     /** CompileOptions::whole_model_moves: the plans come from a search that tried them. */

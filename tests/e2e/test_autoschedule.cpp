@@ -300,6 +300,22 @@ g (float[1, 64, 16, 16] x, float[64, 64, 3, 3] w) => (float[1, 64, 16, 16] y) {
         CHECK(sched::parse_plan(plans[1].describe(), back));
         CHECK(back == plans[1]);
     }
+    // Without padding along the rows (a 1 x 1 convolution; padding of rows only) the DMA writes
+    // whole rows already: no choice.
+    Graph unpadded = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 16, 16] x, float[64, 64, 1, 1] w, float[64, 64, 3, 1] w2)
+    => (float[1, 64, 16, 16] y, float[1, 64, 16, 16] z) {
+  y = Conv (x, w)
+  z = Conv <pads = [1, 0, 1, 0]> (x, w2)
+}
+)");
+    for (const char *out : {"y", "z"}) {
+        CAPTURE(out);
+        sched::Group grp = sched::build_node_group(unpadded, node_with_output(unpadded, out));
+        CHECK(grp.node->op_type == "ConvTaps");
+        CHECK(autosched::candidate_plans(grp, trn1(), 3).size() == 1);
+    }
 }
 
 TEST_CASE("identical groups are one workload, searched once within the level's budget") {
@@ -463,7 +479,7 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     int not_default = 0;
     for (const auto &[workload, plan] : c.plans)
         not_default += !plan.is_default();
-    CHECK(c.tried == not_default + c.put_back);
+    CHECK(c.tried + c.trusted == not_default + c.put_back);
     CHECK(c.put_back <= c.tried);
     o.fixed_plans = &c.plans;
     o.keep_resident = c.keep_resident;
@@ -485,6 +501,41 @@ TEST_CASE("-O3's whole-program check: the NEFF takes the time the check measured
     neff::Program p2 = generate_program(g, o2);
     rt::Machine m2(trn1(), p2, /*functional=*/false);
     CHECK(c.program_ns <= rt::simulate(m2).summary.total_ns);
+}
+
+TEST_CASE("-O3's whole-program check keeps a plan that won its window widely without a trial") {
+    // Two convolutions of 16 x 16 images (rows of 64 bytes) with constant weights: padded on
+    // chip, each wins its window by far more than the margin, and no program is compiled to try
+    // them one by one.
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 128, 16, 16] x, float[128, 128, 3, 3] w1, float[128, 128, 3, 3] w2)
+    => (float[1, 128, 16, 16] y) {
+  h = Conv <pads = [1, 1, 1, 1]> (x, w1)
+  r = Relu(h)
+  y = Conv <pads = [1, 1, 1, 1]> (r, w2)
+}
+)");
+    auto values = test::random_inputs(g, 3);
+    for (const char *w : {"w1", "w2"}) {
+        g.values.at(w).constant = std::make_shared<HostTensor>(values.at(w));
+        g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), w));
+    }
+    apply_graph_passes(g, CompileOptions{});
+    CompileOptions o;
+    o.optlevel = 3;
+    std::map<std::string, double> gains;
+    o.window_gains = &gains;
+    generate_program(g, o);
+    REQUIRE(gains.size() == 2);
+    for (const auto &[workload, gain] : gains)
+        CHECK(gain >= 1.05);
+    o.window_gains = nullptr;
+    CheckedPlans c = check_plans_on_program(g, o);
+    CHECK(c.trusted == 2);
+    CHECK(c.tried == 0);
+    for (const auto &[workload, plan] : c.plans)
+        CHECK(plan.describe() == "conv, padded on chip");
 }
 
 namespace {
