@@ -75,8 +75,7 @@ OpResult build_conv_taps(const OpContext &ctx) {
     Halide::Func x_pad = b.func("x_pad"), w_t = b.func("w_t"), acc = b.func("acc"),
                  y = b.func("out");
     // The image as stored (`x_in`, w, h, c, n), which x_pad copies from: inlined by default, so
-    // that x_pad reads the input itself; a schedule may stage it (ConvPlan::pad_on_chip).
-    // Created last so that the other stages keep their names.
+    // that x_pad reads the input itself; a schedule may stage it (ImagePlan::pad_on_chip).
     Halide::Func x_in = b.func("x_in");
     x_in(v) = x.at({v[3], v[2], v[1], v[0]});
     // ConvTranspose (graph/ConvTranspose) spreads the image by its stride, zeros between.

@@ -89,6 +89,10 @@ OpResult build_pool_taps(const OpContext &ctx) {
     Halide::Expr identity = avg || conv ? Halide::Expr(0.0f) : Halide::Expr(kMinusInf);
     std::vector<Halide::Var> v = Builder::vars(4); // (w, h, c, n), innermost first
     Halide::Func x_pad = b.func("x_pad"), acc = b.func("acc"), y = b.func("out");
+    // The image as stored (`x_in`), which x_pad copies from: inlined by default; a schedule may
+    // stage it (ImagePlan::pad_on_chip).
+    Halide::Func x_in = b.func("x_in");
+    x_in(v) = x.at({v[3], v[2], v[1], v[0]});
     // Padded with the identity in x's own type: -inf, or the lowest integer.
     // A pure definition, so that a schedule may compute it for any band of rows (the rows a band
     // of outputs reads, halo included): the code generator fills the region and copies the part
@@ -100,7 +104,7 @@ OpResult build_pool_taps(const OpContext &ctx) {
     Halide::Expr col = v[0] - static_cast<int>(pad[1]), row = v[1] - static_cast<int>(pad[0]);
     x_pad(v) = Halide::select(
         col >= 0 && col < width && row >= 0 && row < height,
-        x.at({v[3], v[2], Halide::clamp(row, 0, height - 1), Halide::clamp(col, 0, width - 1)}),
+        x_in(Halide::clamp(col, 0, width - 1), Halide::clamp(row, 0, height - 1), v[2], v[3]),
         border);
     Halide::RDom r(0, static_cast<int>(kernel[1]), 0, static_cast<int>(kernel[0]), "r");
     Halide::Expr window = to_compute(

@@ -199,12 +199,12 @@ std::vector<sched::SchedulePlan> candidate_plans(const sched::Group &g,
                 plans.push_back(p);
         return plans;
     }
-    if (sched::takes_conv_plan(g)) {
-        // The image loaded as stored and padded by an engine copy (ConvPlan::pad_on_chip): it
+    if (sched::takes_image_plan(g)) {
+        // The image loaded as stored and padded by an engine copy (ImagePlan::pad_on_chip): it
         // pays where the image's rows are short (SD UNet's 16-64 wide ones) and costs an engine
         // instruction per chunk where they are not, so it is measured, not a rule.
         sched::SchedulePlan padded;
-        padded.conv.pad_on_chip = true;
+        padded.image.pad_on_chip = true;
         return {sched::SchedulePlan(), padded};
     }
     if (model_type == "transformer" && sched::takes_attention_plan(g))

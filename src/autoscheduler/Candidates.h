@@ -8,9 +8,10 @@
  * transposes in fixed buffers, each operand movement with the default tiles, then narrower tiles
  * with the default movement (8 plans, the -O2 budget); -O3 every movement with every tile width,
  * and the transpose variants with the default, A-resident and B-resident movements. A
- * convolution (sched::takes_conv_plan) at -O2 and -O3, under every model type, tries its image
- * padded on chip (ConvPlan). Other groups have no choices yet: only the default plan. Tile limits
- * are fractions of the target's (one PSUM bank, the partitions), so no hardware number lives here.
+ * convolution or pooling with padded rows (sched::takes_image_plan) at -O2 and -O3, under every
+ * model type, tries its image padded on chip (ImagePlan). Other groups have no choices yet: only
+ * the default plan. Tile limits are fractions of the target's (one PSUM bank, the partitions), so
+ * no hardware number lives here.
  *
  * `--model-type transformer` adds the attention moves: a fused attention group
  * (sched::takes_attention_plan) tries its PSUM stages in fixed buffers (AttentionPlan). Under

@@ -118,7 +118,8 @@ TuningDb::~TuningDb() {
 // text makes the schedules do, or what a record's figures mean, changes, so that older records
 // are not trusted (plans2: A's transposes 4 per PSUM tile by default; plans3: predicted_ns is the
 // list schedule's estimate of the window, no longer the busiest engine of the group alone;
-// plans4: convolutions have plans, ConvPlan, so older records of their workloads lack a candidate).
+// plans4: convolutions and poolings have plans, ImagePlan, so older records of their workloads
+// lack a candidate).
 std::string TuningDb::compiler_version() {
     return NHC_VERSION "+plans4";
 }

@@ -8,7 +8,7 @@
 // window of the staged image, accumulated in PSUM.
 // The input crosses HBM once instead of once per tap (im2col). A plan may load the image as
 // stored instead, one contiguous run per channel, and copy it into the padded tile on an engine
-// (ConvPlan::pad_on_chip).
+// (ImagePlan::pad_on_chip).
 
 #include "graph/ConvIm2Col.h"
 #include "schedules/MemoryTypes.h"
@@ -45,10 +45,15 @@ void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
 }
 
 bool image_rows_padded(const Group &g) {
-    if (g.node->op_type != "ConvTaps" || g.node->has_attr("packed_rows"))
+    int64_t kw = 0;
+    if (g.node->op_type == "PoolTaps") {
+        kw = g.node->attr_ints("kernel").at(1); // (kh, kw)
+    } else if (g.node->op_type == "ConvTaps" && !g.node->has_attr("packed_rows")) {
+        const auto &rvars = g.stage("acc").function().update(0).schedule().rvars(); // (ci, kh, kw)
+        kw = rvars[2].extent.as<Halide::Internal::IntImm>()->value;
+    } else {
         return false;
-    const auto &rvars = g.stage("acc").function().update(0).schedule().rvars(); // (ci, kh, kw)
-    int64_t kw = rvars[2].extent.as<Halide::Internal::IntImm>()->value;
+    }
     std::vector<int64_t> image = g.node->attr_ints("input_spatial"),
                          pad = g.node->attr_ints("pads_begin"),
                          out = g.node->attr_ints("output_spatial"),
@@ -58,7 +63,7 @@ bool image_rows_padded(const Group &g) {
     return pad[1] > 0 || spread > 1 || window_extent(out[1], kw, stride[1], dil[1]) > image[1];
 }
 
-void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan) {
+void schedule_conv(Group &g, const Limits &L, const ImagePlan &plan) {
     const Shape &s = g.outputs[0].result.shape; // [N, Co, Ho, Wo]
     nhc_assert(s.size() == 4, "ConvTaps output of rank " << s.size());
     Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad"),
@@ -107,7 +112,7 @@ void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan) {
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
     // The image as stored, where the plan asks and the DMA would write the padded tile row by
     // row: one contiguous run per channel, that x_pad's copy then reads on chip
-    // (ConvPlan::pad_on_chip).
+    // (ImagePlan::pad_on_chip).
     Func x_in = g.stage("x_in");
     bool staged_image = plan.pad_on_chip && image_rows_padded(g);
     if (staged_image) {
@@ -178,7 +183,7 @@ namespace nhc::sched::detail {
 // band staging the rows its windows read (the halo rows read twice); per tile, one vector
 // instruction per kernel tap (a max or an add of a shifted, strided window of the image into
 // the accumulator).
-void schedule_pool(Group &g, const Limits &L) {
+void schedule_pool(Group &g, const Limits &L, const ImagePlan &plan) {
     const Shape &s = g.outputs[0].result.shape; // [N, C, Ho, Wo]
     nhc_assert(s.size() == 4, "PoolTaps output of rank " << s.size());
     Func f = g.outputs[0].func, acc = g.stage("acc"), x_pad = g.stage("x_pad");
@@ -221,6 +226,12 @@ void schedule_pool(Group &g, const Limits &L) {
                 : banded      ? std::vector<int>{0}
                               : std::vector<int>{0, 1});
     g.partition_dim[x_pad.name()] = 2; // (w, h, c, n): the channels
+    // The image as stored, copied into x_pad on chip (ImagePlan::pad_on_chip), as ConvTaps'.
+    if (plan.pad_on_chip && image_rows_padded(g)) {
+        Func x_in = g.stage("x_in");
+        x_in.compute_at(f, banded ? band : co).store_in(SBUF);
+        g.partition_dim[x_in.name()] = 2;
+    }
     acc.compute_at(tile.level).store_in(SBUF);
     g.partition_dim[acc.name()] = 2;
     const auto &rvars = acc.function().update(0).schedule().rvars();
@@ -232,7 +243,7 @@ void schedule_pool(Group &g, const Limits &L) {
             Func stage = st.func;
             stage.compute_at(f, co).store_in(SBUF);
             g.partition_dim[st.func.name()] = st.func.dimensions() - 1;
-        } else if (st.role != "acc" && st.role != "x_pad") {
+        } else if (st.role != "acc" && st.role != "x_pad" && st.role != "x_in") {
             place(st.func, tile, SBUF); // the reciprocal counts, the result
             g.partition_dim[st.func.name()] = 2;
         }

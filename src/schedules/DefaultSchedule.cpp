@@ -329,7 +329,7 @@ bool takes_matmul_plan(const Group &g) {
            !is_attention(g) && g.stage("acc").defined();
 }
 
-bool takes_conv_plan(const Group &g) {
+bool takes_image_plan(const Group &g) {
     return image_rows_padded(g);
 }
 
@@ -357,9 +357,9 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
         break;
     case Family::Conv:
         if (g.node->op_type == "PoolTaps")
-            schedule_pool(g, L);
+            schedule_pool(g, L, plan.image);
         else
-            schedule_conv(g, L, plan.conv);
+            schedule_conv(g, L, plan.image);
         break;
     case Family::Layout:
         schedule_layout(g, L);

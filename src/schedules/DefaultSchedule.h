@@ -42,9 +42,10 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target,
 /** Whether the group is a matmul whose schedule obeys SchedulePlan::matmul (not fused attention,
  *  not a Gather). */
 bool takes_matmul_plan(const Group &g);
-/** Whether the group is a convolution whose schedule obeys SchedulePlan::conv: a ConvTaps whose
- *  padded rows are wider than its image's, kernel rows not packed into its channels. */
-bool takes_conv_plan(const Group &g);
+/** Whether the group is a convolution or pooling whose schedule obeys SchedulePlan::image: a
+ *  ConvTaps or PoolTaps whose padded rows are wider than its image's (a ConvTaps' kernel rows not
+ *  packed into its channels). */
+bool takes_image_plan(const Group &g);
 /** Whether the group is a fused attention, whose schedule obeys SchedulePlan::attention. */
 bool takes_attention_plan(const Group &g);
 /** Whether a row reduction (LayerNorm, Softmax) over rows of `row_elems` elements can join a

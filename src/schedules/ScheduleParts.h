@@ -113,12 +113,13 @@ Halide::Func whole_rows_value(const Group &g);
 /** `rows` built per row tile, column tile by column tile; the column tile's loop. */
 TileLoop place_whole_rows(Group &g, Halide::Func rows, int64_t row_elems, const TileLoop &row_tile,
                           int64_t k_chunk, const Limits &L, const MatmulPlan &plan);
-/** Whether a ConvTaps group's padded image has rows wider than the image's (padding or a spread
- *  along them), so that a DMA into its interior writes one run per image row, and its kernel
- *  rows are not packed into its channels (whose blocks a copy would move across partitions). */
+/** Whether a ConvTaps or PoolTaps group's padded image has rows wider than the image's (padding
+ *  or a spread along them), so that a DMA into its interior writes one run per image row, and a
+ *  ConvTaps' kernel rows are not packed into its channels (whose blocks a copy would move
+ *  across partitions). */
 bool image_rows_padded(const Group &g);
-void schedule_conv(Group &g, const Limits &L, const ConvPlan &plan);
-void schedule_pool(Group &g, const Limits &L);
+void schedule_conv(Group &g, const Limits &L, const ImagePlan &plan);
+void schedule_pool(Group &g, const Limits &L, const ImagePlan &plan);
 
 } // namespace nhc::sched::detail
 

@@ -61,7 +61,7 @@ std::string describe_attention(const AttentionPlan &a) {
     return s;
 }
 
-constexpr const char *kConvPaddedOnChip = "conv, padded on chip";
+constexpr const char *kImagePaddedOnChip = "image padded on chip";
 constexpr const char *kOutputResident = "output resident";
 constexpr const char *kPeCriticalPath = "PE in critical-path order";
 
@@ -138,12 +138,12 @@ std::string SchedulePlan::describe() const {
     if (is_default())
         return "default";
     nhc_assert(int(!(matmul == MatmulPlan())) + int(!(attention == AttentionPlan())) +
-                       int(!(conv == ConvPlan())) <=
+                       int(!(image == ImagePlan())) <=
                    1,
                "a plan for more than one kind of group");
     std::vector<std::string> parts;
-    if (conv.pad_on_chip)
-        parts.push_back(kConvPaddedOnChip);
+    if (image.pad_on_chip)
+        parts.push_back(kImagePaddedOnChip);
     else if (!(attention == AttentionPlan()))
         parts.push_back(describe_attention(attention));
     else if (!(matmul == MatmulPlan()))
@@ -179,8 +179,8 @@ bool parse_plan(const std::string &text, SchedulePlan &plan) {
         parts.pop_back();
     }
     bool parsed = parts.empty();
-    if (!parsed && parts.size() == 2 && parts[0] + ", " + parts[1] == kConvPaddedOnChip)
-        parsed = plan.conv.pad_on_chip = true;
+    if (!parsed && parts.size() == 1 && parts[0] == kImagePaddedOnChip)
+        parsed = plan.image.pad_on_chip = true;
     else if (!parsed)
         parsed = parts[0] == "attention" ? parse_attention(parts, plan.attention)
                                          : parse_matmul(parts, plan.matmul);

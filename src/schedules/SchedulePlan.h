@@ -91,24 +91,25 @@ struct AttentionPlan {
     }
 };
 
-/** How a convolution (ConvTaps, ConvSchedule.cpp) stages its image. */
-struct ConvPlan {
+/** How a convolution or pooling (ConvTaps, PoolTaps: ConvSchedule.cpp) stages its image. */
+struct ImagePlan {
     /** The image is loaded as stored, one contiguous run per channel (and band of rows), and an
-     *  engine copies it into the interior of the zeroed, padded tile; by default the DMA writes
-     *  that interior itself, one run per image row. Rows of W elements are 32-128 bytes at
-     *  widths of 16-64 in 16 bits, which the DMA moves at its overhead-bound rate, a row under
-     *  256 bytes costing as much as one of 256 (nc.md:L255-259); the copy costs an engine
-     *  instruction per channel chunk. Not for kernel rows packed into the channels. */
+     *  engine copies it into the interior of the padded tile, filled with the border; by
+     *  default the DMA writes that interior itself, one run per image row. Rows of W elements
+     *  are 32-128 bytes at widths of 16-64 in 16 bits, which the DMA moves at its
+     *  overhead-bound rate, a row under 256 bytes costing as much as one of 256
+     *  (nc.md:L255-259); the copy costs an engine instruction per channel chunk. Only where
+     *  the padded rows are wider than the image's (image_rows_padded). */
     bool pad_on_chip = false;
 
-    bool operator==(const ConvPlan &o) const { return pad_on_chip == o.pad_on_chip; }
+    bool operator==(const ImagePlan &o) const { return pad_on_chip == o.pad_on_chip; }
 };
 
 /** Everything a search may choose for one group. */
 struct SchedulePlan {
     MatmulPlan matmul;
     AttentionPlan attention;
-    ConvPlan conv;
+    ImagePlan image;
     /** The group's output tiles stay in SBUF, each in a region of its own, until the groups that
      *  read the output have run (Group::resident), so that their loads of it become on-chip
      *  copies and its stores can go (neff/ForwardStores.h): a whole-model move of -O3, which
@@ -124,7 +125,7 @@ struct SchedulePlan {
 
     bool is_default() const { return *this == SchedulePlan(); }
     bool operator==(const SchedulePlan &o) const {
-        return matmul == o.matmul && attention == o.attention && conv == o.conv &&
+        return matmul == o.matmul && attention == o.attention && image == o.image &&
                output_resident == o.output_resident && pe_critical_path == o.pe_critical_path;
     }
     /** Whether the plan makes a whole-model move (an output kept resident, working tiles held
@@ -135,8 +136,8 @@ struct SchedulePlan {
      *  "attention, q/k transposes in 1 buffers, scores in 2 buffers, outputs stored per batch
      *  item" (parts left out that have their default value), each followed by ", PE in
      *  critical-path order" and ", output resident" when they are (those alone when nothing
-     *  else differs), or "conv, padded on chip". A group is a matmul, an attention or a
-     *  convolution, so a plan is one of them. */
+     *  else differs), or "image padded on chip". A group is a matmul, an attention, or a
+     *  convolution or pooling, so a plan is one of them. */
     std::string describe() const;
 };
 

@@ -295,10 +295,26 @@ g (float[1, 64, 16, 16] x, float[64, 64, 3, 3] w) => (float[1, 64, 16, 16] y) {
         auto plans = autosched::candidate_plans(conv, trn1(), 2, type);
         REQUIRE(plans.size() == 2);
         CHECK(plans[0].is_default());
-        CHECK(plans[1].describe() == "conv, padded on chip");
+        CHECK(plans[1].describe() == "image padded on chip");
         sched::SchedulePlan back;
         CHECK(sched::parse_plan(plans[1].describe(), back));
         CHECK(back == plans[1]);
+    }
+    // A max pooling and a depthwise convolution (PoolTaps) with padding: the same choice.
+    Graph pools = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 16, 16] x, float[64, 1, 3, 3] wd) => (float[1, 64, 8, 8] y, float[1, 64, 16, 16] z) {
+  y = MaxPool <kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]> (x)
+  z = Conv <pads = [1, 1, 1, 1], group = 64> (x, wd)
+}
+)");
+    for (const char *out : {"y", "z"}) {
+        CAPTURE(out);
+        sched::Group grp = sched::build_node_group(pools, node_with_output(pools, out));
+        CHECK(grp.node->op_type == "PoolTaps");
+        auto plans = autosched::candidate_plans(grp, trn1(), 2);
+        REQUIRE(plans.size() == 2);
+        CHECK(plans[1].describe() == "image padded on chip");
     }
     // Without padding along the rows (a 1 x 1 convolution; padding of rows only) the DMA writes
     // whole rows already: no choice.
@@ -399,7 +415,8 @@ TEST_CASE("plans read back as written; other text is not a plan") {
                              "matmul streamed, n <= 99999999999",
                              "conv default",
                              "conv, padded",
-                             "conv, padded on chip, n <= 128",
+                             "image padded on chip, n <= 128",
+                             "image padded on chip, output resident, n <= 128",
                              "output resident, n <= 128",
                              "matmul auto, output resident, n <= 128",
                              "matmul auto, staging in 0 buffers",
@@ -535,7 +552,7 @@ g (float[1, 128, 16, 16] x, float[128, 128, 3, 3] w1, float[128, 128, 3, 3] w2)
     CHECK(c.trusted == 2);
     CHECK(c.tried == 0);
     for (const auto &[workload, plan] : c.plans)
-        CHECK(plan.describe() == "conv, padded on chip");
+        CHECK(plan.describe() == "image padded on chip");
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "schedules/ScheduleScript.h"
 #include "target/Target.h"
 
+#include <algorithm>
 #include <doctest/doctest.h>
 
 using namespace nhc;
@@ -291,7 +292,53 @@ g (float[1, 6, 12, 10] x, float[5, 6, 3, 3] w) => (float[1, 5, 6, 5] y) {
     CHECK(test::dmas_reading(p, "x") == 1);
 }
 
-TEST_CASE("ConvTaps padded on chip (ConvPlan): the image loaded in one run per partition, an "
+namespace {
+
+/** `passed` compiled at -O1 with node `n`'s group scheduled by the default schedule under an
+ *  ImagePlan padding on chip or not, given as the schedule script that describes it. */
+neff::Program with_image_plan(const Graph &passed, const Node &n, bool on_chip) {
+    sched::Group grp = sched::build_node_group(passed, n);
+    REQUIRE(sched::takes_image_plan(grp));
+    sched::SchedulePlan plan;
+    plan.image.pad_on_chip = on_chip;
+    sched::apply_default_schedule(grp, target::target_by_name("trn1"), plan);
+    sched::ScheduleScript script;
+    script.blocks.push_back(sched::describe_schedule(grp));
+    CompileOptions o;
+    o.optlevel = 1;
+    o.schedule = &script;
+    return generate_program(passed, o);
+}
+
+/** Per DMA that reads HBM variable `name`: the runs of contiguous elements it writes in each
+ *  partition. */
+std::vector<int64_t> runs_per_partition(const neff::Program &p, const std::string &name) {
+    std::vector<int64_t> runs;
+    test::for_each_dma_reading(p, name, [&](const neff::Instr &i) {
+        int64_t n = 1;
+        for (size_t d = 0; d + 1 < i.dst.dims.size(); d++)
+            n *= i.dst.dims[d].num;
+        runs.push_back(i.dst.dims.back().step == 1 ? n : i.dst.free_count());
+    });
+    return runs;
+}
+
+/** Engine instructions copying SBUF into an SBUF tile with rows of `rows` x `columns` elements
+ *  `pitch` apart (the padded tile's interior). */
+int copies_into_rows(const neff::Program &p, int64_t pitch, int64_t rows, int64_t columns) {
+    int n = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            n += i.op != neff::Opcode::Dma && i.op != neff::Opcode::Matmul &&
+                 i.src.space == neff::MemSpace::SBUF && i.dst.space == neff::MemSpace::SBUF &&
+                 i.dst.dims.size() == 2 && i.dst.dims[0].step == pitch &&
+                 i.dst.dims[0].num == rows && i.dst.dims[1].num == columns;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("ConvTaps padded on chip (ImagePlan): the image loaded in one run per partition, an "
           "engine copies it into the zeroed tile, a script states it; the default's values") {
     // 256 channels (two chunks) of 16 x 16: rows of 64 bytes, which the default DMAs one by one
     // into the padded tile's interior.
@@ -307,46 +354,53 @@ g (float[1, 256, 16, 16] x, float[64, 256, 3, 3] w, float[64] b) => (float[1, 64
     apply_graph_passes(passed, CompileOptions{});
     const Node &conv = test::node_with_output(passed, "y");
     REQUIRE(conv.op_type == "ConvTaps");
-    auto program = [&](bool on_chip) {
-        sched::Group grp = sched::build_node_group(passed, conv);
-        REQUIRE(sched::takes_conv_plan(grp));
-        sched::SchedulePlan plan;
-        plan.conv.pad_on_chip = on_chip;
-        sched::apply_default_schedule(grp, target::target_by_name("trn1"), plan);
-        sched::ScheduleScript script;
-        script.blocks.push_back(sched::describe_schedule(grp));
-        CompileOptions o;
-        o.optlevel = 1;
-        o.schedule = &script;
-        return generate_program(passed, o);
-    };
+    neff::Program plain = with_image_plan(passed, conv, false),
+                  on_chip = with_image_plan(passed, conv, true);
     // Each load of x writes its partitions' elements as one run (on chip) or as 16 rows of 16
-    // elements in rows of 18 (the default).
-    auto runs_per_partition = [](const neff::Program &p) {
-        std::vector<int64_t> runs;
-        test::for_each_dma_reading(p, "x", [&](const neff::Instr &i) {
-            int64_t n = 1;
-            for (size_t d = 0; d + 1 < i.dst.dims.size(); d++)
-                n *= i.dst.dims[d].num;
-            runs.push_back(i.dst.dims.back().step == 1 ? n : i.dst.free_count());
-        });
-        return runs;
-    };
-    neff::Program plain = program(false), on_chip = program(true);
-    CHECK(runs_per_partition(plain) == std::vector<int64_t>{16, 16});
-    CHECK(runs_per_partition(on_chip) == std::vector<int64_t>{1, 1});
-    // The copies into the padded tiles: one engine instruction per chunk, reading SBUF.
-    int sbuf_copies = 0;
-    for (const auto &stream : on_chip.streams)
-        for (const neff::Instr &i : stream)
-            sbuf_copies += i.op != neff::Opcode::Dma && i.op != neff::Opcode::Matmul &&
-                           i.src.space == neff::MemSpace::SBUF &&
-                           i.dst.space == neff::MemSpace::SBUF && i.dst.dims.size() == 2 &&
-                           i.dst.dims[0].step == 18 && i.dst.dims[1].num == 16;
-    CHECK(sbuf_copies == 2);
+    // elements in rows of 18 (the default); on chip, one engine copy per chunk into the tile.
+    CHECK(runs_per_partition(plain, "x") == std::vector<int64_t>{16, 16});
+    CHECK(runs_per_partition(on_chip, "x") == std::vector<int64_t>{1, 1});
+    CHECK(copies_into_rows(on_chip, 18, 16, 16) == 2);
     for (neff::Program *p : {&plain, &on_chip}) {
         test::E2EResult got = test::run_program(*p, passed, inputs);
         CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-5).rel_l2 <= 1e-6);
+    }
+}
+
+TEST_CASE("PoolTaps padded on chip (ImagePlan): a max pooling (-inf border) and a depthwise "
+          "convolution (zero border) load their image in one run per partition; the values") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 64, 16, 16] x, float[64, 1, 3, 3] wd) => (float[1, 64, 8, 8] y, float[1, 64, 16, 16] z) {
+  y = MaxPool <kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]> (x)
+  z = Conv <pads = [1, 1, 1, 1], group = 64> (x, wd)
+}
+)");
+    auto inputs = test::random_inputs(g, 9);
+    auto want = alg::run_reference(g, inputs);
+    Graph passed = g;
+    apply_graph_passes(passed, CompileOptions{});
+    // The max pooling's padded tile is 17 x 17 (what its eight strided windows read), the
+    // depthwise convolution's 18 x 18.
+    for (auto [out, pitch] : {std::pair<const char *, int64_t>{"y", 17}, {"z", 18}}) {
+        CAPTURE(out);
+        const Node &pool = test::node_with_output(passed, out);
+        REQUIRE(pool.op_type == "PoolTaps");
+        neff::Program plain = with_image_plan(passed, pool, false),
+                      on_chip = with_image_plan(passed, pool, true);
+        // The group of the other output loads x too, by its default schedule.
+        std::vector<int64_t> plain_runs = runs_per_partition(plain, "x"),
+                             on_chip_runs = runs_per_partition(on_chip, "x");
+        std::sort(plain_runs.begin(), plain_runs.end());
+        std::sort(on_chip_runs.begin(), on_chip_runs.end());
+        CHECK(plain_runs == std::vector<int64_t>{16, 16});
+        CHECK(on_chip_runs == std::vector<int64_t>{1, 16});
+        CHECK(copies_into_rows(on_chip, pitch, 16, 16) == 1);
+        for (neff::Program *p : {&plain, &on_chip}) {
+            test::E2EResult got = test::run_program(*p, passed, inputs);
+            for (const char *o : {"y", "z"})
+                CHECK(test::compare(got.outputs.at(o), want.at(o), 1e-4, 1e-5).rel_l2 <= 1e-6);
+        }
     }
 }
 
