@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 namespace nhc {
 
@@ -47,7 +48,8 @@ void put_back_plans(const Graph &g, const CompileOptions &o,
         if (plan.is_default())
             continue;
         auto gain = window_gains.find(workload);
-        double window_gain = gain == window_gains.end() ? 0 : gain->second;
+        bool searched = gain != window_gains.end(); // not when the tuning database gave it
+        double window_gain = searched ? gain->second : 0;
         if (window_gain >= kTrustedWindowGain) {
             c.trusted++;
             log_info("whole-program check: ", plan.describe(),
@@ -60,8 +62,9 @@ void put_back_plans(const Graph &g, const CompileOptions &o,
         std::vector<int64_t> lifetimes;
         double ns = program_ns(g, o, &trial, nullptr, nullptr, &lifetimes);
         c.tried++;
-        log_info("whole-program check: ", plan.describe(), " (", (window_gain - 1) * 100,
-                 "% between its neighbours) -> default: ", c.program_ns / 1000, " -> ", ns / 1000,
+        log_info("whole-program check: ", plan.describe(), " (",
+                 searched ? std::to_string((window_gain - 1) * 100) + "%" : "not searched",
+                 " between its neighbours) -> default: ", c.program_ns / 1000, " -> ", ns / 1000,
                  " us", ns < c.program_ns ? ", put back" : "");
         if (ns < c.program_ns) {
             c.program_ns = ns;
