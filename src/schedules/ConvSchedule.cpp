@@ -172,7 +172,7 @@ void schedule_conv(Group &g, const Limits &L, const ImagePlan &plan) {
             g.partition_dim[st.func.name()] = 0;
         } else if (st.role != "acc" && st.role != "x_pad" && st.role != "w_t" &&
                    st.role != "x_in") {
-            place(st.func, tile, SBUF); // the bias column, the result out of PSUM, epilogues
+            place(st.func, tile, SBUF); // the result out of PSUM, epilogues
             g.partition_dim[st.func.name()] = st.func.dimensions() - 1 == 0 ? 0 : 2;
         }
     // What a fused epilogue reads of the output's shape (a residual) has the tile's layout: the
