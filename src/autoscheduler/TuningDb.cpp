@@ -119,9 +119,10 @@ TuningDb::~TuningDb() {
 // are not trusted (plans2: A's transposes 4 per PSUM tile by default; plans3: predicted_ns is the
 // list schedule's estimate of the window, no longer the busiest engine of the group alone;
 // plans4: convolutions and poolings have plans, ImagePlan, so older records of their workloads
-// lack a candidate).
+// lack a candidate; plans5: A^T in blocks beside output tiles of a quarter bank, a candidate
+// older records of matmul workloads lack).
 std::string TuningDb::compiler_version() {
-    return NHC_VERSION "+plans4";
+    return NHC_VERSION "+plans5";
 }
 
 void TuningDb::exec(const std::string &sql) const {

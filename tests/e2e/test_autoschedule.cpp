@@ -215,6 +215,33 @@ g (float[768, 4096] x, float[4096, 128] w) => (float[768, 128] y) {
     CHECK(a_right);
 }
 
+TEST_CASE("narrower output tiles leave room for taller blocks of A^T, and -O2 and -O3 offer them") {
+    // A^T of [3072, 4096] fp32 is 384 KiB per partition. Beside a 512-column tile of B (64 KiB
+    // per partition) a block holds fewer than 768 rows, so 512 (640 does not divide 3072);
+    // beside a 128-column one (16 KiB), 1,024: B then crosses HBM 3 times instead of 6.
+    Graph g = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3072, 4096] x, float[4096, 512] w) => (float[3072, 512] y) {
+  y = MatMul(x, w)
+}
+)");
+    const Node &mm = node_with_output(g, "y");
+    sched::SchedulePlan wide = plan_of(Operands::AResident);
+    wide.matmul.resident_block = 2048;
+    sched::SchedulePlan narrow = wide;
+    narrow.matmul.max_tile_n = 128;
+    CHECK(schedule_text(scheduled(g, mm, wide)).find("split(v1, mb, mr, 512)") !=
+          std::string::npos);
+    CHECK(schedule_text(scheduled(g, mm, narrow)).find("split(v1, mb, mr, 1024)") !=
+          std::string::npos);
+    sched::Group grp = sched::build_node_group(g, mm);
+    for (int level : {2, 3}) {
+        auto plans = autosched::candidate_plans(grp, trn1(), level);
+        CAPTURE(level);
+        CHECK(std::find(plans.begin(), plans.end(), narrow) != plans.end());
+    }
+}
+
 TEST_CASE("an A-resident output is stored in blocks of columns when the plan asks, and the "
           "product is right") {
     // 6,000 columns: output tiles of 500 (2,000-byte rows). Stores of up to 1,024 columns
