@@ -22,25 +22,30 @@ namespace nhc::sched::detail {
 using Halide::Func;
 using Halide::Var;
 
+namespace {
+
+/** The extent of a window node's staged image along attribute axis `a` (0: rows, 1: columns):
+ *  the image with the zeros a spread puts between its elements (ConvTranspose) after the
+ *  leading padding, or the span its windows read when that is longer. */
+int64_t staged_extent(const Node &n, int64_t kernel, size_t a) {
+    int64_t image = n.attr_ints("input_spatial")[a], pad = n.attr_ints("pads_begin")[a];
+    int64_t spread = n.has_attr("input_strides") ? n.attr_ints("input_strides")[a] : 1;
+    int64_t read = window_extent(n.attr_ints("output_spatial")[a], kernel,
+                                 n.attr_ints("strides")[a], n.attr_ints("dilations")[a]);
+    return std::max((image - 1) * spread + 1 + pad, read);
+}
+
+} // namespace
+
 /** Stages x_pad of a window node (kernel (h, w)) over the whole padded image along the axes
  *  given (0: columns, 1: rows), not only the part its windows read: a stride can leave the image's
  * last columns unread, and a copy of whole rows is one contiguous run per partition where a copy of
  * the rows cut short is one run per row (DMA cost, DmaCost.cpp). */
 void cover_image(const Group &g, Func x_pad, const std::vector<int64_t> &kernel,
                  const std::vector<int> &axes) {
-    std::vector<int64_t> image = g.node->attr_ints("input_spatial"),
-                         pad = g.node->attr_ints("pads_begin"),
-                         out = g.node->attr_ints("output_spatial"),
-                         stride = g.node->attr_ints("strides"),
-                         dil = g.node->attr_ints("dilations");
-    std::vector<int64_t> spread = g.node->has_attr("input_strides")
-                                      ? g.node->attr_ints("input_strides")
-                                      : std::vector<int64_t>{1, 1};
     for (int axis : axes) {
         size_t a = static_cast<size_t>(1 - axis); // attributes are (h, w)
-        int64_t read = window_extent(out[a], kernel[a], stride[a], dil[a]);
-        int64_t spread_image = (image[a] - 1) * spread[a] + 1; // ConvTranspose: zeros between
-        x_pad.bound(var(axis), 0, static_cast<int>(std::max(spread_image + pad[a], read)));
+        x_pad.bound(var(axis), 0, static_cast<int>(staged_extent(*g.node, kernel[a], a)));
     }
 }
 
@@ -54,13 +59,7 @@ bool image_rows_padded(const Group &g) {
     } else {
         return false;
     }
-    std::vector<int64_t> image = g.node->attr_ints("input_spatial"),
-                         pad = g.node->attr_ints("pads_begin"),
-                         out = g.node->attr_ints("output_spatial"),
-                         stride = g.node->attr_ints("strides"),
-                         dil = g.node->attr_ints("dilations");
-    int64_t spread = g.node->has_attr("input_strides") ? g.node->attr_ints("input_strides")[1] : 1;
-    return pad[1] > 0 || spread > 1 || window_extent(out[1], kw, stride[1], dil[1]) > image[1];
+    return staged_extent(*g.node, kw, 1) > g.node->attr_ints("input_spatial")[1];
 }
 
 void schedule_conv(Group &g, const Limits &L, const ImagePlan &plan) {
