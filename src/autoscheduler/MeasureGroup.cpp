@@ -71,6 +71,7 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     so.sbuf_history = cx.sbuf_history;
     so.psum_history = cx.psum_history;
     so.reserved_sbuf = cx.reserved_sbuf;
+    so.broadcast_on_pe = cx.broadcast_on_pe;
     // A group's selection; what it keeps stays kept through the window (the program frees it
     // after the output's reader, the next group).
     auto select = [&](const codegen::LoweredGroup &l) {

@@ -71,7 +71,8 @@ struct ProgramContext {
      *  (neff/NarrowStores.h) and weights stored in load order (neff/TileWeights.h; both -O2 and
      *  -O3). */
     bool forward_loads = false, round_on_engines = false, tile_weights = false;
-    bool read_in_place = true; ///< forwarded tiles read where they are (ForwardStores.h)
+    bool read_in_place = true;    ///< forwarded tiles read where they are (ForwardStores.h)
+    bool broadcast_on_pe = false; ///< codegen::SelectOptions::broadcast_on_pe
     /** The groups code generation compiles next. */
     std::vector<FollowingGroup> following;
     /** The searched group's workload text (set by the search). */

@@ -185,6 +185,7 @@ private:
         so.psum_history = psum_history_;
         so.keep_for_next = prefetch_bytes(current_ + 1);
         so.reserved_sbuf = resident_->reserved();
+        so.broadcast_on_pe = o_.broadcast_on_pe;
         std::vector<codegen::SelectedInstr> ins = codegen::select_group(
             lg, so, [this](const std::string &v) { return hbm_->binding(v); });
         sbuf_history_ = std::move(so.sbuf_history);
@@ -282,6 +283,7 @@ private:
         cx.dependency_overhead = dependency_aware_schedule();
         cx.forward_loads = o_.optlevel >= 2 && o_.keep_resident; // as keep_tensors_resident
         cx.read_in_place = o_.read_in_place;
+        cx.broadcast_on_pe = o_.broadcast_on_pe;
         cx.round_on_engines = o_.optlevel >= 2; // as round_on_engines
         cx.tile_weights = o_.optlevel >= 2;     // as tile_weight_layouts
         cx.following = following_groups();

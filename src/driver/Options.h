@@ -79,6 +79,9 @@ struct CompileOptions {
      *  (neff/ForwardStores.h); -O3's whole-program check turns it off if the program is faster
      *  without (WholeProgramCheck.h), and tests to compare. */
     bool keep_resident = true;
+    /** Loads broadcast over the partitions built on the PE (codegen::SelectOptions::
+     *  broadcast_on_pe); -O3's whole-program check turns it on if the program is faster so. */
+    bool broadcast_on_pe = false;
     /** With keep_resident, a forwarded tile is read where it is rather than copied where possible
      *  (neff/ForwardStores.h); -O3's whole-program check turns it off if the program is faster
      *  without. */

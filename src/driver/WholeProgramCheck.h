@@ -17,8 +17,10 @@
  * likewise. When the search chose a plan that makes a whole-model move
  * (SchedulePlan::whole_model_move), all of that is done again for the search without such moves,
  * and the faster program kept. Last, all of it for the program of the -O2 search, kept if faster:
- * -O3 is never slower than -O2. One code generation per workload whose plan is not the default,
- * plus one to four, for each of the two or three searches (a workload kept untried costs none).
+ * -O3 is never slower than -O2. Last, all of it for the search with loads broadcast over the
+ * partitions built on the PE (CompileOptions::broadcast_on_pe), kept if faster. One code
+ * generation per workload whose plan is not the default, plus one to four, for each of the
+ * three or four searches (a workload kept untried costs none).
  * Assumes `g` has been through the graph passes.
  */
 
@@ -29,13 +31,14 @@
 namespace nhc {
 
 struct CheckedPlans {
-    autosched::PlanMap plans;  ///< what to compile `g` with (CompileOptions::fixed_plans)
-    double program_ns = 0;     ///< the simulated time of the program with them
-    int tried = 0;             ///< plans timed against the default in the program
-    int put_back = 0;          ///< of those, put back to the default
-    int trusted = 0;           ///< plans kept untried: their windows' gain was decisive
-    bool keep_resident = true; ///< CompileOptions::keep_resident: tensors kept in SBUF
-    bool read_in_place = true; ///< CompileOptions::read_in_place: kept tiles read where they are
+    autosched::PlanMap plans;     ///< what to compile `g` with (CompileOptions::fixed_plans)
+    double program_ns = 0;        ///< the simulated time of the program with them
+    int tried = 0;                ///< plans timed against the default in the program
+    int put_back = 0;             ///< of those, put back to the default
+    int trusted = 0;              ///< plans kept untried: their windows' gain was decisive
+    bool keep_resident = true;    ///< CompileOptions::keep_resident: tensors kept in SBUF
+    bool read_in_place = true;    ///< CompileOptions::read_in_place: kept tiles read where they are
+    bool broadcast_on_pe = false; ///< CompileOptions::broadcast_on_pe
     /** CompileOptions::whole_model_moves: the plans come from a search that tried them. */
     bool whole_model_moves = true;
     /** The -O level of the search the plans come from (CompileOptions::optlevel to compile

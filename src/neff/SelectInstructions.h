@@ -54,6 +54,11 @@ struct SelectOptions {
     std::map<std::string, neff::DType> stored_as; ///< stage -> storage type beyond Halide's
     std::string node_name; ///< carried by every instruction (traces, messages)
     int dma_queues = 4;    ///< DMA queues used round-robin
+    /** A load that reads one row into every partition (a bias or a norm's scale, partition
+     *  stride 0) is built on the PE instead: the row loaded into one partition, a matmul of a
+     *  ones row by it per PSUM bank, a copy out (SelectBroadcast.cpp). The DMA then moves the
+     *  row once, not once per partition; the PE and ACT/DVE do the rest. */
+    bool broadcast_on_pe = false;
     /** Stages whose SBUF tiles outlive the group (sched::Group::resident): each tile keeps its
      *  region after the group, which kept_sbuf reports. */
     std::set<std::string> resident;

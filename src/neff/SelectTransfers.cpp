@@ -283,6 +283,8 @@ void Selector::select_dma(const Nest &n, const std::string &src_name,
         if (b->space == MemSpace::HBM)
             check_hbm_bounds(n, *ap, *b);
     merge_contiguous_dims(ins.dst, ins.src);
+    if (select_pe_broadcast(ins))
+        return;
     // Loads are issued from SP and stores from Pool (idle otherwise): a store waits for the
     // compute that produced its tile, and on SP that wait would hold back the next tile's loads.
     // Each issuing engine has queues of its own, so that a queue completes in program order

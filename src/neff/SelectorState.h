@@ -124,6 +124,10 @@ private:
     /** A copy with a constant border (SelectBoundedCopy.cpp): a memset and a copy of the box
      *  inside the border; false, having selected nothing, if `n` is not of that form. */
     bool select_bounded_copy(const Nest &n);
+    /** A load broadcast over the partitions built on the PE when SelectOptions::broadcast_on_pe
+     *  says so (SelectBroadcast.cpp); false, having selected nothing, when `dma` is not such a
+     *  load or the form is not handled. */
+    bool select_pe_broadcast(const neff::Instr &dma);
     void select_matmul(const Nest &n);
     void select_transpose(const Nest &n, const std::string &src, const Halide::Expr &src_index);
     Halide::Expr subst(const Halide::Expr &e) const;

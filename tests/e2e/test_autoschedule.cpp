@@ -280,6 +280,50 @@ g (float[128, 768] x, float[768, 6000] w) => (float[128, 6000] y) {
     CHECK(stores(blocks) * 2 == stores(plan_of(Operands::AResident)));
 }
 
+TEST_CASE("a bias broadcast over the partitions is built on the PE when asked, and the values "
+          "are right") {
+    // The bias of 1,536 fp32 is read into each of the 128 partitions of its tile: by default one
+    // DMA reading it 128 times; built on the PE, one DMA of the row into one partition and a
+    // K = 1 matmul of a ones row by it per PSUM bank (3), each copied out.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 768] x, float[768, 1536] w, float[1536] b) => (float[128, 1536] y) {
+  t = MatMul(x, w)
+  y = Add(t, b)
+}
+)";
+    Graph loaded = load_text(text);
+    Graph g = passed(text);
+    auto inputs = test::random_inputs(loaded, 5);
+    auto want = alg::run_reference(loaded, inputs);
+    struct Counts {
+        int broadcast_loads = 0, unit_k_matmuls = 0;
+    };
+    auto compiled = [&](bool on_pe, Counts &c) {
+        CompileOptions o;
+        o.optlevel = 2;
+        o.broadcast_on_pe = on_pe;
+        neff::Program p = generate_program(g, o);
+        for (const auto &stream : p.streams)
+            for (const neff::Instr &i : stream) {
+                c.broadcast_loads += i.op == neff::Opcode::Dma &&
+                                     i.src.space == neff::MemSpace::HBM &&
+                                     i.src.partition_step == 0 && i.dst.num_partitions > 1;
+                c.unit_k_matmuls += i.op == neff::Opcode::Matmul && i.src.num_partitions == 1;
+            }
+        return p;
+    };
+    Counts dma, pe;
+    compiled(false, dma);
+    neff::Program p = compiled(true, pe);
+    CHECK(dma.broadcast_loads >= 1);
+    CHECK(dma.unit_k_matmuls == 0);
+    CHECK(pe.broadcast_loads == 0);
+    CHECK(pe.unit_k_matmuls == 3);
+    test::E2EResult got = test::run_program(std::move(p), g, inputs);
+    CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-4, 1e-4).rel_l2 < 1e-5);
+}
+
 TEST_CASE("the default plan is the default schedule") {
     Graph g = passed(kMatmul);
     const Node &mm = node_with_output(g, "y");
