@@ -23,11 +23,24 @@ namespace {
  *  266 us (bench/README.md). A heuristic with twice that margin, not a bound. */
 constexpr double kTrustedWindowGain = 1.05;
 
+/** The DMAs of `p` that read one row from HBM into every partition of their tile (partition
+ *  stride 0), rows of at least 256 elements: what CompileOptions::broadcast_on_pe may build on
+ *  the PE instead (neff/SelectBroadcast.cpp). */
+int broadcast_loads(const neff::Program &p) {
+    int n = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            n += i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
+                 i.src.partition_step == 0 && i.dst.num_partitions > 1 && i.src.free_count() >= 256;
+    return n;
+}
+
 /** The simulated time of `g` compiled with `fixed` (and the search for anything else). */
 double program_ns(const Graph &g, CompileOptions o, const autosched::PlanMap *fixed,
                   autosched::PlanMap *chosen, int *loads_kept_resident = nullptr,
                   std::vector<int64_t> *group_lifetime_bytes = nullptr,
-                  std::map<std::string, double> *window_gains = nullptr) {
+                  std::map<std::string, double> *window_gains = nullptr,
+                  int *broadcasts = nullptr) {
     o.fixed_plans = fixed;
     o.chosen_plans = chosen;
     o.window_gains = window_gains;
@@ -36,6 +49,8 @@ double program_ns(const Graph &g, CompileOptions o, const autosched::PlanMap *fi
     o.without_weight_bytes = true;
     o.used_schedules = nullptr;
     neff::Program p = generate_program(g, o);
+    if (broadcasts)
+        *broadcasts = broadcast_loads(p);
     rt::Machine machine(target::target_by_name(o.target), p, /*functional=*/false);
     return rt::simulate(machine).summary.total_ns;
 }
@@ -136,8 +151,8 @@ CheckedPlans check_search(const Graph &g, const CompileOptions &o) {
     c.search_level = o.optlevel;
     int kept_resident = 0;
     std::map<std::string, double> window_gains;
-    c.program_ns =
-        program_ns(g, o, nullptr, &c.plans, &kept_resident, &c.group_lifetime_bytes, &window_gains);
+    c.program_ns = program_ns(g, o, nullptr, &c.plans, &kept_resident, &c.group_lifetime_bytes,
+                              &window_gains, &c.broadcast_loads);
     put_back_plans(g, o, window_gains, c);
     check_residency(g, o, kept_resident, c);
     check_prefetch(g, o, c);
@@ -179,8 +194,9 @@ CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o) {
     // search and its check again with them, kept if faster. They free the DMA queues of a
     // DMA-bound program (BERT-base bf16: 62.9 of the 245 MB it moves are such loads) for PE
     // and copy work, and change what the windows choose; some programs lose with them
-    // (dev_gpt_block fp32 at -O2, bench/README.md).
-    if (!o.broadcast_on_pe) {
+    // (dev_gpt_block fp32 at -O2, bench/README.md). A program with no such load is not searched
+    // again (ResNet-50).
+    if (!o.broadcast_on_pe && c.broadcast_loads > 0) {
         CompileOptions on = o;
         on.broadcast_on_pe = true;
         log_info("whole-program check: the search again with broadcasts on the PE");

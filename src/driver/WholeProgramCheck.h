@@ -17,8 +17,9 @@
  * likewise. When the search chose a plan that makes a whole-model move
  * (SchedulePlan::whole_model_move), all of that is done again for the search without such moves,
  * and the faster program kept. Last, all of it for the program of the -O2 search, kept if faster:
- * -O3 is never slower than -O2. Last, all of it for the search with loads broadcast over the
- * partitions built on the PE (CompileOptions::broadcast_on_pe), kept if faster. One code
+ * -O3 is never slower than -O2. Last, when the program kept has loads broadcast over the
+ * partitions, all of it for the search with them built on the PE (CompileOptions::
+ * broadcast_on_pe), kept if faster. One code
  * generation per workload whose plan is not the default, plus one to four, for each of the
  * three or four searches (a workload kept untried costs none).
  * Assumes `g` has been through the graph passes.
@@ -39,6 +40,7 @@ struct CheckedPlans {
     bool keep_resident = true;    ///< CompileOptions::keep_resident: tensors kept in SBUF
     bool read_in_place = true;    ///< CompileOptions::read_in_place: kept tiles read where they are
     bool broadcast_on_pe = false; ///< CompileOptions::broadcast_on_pe
+    int broadcast_loads = 0;      ///< loads of the searched program it could build on the PE
     /** CompileOptions::whole_model_moves: the plans come from a search that tried them. */
     bool whole_model_moves = true;
     /** The -O level of the search the plans come from (CompileOptions::optlevel to compile
