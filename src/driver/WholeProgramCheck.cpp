@@ -25,7 +25,7 @@ constexpr double kTrustedWindowGain = 1.05;
 
 /** The DMAs of `p` that read one row from HBM into every partition of their tile (partition
  *  stride 0), rows of at least 256 elements: what CompileOptions::broadcast_on_pe may build on
- *  the PE instead (neff/SelectBroadcast.cpp). */
+ *  the PE instead (neff/SelectBroadcast.cpp, which leaves shorter rows to the DMA). */
 int broadcast_loads(const neff::Program &p) {
     int n = 0;
     for (const auto &stream : p.streams)
