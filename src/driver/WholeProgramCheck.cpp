@@ -24,14 +24,15 @@ namespace {
 constexpr double kTrustedWindowGain = 1.05;
 
 /** The DMAs of `p` that read one row from HBM into every partition of their tile (partition
- *  stride 0), rows of at least 256 elements: what CompileOptions::broadcast_on_pe may build on
- *  the PE instead (neff/SelectBroadcast.cpp, which leaves shorter rows to the DMA). */
+ *  stride 0), rows long enough to be built on the PE instead when CompileOptions::broadcast_on_pe
+ *  says so (neff/SelectBroadcast.cpp). */
 int broadcast_loads(const neff::Program &p) {
     int n = 0;
     for (const auto &stream : p.streams)
         for (const neff::Instr &i : stream)
             n += i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
-                 i.src.partition_step == 0 && i.dst.num_partitions > 1 && i.src.free_count() >= 256;
+                 i.src.partition_step == 0 && i.dst.num_partitions > 1 &&
+                 i.src.free_count() >= codegen::SelectOptions::kMinPeBroadcastRow;
     return n;
 }
 

@@ -35,11 +35,9 @@ bool Selector::select_pe_broadcast(const Instr &dma) {
     if (!opt_.broadcast_on_pe || s.space != MemSpace::HBM || d.space != MemSpace::SBUF ||
         s.partition_step != 0 || d.num_partitions < 2 || s.dims.size() != 1 || d.dims.size() != 1)
         return false;
-    // Rows under 256 elements are left to the DMA (a heuristic, not measured: such a load moves
-    // at most 128 KiB, and the matmul and the copy each pay their fixed cost whatever the row's
-    // width, nc.md:L142, L298); WholeProgramCheck.cpp's count of such loads takes the same bound.
     int64_t es = neff::dtype_size(s.dtype), F = s.dims[0].num;
-    if (s.dims[0].step != es || d.dims[0].step != 1 || d.dims[0].num != F || F < 256)
+    if (s.dims[0].step != es || d.dims[0].step != 1 || d.dims[0].num != F ||
+        F < SelectOptions::kMinPeBroadcastRow)
         return false;
     bool fp32 = s.dtype == neff::DType::F32;
     if (!fp32 && s.dtype != neff::DType::BF16 && s.dtype != neff::DType::F16)

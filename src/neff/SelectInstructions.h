@@ -59,6 +59,10 @@ struct SelectOptions {
      *  ones row by it per PSUM bank, a copy out (SelectBroadcast.cpp). The DMA then moves the
      *  row once, not once per partition; the PE and ACT/DVE do the rest. */
     bool broadcast_on_pe = false;
+    /** Rows shorter than this stay broadcast by the DMA (a heuristic, not measured: such a load
+     *  moves at most 128 KiB, and the matmul and the copy each pay their fixed cost whatever the
+     *  row's width, nc.md:L142, L298). */
+    static constexpr int64_t kMinPeBroadcastRow = 256;
     /** Stages whose SBUF tiles outlive the group (sched::Group::resident): each tile keeps its
      *  region after the group, which kept_sbuf reports. */
     std::set<std::string> resident;
