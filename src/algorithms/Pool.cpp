@@ -1,7 +1,7 @@
 // MaxPool and AveragePool (N-D; ceil_mode through the output shape inference gave; dilations;
 // count_include_pad): the reference definition (the host JIT). The code generator runs
-// graph/PoolTaps's rewrite, PoolTaps (below): the padded image staged on chip and one max or add
-// per kernel tap.
+// graph/PoolTaps's rewrite, PoolTaps (below): the padded image staged on chip and a max or a sum
+// over the kernel taps of each window.
 
 #include "algorithms/Broadcast.h"
 #include "algorithms/Families.h"

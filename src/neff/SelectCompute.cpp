@@ -189,8 +189,46 @@ private:
         return r;
     }
 
+    /** max(x, 0) of a float x in one instruction, x's bias folded in: ACT's Relu (which
+     *  computes func(in * scale + bias), neuroncore.md L172-175) when ACT is the lighter
+     *  engine, else x = p + q (q [P,1] or an immediate) as one tensor_scalar of two ops
+     *  ((p add q) max 0; one op costs the same as two, L302). A bias add and a max out of PSUM
+     *  are then one pass over the tile, not two (a convolution's or a matmul's bias and ReLU).
+     *  nullopt when `x` has neither form. */
+    std::optional<Operand> relu(const Halide::Expr &x, const AccessPattern *into) {
+        if (!x.type().is_float() || (into && !neff::dtype_is_float(into->dtype)))
+            return std::nullopt;
+        if (prefers_act(dst_.free_count()))
+            return activation(neff::ActFunc::Relu, x, into);
+        const Add *add = x.as<Add>();
+        if (!add)
+            return std::nullopt;
+        Halide::Expr p = add->a, q = add->b;
+        if (!as_load(p))
+            std::swap(p, q);
+        if (!as_load(p) || !(as_load(q) || is_const(q)))
+            return std::nullopt;
+        Operand qo = lower(q, nullptr);
+        if (!qo.is_imm && !qo.per_partition)
+            return std::nullopt;
+        Instr i;
+        i.op = Opcode::TensorScalar;
+        i.src = lower(p, nullptr).ap;
+        i.alu0 = AluOp::Add;
+        i.s0 = scalar_of(qo);
+        i.alu1 = AluOp::Max;
+        i.s1.imm = 0.0f;
+        Operand r = result(into);
+        i.dst = r.ap;
+        emit_vector(i);
+        return r;
+    }
+
     Operand binary(AluOp op, const Halide::Expr &a, const Halide::Expr &b,
                    const AccessPattern *into, bool commutative) {
+        if (op == AluOp::Max && (is_const_zero(b) || is_const_zero(a)))
+            if (std::optional<Operand> r = relu(is_const_zero(b) ? a : b, into))
+                return *r;
         // x * x reads one tile twice: lowered once, or the second operand's instructions would
         // compute a copy that nothing reads (a LayerNorm's centred row for its variance).
         bool same_expr = equal(a, b);

@@ -338,6 +338,67 @@ bool takes_attention_plan(const Group &g) {
            is_attention(g);
 }
 
+namespace {
+
+/** The calls to `name` in `reader`'s definitions. */
+int calls_to(const Func &reader, const std::string &name) {
+    struct Counter : Halide::Internal::IRVisitor {
+        const std::string &name;
+        int calls = 0;
+        explicit Counter(const std::string &n) : name(n) {}
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *c) override {
+            calls += c->call_type == Halide::Internal::Call::Halide && c->name == name;
+            IRVisitor::visit(c);
+        }
+    } counter(name);
+    Halide::Internal::Function fn = reader.function();
+    for (const Halide::Expr &e : fn.definition().values())
+        e.accept(&counter);
+    for (const auto &u : fn.updates())
+        for (const Halide::Expr &e : u.values())
+            e.accept(&counter);
+    return counter.calls;
+}
+
+/** Computes inline, into the activation that reads it, a value of the group that only that
+ *  activation reads, once: the activation's instruction then reads what the value reads (an
+ *  accumulator in PSUM and a [P,1] bias), one pass where a copy with the bias and the activation
+ *  were two (ACT computes func(in * scale + bias), neuroncore.md L172-175; a ReLU on DVE is
+ *  one tensor_scalar of two ops, neff/SelectCompute's relu). Only fp32 values: selection drops
+ *  casts, so a value rounded on its store keeps its tile. */
+void inline_into_activations(Group &g) {
+    // One ACT function of their input each (algorithms/Elementwise.cpp); Clip a max and a min.
+    static const std::set<std::string> activations = {"Relu", "Clip",  "Sigmoid", "Tanh",
+                                                      "Gelu", "Swish", "Erf"};
+    std::set<std::string> group_outputs;
+    for (const GroupOutput &o : g.outputs)
+        group_outputs.insert(o.value);
+    for (const Node *act : g.nodes) {
+        if (!activations.count(act->op_type) || act->inputs.empty() || act->outputs.empty())
+            continue;
+        const std::string &v = act->inputs[0];
+        auto value = g.values.find(v), result = g.values.find(act->outputs[0]);
+        if (value == g.values.end() || result == g.values.end() ||
+            value->second.dtype != DType::Float32 || group_outputs.count(v))
+            continue;
+        bool other_readers = false;
+        for (const Node *n : g.nodes)
+            other_readers |= n != act && std::count(n->inputs.begin(), n->inputs.end(), v) > 0;
+        Func f = value->second.func;
+        auto stage = std::find_if(g.op.stages.begin(), g.op.stages.end(),
+                                  [&](const alg::Stage &st) { return st.func.name() == f.name(); });
+        if (other_readers || stage == g.op.stages.end() || stage->stored_as ||
+            is_operand_role(stage->role) || stage->role == "acc" || f.has_update_definition() ||
+            g.buffers.count(f.name()) || g.resident.count(f.name()) ||
+            calls_to(result->second.func, f.name()) != 1)
+            continue;
+        f.compute_inline();
+    }
+}
+
+} // namespace
+
 void apply_default_schedule(Group &g, const target::TargetInfo &target, const SchedulePlan &plan) {
     Limits L = limits_of(target);
     std::set<std::string> folded = fold_broadcast_stages(g, L.partitions, L.broadcast_budget);
@@ -391,6 +452,7 @@ void apply_default_schedule(Group &g, const target::TargetInfo &target, const Sc
         for (const GroupOutput &o : g.outputs)
             g.resident.insert(o.result.func.name());
     g.pe_critical_path = plan.pe_critical_path;
+    inline_into_activations(g);
 }
 
 } // namespace nhc::sched

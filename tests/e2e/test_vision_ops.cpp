@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <doctest/doctest.h>
+#include <set>
 
 using namespace nhc;
 namespace fs = std::filesystem;
@@ -553,6 +554,44 @@ g (float[1, 8, 12, 12] x, float[)" +
     }
 }
 
+TEST_CASE("a convolution's bias and ReLU are one instruction out of PSUM per tile, and match") {
+    // The conv's output (acc + bias) is computed inline into the Relu (schedules/DefaultSchedule):
+    // ACT's relu with the bias, or DVE's (acc add bias) max 0, where a copy with the bias and a
+    // max were two instructions through a tile of their own.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 8, 12, 12] x, float[64, 8, 3, 3] w, float[64] b) => (float[1, 64, 12, 12] y) {
+  c = Conv <pads = [1, 1, 1, 1]> (x, w, b)
+  y = Relu(c)
+}
+)");
+    neff::Program p = test::compile_graph(g);
+    int from_psum = 0, relus = 0, matmul_tiles = 0;
+    std::set<int64_t> accumulators;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream) {
+            if (i.op == neff::Opcode::Matmul)
+                accumulators.insert(i.dst.offset);
+            bool reads_psum = i.op != neff::Opcode::Matmul && i.op != neff::Opcode::Dma &&
+                              i.src.space == neff::MemSpace::PSUM;
+            from_psum += reads_psum;
+            relus += reads_psum && ((i.op == neff::Opcode::Activation &&
+                                     i.func == neff::ActFunc::Relu && i.s1.is_ap) ||
+                                    (i.op == neff::Opcode::TensorScalar &&
+                                     i.alu0 == neff::AluOp::Add && i.alu1 == neff::AluOp::Max));
+        }
+    matmul_tiles = static_cast<int>(accumulators.size());
+    CHECK(matmul_tiles >= 1);
+    CHECK(from_psum == relus);
+    CHECK(relus >= matmul_tiles);
+    int maxes = 0; // a ReLU of its own: a max with 0 after the copy out of PSUM
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            maxes += i.op == neff::Opcode::TensorScalar && i.alu0 == neff::AluOp::Max;
+    CHECK(maxes == 0);
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 3), {"y"}, 1e-4, 1e-5) <= 1e-6);
+}
+
 TEST_CASE("ConvTaps past the chip: 256 input channels in two chunks accumulated in PSUM; an "
           "image over the budget staged in bands of output rows with their halo; both match") {
     Graph wide = load_text(R"(
@@ -755,27 +794,39 @@ g (float[1, 144, 28, 28] x, float[144, 1, 3, 3] w, float[144] b) => (float[1, 14
     CHECK(test::bytes_read_from(p, "x") == 144 * 28 * 28 * 4);
 }
 
-TEST_CASE("PoolTaps: one vector instruction per kernel tap, the input read once; 3-D refused") {
-    Graph g = load_text(R"(
+TEST_CASE("PoolTaps: one reduction over the kernel taps of every window, the input read once; "
+          "3-D refused") {
+    // Max: exact. Average: the taps summed in the reference's order, then the reciprocal count.
+    for (std::string pool : {"MaxPool", "AveragePool"}) {
+        CAPTURE(pool);
+        Graph g = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 8, 16, 16] x) => (float[1, 8, 8, 8] y) {
-  y = MaxPool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)
+  y = )" + pool + R"( <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)
 }
 )");
-    neff::Program p = test::compile_graph(g);
-    int maxes = 0;
-    for (const auto &stream : p.streams)
-        for (const neff::Instr &i : stream)
-            maxes += i.op == neff::Opcode::TensorTensor && i.alu0 == neff::AluOp::Max;
-    int x_loads = test::dmas_reading(p, "x");
-    CHECK(maxes == 9);
-    CHECK(x_loads == 1);
-    HostTensor x(DType::Float32, {1, 8, 16, 16});
-    for (int64_t i = 0; i < x.numel(); i++)
-        x.set_f64(i, std::sin(0.1 * double(i)) - 0.5);
-    auto want = alg::run_reference(g, {{"x", x}});
-    test::E2EResult got = test::compile_and_run(g, {{"x", x}});
-    CHECK(test::compare(got.outputs.at("y"), want.at("y"), 0, 0).rel_l2 == 0);
+        neff::Program p = test::compile_graph(g);
+        int per_tap = 0, reductions = 0;
+        for (const auto &stream : p.streams)
+            for (const neff::Instr &i : stream) {
+                per_tap += i.op == neff::Opcode::TensorTensor &&
+                           (i.alu0 == neff::AluOp::Max || i.alu0 == neff::AluOp::Add);
+                // The output rows and columns kept, the window's rows and columns reduced.
+                reductions += i.op == neff::Opcode::TensorReduce && i.axes == 2 &&
+                              i.src.dims.size() == 4 && i.dst.dims.size() == 2;
+            }
+        int x_loads = test::dmas_reading(p, "x");
+        CHECK(per_tap == 0);
+        CHECK(reductions == 1);
+        CHECK(x_loads == 1);
+        HostTensor x(DType::Float32, {1, 8, 16, 16});
+        for (int64_t i = 0; i < x.numel(); i++)
+            x.set_f64(i, std::sin(0.1 * double(i)) - 0.5);
+        auto want = alg::run_reference(g, {{"x", x}});
+        test::E2EResult got = test::compile_and_run(g, {{"x", x}});
+        CHECK(test::compare(got.outputs.at("y"), want.at("y"), 0, 0).rel_l2 <=
+              (pool == "MaxPool" ? 0 : 1e-6));
+    }
 
     Graph three_d = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
