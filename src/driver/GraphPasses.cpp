@@ -23,6 +23,7 @@
 #include "graph/OperatorSupport.h"
 #include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
+#include "graph/RemoveDeadNodes.h"
 #include "graph/ResizeMatmul.h"
 #include "graph/SplitLinear.h"
 #include "graph/UnitAxisTransposes.h"
@@ -143,6 +144,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     }
     int native = take_stored_16bit_operands(g);
     log_info("16-bit operands: ", native, " matmul nodes take their bf16/fp16 operands as stored");
+    int dead = remove_dead_nodes(g);
+    log_info("dead nodes: ", dead, " nodes whose outputs nothing reads removed");
 }
 
 } // namespace nhc

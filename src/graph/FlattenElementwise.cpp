@@ -45,6 +45,17 @@ bool is_flattening_view(const Graph &g, const Node &n) {
            shape_numel(out) == shape_numel(in);
 }
 
+/** A Reshape, Squeeze, Unsqueeze or Identity (views in element order) to a shape of rank 3 or
+ *  more with its input's last axis. */
+bool keeps_rows(const Graph &g, const Node &n) {
+    static const std::set<std::string> in_order = {"Reshape", "Squeeze", "Unsqueeze", "Identity"};
+    if (!n.domain.empty() || !in_order.count(n.op_type) || n.outputs.size() != 1)
+        return false;
+    const Shape &in = g.value(n.inputs[0]).shape, &out = g.value(n.outputs[0]).shape;
+    return !in.empty() && out.size() > 2 && out.back() == in.back() &&
+           shape_numel(out) == shape_numel(in);
+}
+
 /** A constant that broadcasts along the last axis only: [], [N] or [1, ..., 1, N]. Returns its
  *  2-D form's name (a [N] copy for the last case), or "" when it does not qualify. */
 std::string last_axis_constant(Graph &g, const Value &v, int64_t n) {
@@ -172,6 +183,15 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
         Node &n = g.nodes[index];
         if (is_flattening_view(g, n)) {
             flat[n.outputs[0]] = n.inputs[0];
+            continue;
+        }
+        // A view of such a view that keeps the element order and the last axis (ViT's
+        // [197, 768] -> [197, 1, 768] -> [1, 197, 768], the second a unit-axis Transpose made a
+        // Reshape): the same 2-D form, so that the residual Add after the attention's output
+        // Gemm joins its epilogue.
+        if (auto f = n.inputs.empty() ? flat.end() : flat.find(n.inputs[0]);
+            f != flat.end() && keeps_rows(g, n)) {
+            flat[n.outputs[0]] = f->second;
             continue;
         }
         if (!is_row_wise(g, n))

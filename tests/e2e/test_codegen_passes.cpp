@@ -390,6 +390,29 @@ g (float[256, 64] x, float[64, 768] w, float[768] b, float[256, 768] r, float[76
     CHECK(dmas_reading(p, "r") == 2); // one per row tile: whole rows
 }
 
+TEST_CASE("at -O2 a residual Add read through unit-axis views of a Gemm (ViT's attention output) "
+          "joins the Gemm's group, and matches") {
+    // [S, E] -> [S, 1, E] -> Transpose(1, 0, 2) (unit axes only: a view at -O2) -> + residual.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[96, 64] x, float[64, 128] w, float[128] b, float[1, 96, 128] r) => (float[1, 96, 128] y)
+    <int64[3] s = {96, 1, 128}> {
+  m = Gemm(x, w, b)
+  v = Reshape(m, s)
+  t = Transpose <perm = [1, 0, 2]> (v)
+  y = Add(t, r)
+}
+)");
+    CompileOptions o;
+    o.optlevel = 2;
+    neff::Program p = test::compile_graph(g, o);
+    // The Gemm's output never reaches HBM: its tiles are the Add's operand on chip.
+    for (const neff::Variable &var : p.vars)
+        CHECK(!(var.kind == neff::VarKind::Scratch && var.name == "m"));
+    CHECK(dmas_reading(p, "m") == 0);
+    CHECK(test::worst_rel_l2(g, random_inputs(g, 4), {"y"}, 1e-4, 1e-5) <= 1e-6);
+}
+
 TEST_CASE("a Transpose that merges heads back is written by its producer, and matches") {
     const char *text = R"(
 <ir_version: 8, opset_import: ["" : 17]>

@@ -15,6 +15,7 @@
 #include "graph/LinearLayers.h"
 #include "graph/LowerLosses.h"
 #include "graph/ReduceLastAxis.h"
+#include "graph/RemoveDeadNodes.h"
 #include "graph/WeightLayout.h"
 #include "graph/WideElementwiseRows.h"
 #include "support/Error.h"
@@ -150,6 +151,50 @@ g (float[2, 3, 4] x) => (float[2, 3, 4] y, float[2, 3, 4] z) <float[4, 4] w = {1
     CHECK(ln.inputs[0] == add.outputs[0]);
     CHECK(g.value(ln.outputs[0]).shape == Shape{6, 4});
     CHECK(g.nodes[6].outputs[0] == "y"); // the graph output views the 2-D result
+    g.verify();
+}
+
+TEST_CASE("a residual Add after views of a Gemm's output that keep its rows reads the 2-D output; "
+          "the views left unread are removed") {
+    // torchvision's ViT: the attention's output Gemm [S, E] viewed [S, 1, E], then [1, S, E]
+    // (a unit-axis Transpose made a Reshape at -O2), then the residual Add.
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[6, 4] x, float[1, 6, 4] r) => (float[1, 6, 4] y) <float[4, 4] w = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1},
+    int64[3] s1 = {6, 1, 4}, int64[3] s2 = {1, 6, 4}> {
+  h = Gemm(x, w)
+  v1 = Reshape(h, s1)
+  v2 = Reshape(v1, s2)
+  y = Add(v2, r)
+}
+)");
+    CHECK(flatten_elementwise_after_views(g, kConvLimits) == 1);
+    auto add = std::find_if(g.nodes.begin(), g.nodes.end(),
+                            [](const Node &n) { return n.op_type == "Add"; });
+    REQUIRE(add != g.nodes.end());
+    const Node &gemm = *std::find_if(g.nodes.begin(), g.nodes.end(),
+                                     [](const Node &n) { return n.op_type == "Gemm"; });
+    CHECK(add->inputs[0] == gemm.outputs[0]);
+    // The pass drops v2, which it rewrote; v1 is read by nothing now. The view of r and the one
+    // making y stay.
+    CHECK(remove_dead_nodes(g) == 1);
+    CHECK(op_types(g) == std::vector<std::string>{"Gemm", "Reshape", "Add", "Reshape"});
+    CHECK(remove_dead_nodes(g) == 0);
+    g.verify();
+}
+
+TEST_CASE("dead nodes go, back through their inputs; graph outputs and what they read stay") {
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) {
+  a = Relu(x)
+  b = Exp(a)
+  c = Neg(b)
+  y = Abs(x)
+}
+)");
+    CHECK(remove_dead_nodes(g) == 3);
+    CHECK(op_types(g) == std::vector<std::string>{"Abs"});
     g.verify();
 }
 
