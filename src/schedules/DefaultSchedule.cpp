@@ -367,10 +367,34 @@ int calls_to(const Func &reader, const std::string &name) {
  *  were two (ACT computes func(in * scale + bias), neuroncore.md L172-175; a ReLU on DVE is
  *  one tensor_scalar of two ops, neff/SelectCompute's relu). Only fp32 values: selection drops
  *  casts, so a value rounded on its store keeps its tile. */
+/** Whether `reader` is `name` times or over a constant: one instruction with the scale folded
+ *  in (ACT's scale, a tensor_scalar), reading `name`'s operands where it reads them. */
+bool scales_by_constant(const Func &reader, const std::string &name) {
+    using namespace Halide::Internal;
+    const std::vector<Halide::Expr> &values = reader.function().definition().values();
+    if (values.size() != 1)
+        return false;
+    Halide::Expr e = values[0];
+    while (const Cast *c = e.as<Cast>())
+        e = c->value;
+    Halide::Expr a, b;
+    if (const Mul *m = e.as<Mul>())
+        a = m->a, b = m->b;
+    else if (const Div *d = e.as<Div>())
+        a = d->a, b = d->b;
+    else
+        return false;
+    while (const Cast *c = a.as<Cast>())
+        a = c->value;
+    const Call *x = a.as<Call>();
+    return x && x->name == name && is_const(b);
+}
+
 void inline_into_activations(Group &g) {
-    // One ACT function of their input each (algorithms/Elementwise.cpp); Clip a max and a min.
-    static const std::set<std::string> activations = {"Relu", "Clip",  "Sigmoid", "Tanh",
-                                                      "Gelu", "Swish", "Erf"};
+    // One ACT function of their input each (algorithms/Elementwise.cpp); Clip a max and a min;
+    // Mul and Div by a constant (attention's scores over sqrt(d)).
+    static const std::set<std::string> activations = {"Relu",  "Clip", "Sigmoid", "Tanh", "Gelu",
+                                                      "Swish", "Erf",  "Mul",     "Div"};
     std::set<std::string> group_outputs;
     for (const GroupOutput &o : g.outputs)
         group_outputs.insert(o.value);
@@ -391,9 +415,13 @@ void inline_into_activations(Group &g) {
         if (other_readers || stage == g.op.stages.end() || stage->stored_as ||
             is_operand_role(stage->role) || stage->role == "acc" || f.has_update_definition() ||
             g.buffers.count(f.name()) || g.resident.count(f.name()) ||
-            calls_to(result->second.func, f.name()) != 1)
+            calls_to(result->second.func, f.name()) != 1 ||
+            ((act->op_type == "Mul" || act->op_type == "Div") &&
+             !scales_by_constant(result->second.func, f.name())))
             continue;
-        f.compute_inline();
+        // Inline, it has no tile: the memory type place() gave it would only show in the
+        // schedule --dump-schedules writes.
+        f.compute_inline().store_in(Halide::MemoryType::Auto);
     }
 }
 

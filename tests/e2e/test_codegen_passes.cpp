@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
 
 using namespace nhc;
 using codegen::SelectedInstr;
@@ -411,6 +412,43 @@ g (float[96, 64] x, float[64, 128] w, float[128] b, float[1, 96, 128] r) => (flo
         CHECK(!(var.kind == neff::VarKind::Scratch && var.name == "m"));
     CHECK(dmas_reading(p, "m") == 0);
     CHECK(test::worst_rel_l2(g, random_inputs(g, 4), {"y"}, 1e-4, 1e-5) <= 1e-6);
+}
+
+TEST_CASE("a matmul's result over a constant (attention's scores over sqrt(d)) is scaled on its "
+          "way out of PSUM, one instruction per tile; matches") {
+    // The MatMul's result is computed inline into the Div (schedules/DefaultSchedule): the Div's
+    // instruction reads the accumulator, where a copy out of PSUM and a scale were two.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 128, 64] q, float[4, 64, 128] k, float[4, 128, 128] m) => (float[4, 128, 128] y)
+    <float eight = {8.0}> {
+  s = MatMul(q, k)
+  d = Div(s, eight)
+  y = Add(d, m)
+}
+)");
+    neff::Program p = test::compile_graph(g);
+    std::set<int64_t> accumulators; // q's PE transposes land in PSUM too: not counted
+    for (const neff::Instr &i : p.stream(neff::Engine::PE))
+        if (i.op == neff::Opcode::Matmul)
+            accumulators.insert(i.dst.offset);
+    int from_psum = 0, scaled = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream) {
+            if (i.op == neff::Opcode::Matmul || i.op == neff::Opcode::Transpose ||
+                i.op == neff::Opcode::Dma || i.src.space != neff::MemSpace::PSUM ||
+                !accumulators.count(i.src.offset))
+                continue;
+            from_psum++;
+            bool act_scale = i.op == neff::Opcode::Activation && !i.s0.is_ap && i.s0.imm == 0.125f;
+            bool dve_divide = i.op == neff::Opcode::TensorScalar && !i.s0.is_ap &&
+                              ((i.alu0 == neff::AluOp::Divide && i.s0.imm == 8.0f) ||
+                               (i.alu0 == neff::AluOp::Mult && i.s0.imm == 0.125f));
+            scaled += act_scale || dve_divide;
+        }
+    CHECK(from_psum == 4); // one output tile per batch item
+    CHECK(scaled == from_psum);
+    CHECK(test::worst_rel_l2(g, random_inputs(g, 6), {"y"}, 1e-4, 1e-5) <= 1e-6);
 }
 
 TEST_CASE("a Transpose that merges heads back is written by its producer, and matches") {
