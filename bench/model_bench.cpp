@@ -6,10 +6,12 @@
 // model's FLOPs over the PE peak, over the latency), per-engine utilisation, DMA bytes, and the
 // host time to compile and to simulate. A benchmark, not a test.
 //
-// usage: model_bench [--target trn1] [-O1|-O2|-O3] [--model-type generic|transformer|unet-inference]
+// usage: model_bench [--target trn1] [-O1|-O2|-O3] [--model-type
+// generic|transformer|unet-inference]
 //        [--auto-cast none|bf16|fp16] MODEL.onnx...
 
 #include "driver/Codegen.h"
+#include "driver/WholeProgramCheck.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"
 #include "runtime/Runtime.h"
@@ -85,7 +87,14 @@ void bench(const std::string &path, const CompileOptions &o) {
     int64_t ungathered = ungathered_table_bytes(g);
     check_operator_support(g);
     apply_graph_passes(g, o);
-    neff::Program p = generate_program(g, o);
+    // -O3 compiles with the plans its whole-program check keeps, as neuron-halide-cc does.
+    CompileOptions codegen = o;
+    CheckedPlans checked;
+    if (o.optlevel >= 3) {
+        checked = check_plans_on_program(g, o);
+        use_checked_plans(checked, codegen);
+    }
+    neff::Program p = generate_program(g, codegen);
     double compile_s = seconds_since(t0);
     int64_t io_bytes = 0, instructions = 0;
     for (const neff::Variable &v : p.vars)

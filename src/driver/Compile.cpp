@@ -156,14 +156,7 @@ void compile_model(const CompileOptions &options) {
     if (options.optlevel >= 3 && !tuning) {
         TimedStep step("whole-program check");
         checked = check_plans_on_program(graph, codegen_options);
-        codegen_options.fixed_plans = &checked.plans;
-        codegen_options.keep_resident = checked.keep_resident;
-        codegen_options.read_in_place = checked.read_in_place;
-        codegen_options.broadcast_on_pe = checked.broadcast_on_pe;
-        codegen_options.whole_model_moves = checked.whole_model_moves;
-        codegen_options.optlevel = checked.search_level;
-        if (!checked.prefetch.empty())
-            codegen_options.prefetch_bytes = &checked.prefetch;
+        use_checked_plans(checked, codegen_options);
     }
     sched::ScheduleScript used;
     if (!options.dump_schedules.empty())

@@ -218,4 +218,15 @@ CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o) {
     return c;
 }
 
+void use_checked_plans(const CheckedPlans &c, CompileOptions &o) {
+    o.fixed_plans = &c.plans;
+    o.keep_resident = c.keep_resident;
+    o.read_in_place = c.read_in_place;
+    o.broadcast_on_pe = c.broadcast_on_pe;
+    o.whole_model_moves = c.whole_model_moves;
+    o.optlevel = c.search_level;
+    if (!c.prefetch.empty())
+        o.prefetch_bytes = &c.prefetch;
+}
+
 } // namespace nhc

@@ -56,6 +56,10 @@ struct CheckedPlans {
 /** The plans to compile `g` with at -O3 (the options' other settings as given). */
 CheckedPlans check_plans_on_program(const Graph &g, const CompileOptions &o);
 
+/** Sets `o` to compile with `c`'s plans and program-wide choices, as -O3 does (driver/Compile,
+ *  bench/model_bench). `o` then points into `c`, which must outlive it. */
+void use_checked_plans(const CheckedPlans &c, CompileOptions &o);
+
 } // namespace nhc
 
 #endif

@@ -361,12 +361,6 @@ int calls_to(const Func &reader, const std::string &name) {
     return counter.calls;
 }
 
-/** Computes inline, into the activation that reads it, a value of the group that only that
- *  activation reads, once: the activation's instruction then reads what the value reads (an
- *  accumulator in PSUM and a [P,1] bias), one pass where a copy with the bias and the activation
- *  were two (ACT computes func(in * scale + bias), neuroncore.md L172-175; a ReLU on DVE is
- *  one tensor_scalar of two ops, neff/SelectCompute's relu). Only fp32 values: selection drops
- *  casts, so a value rounded on its store keeps its tile. */
 /** Whether `reader` is `name` times or over a constant: one instruction with the scale folded
  *  in (ACT's scale, a tensor_scalar), reading `name`'s operands where it reads them. */
 bool scales_by_constant(const Func &reader, const std::string &name) {
@@ -390,6 +384,12 @@ bool scales_by_constant(const Func &reader, const std::string &name) {
     return x && x->name == name && is_const(b);
 }
 
+/** Computes inline, into the activation that reads it, a value of the group that only that
+ *  activation reads, once: the activation's instruction then reads what the value reads (an
+ *  accumulator in PSUM and a [P,1] bias), one pass where a copy with the bias and the activation
+ *  were two (ACT computes func(in * scale + bias), neuroncore.md L172-175; a ReLU on DVE is
+ *  one tensor_scalar of two ops, neff/SelectCompute's relu). Only fp32 values: selection drops
+ *  casts, so a value rounded on its store keeps its tile. */
 void inline_into_activations(Group &g) {
     // One ACT function of their input each (algorithms/Elementwise.cpp); Clip a max and a min;
     // Mul and Div by a constant (attention's scores over sqrt(d)).
