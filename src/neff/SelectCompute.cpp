@@ -194,6 +194,8 @@ private:
      *  engine, else x = p + q (q [P,1] or an immediate) as one tensor_scalar of two ops
      *  ((p add q) max 0; one op costs the same as two, L302). A bias add and a max out of PSUM
      *  are then one pass over the tile, not two (a convolution's or a matmul's bias and ReLU).
+     *  One difference: ACT's relu, as the simulator models it (runtime/AluOps.cpp), maps NaN to
+     *  0, where DVE's max keeps the NaN; the reference says nothing of either.
      *  nullopt when `x` has neither form. */
     std::optional<Operand> relu(const Halide::Expr &x, const AccessPattern *into) {
         if (!x.type().is_float() || (into && !neff::dtype_is_float(into->dtype)))

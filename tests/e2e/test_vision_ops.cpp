@@ -796,7 +796,8 @@ g (float[1, 144, 28, 28] x, float[144, 1, 3, 3] w, float[144] b) => (float[1, 14
 
 TEST_CASE("PoolTaps: one reduction over the kernel taps of every window, the input read once; "
           "3-D refused") {
-    // Max: exact. Average: the taps summed in the reference's order, then the reciprocal count.
+    // Max: exact. Average: the taps summed kernel row by kernel row (the reference sums column by
+    // column), then times the reciprocal count: a rounding apart.
     for (std::string pool : {"MaxPool", "AveragePool"}) {
         CAPTURE(pool);
         Graph g = load_text(R"(
