@@ -23,16 +23,13 @@ namespace {
  *  266 us (bench/README.md). A heuristic with twice that margin, not a bound. */
 constexpr double kTrustedWindowGain = 1.05;
 
-/** The DMAs of `p` that read one row from HBM into every partition of their tile (partition
- *  stride 0), rows long enough to be built on the PE instead when CompileOptions::broadcast_on_pe
- *  says so (neff/SelectBroadcast.cpp). */
+/** The DMAs of `p` that CompileOptions::broadcast_on_pe would build on the PE instead
+ *  (codegen::pe_broadcast_candidate). */
 int broadcast_loads(const neff::Program &p) {
     int n = 0;
     for (const auto &stream : p.streams)
         for (const neff::Instr &i : stream)
-            n += i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM &&
-                 i.src.partition_step == 0 && i.dst.num_partitions > 1 &&
-                 i.src.free_count() >= codegen::SelectOptions::kMinPeBroadcastRow;
+            n += codegen::pe_broadcast_candidate(i);
     return n;
 }
 

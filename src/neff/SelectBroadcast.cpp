@@ -30,18 +30,23 @@ AccessPattern row_ap(MemSpace space, neff::DType dtype, int32_t partitions, int6
 
 } // namespace
 
-bool Selector::select_pe_broadcast(const Instr &dma) {
+bool pe_broadcast_candidate(const Instr &dma) {
     const AccessPattern &s = dma.src, &d = dma.dst;
-    if (!opt_.broadcast_on_pe || s.space != MemSpace::HBM || d.space != MemSpace::SBUF ||
+    if (dma.op != Opcode::Dma || s.space != MemSpace::HBM || d.space != MemSpace::SBUF ||
         s.partition_step != 0 || d.num_partitions < 2 || s.dims.size() != 1 || d.dims.size() != 1)
         return false;
     int64_t es = neff::dtype_size(s.dtype), F = s.dims[0].num;
-    if (s.dims[0].step != es || d.dims[0].step != 1 || d.dims[0].num != F ||
-        F < SelectOptions::kMinPeBroadcastRow)
+    return s.dims[0].step == es && d.dims[0].step == 1 && d.dims[0].num == F &&
+           F >= SelectOptions::kMinPeBroadcastRow &&
+           (s.dtype == neff::DType::F32 || s.dtype == neff::DType::BF16 ||
+            s.dtype == neff::DType::F16);
+}
+
+bool Selector::select_pe_broadcast(const Instr &dma) {
+    if (!opt_.broadcast_on_pe || !pe_broadcast_candidate(dma))
         return false;
-    bool fp32 = s.dtype == neff::DType::F32;
-    if (!fp32 && s.dtype != neff::DType::BF16 && s.dtype != neff::DType::F16)
-        return false;
+    const AccessPattern &s = dma.src, &d = dma.dst;
+    int64_t es = neff::dtype_size(s.dtype), F = s.dims[0].num;
     // Released with the nest's other temporaries (release_temps); a full SBUF or PSUM leaves
     // the load to the DMA.
     int64_t row_off = sbuf_.allocate(F * es);

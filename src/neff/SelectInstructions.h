@@ -93,6 +93,11 @@ struct SelectOptions {
 std::vector<SelectedInstr> select_instructions(const Halide::Internal::Stmt &s,
                                                SelectOptions &options);
 
+/** Whether `dma` is a load SelectOptions::broadcast_on_pe builds on the PE: one contiguous row
+ *  of a float type read from HBM into every partition of an SBUF tile (partition stride 0), at
+ *  least SelectOptions::kMinPeBroadcastRow elements long (SelectBroadcast.cpp). */
+bool pe_broadcast_candidate(const neff::Instr &dma);
+
 /** The ISA dtype of a Halide type; NHC_EGEN006 for types the NeuronCore cannot hold. */
 neff::DType isa_dtype(const Halide::Type &t, const std::string &what);
 
