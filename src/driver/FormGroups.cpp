@@ -104,12 +104,13 @@ public:
         // A row reduction (Softmax, LayerNorm) joins a matmul's epilogue when one output tile
         // holds whole rows (N within one PSUM bank: attention scores never leave the chip), or
         // a row tile's whole rows fit on chip (a residual + LayerNorm after a linear layer,
-        // attention over 1,024 positions).
+        // attention over 2,048 positions).
         const Shape &shape = cx_.graph.value(n.outputs[0]).shape;
-        bool row_op = !conv_group &&
-                      (n.op_type == "Softmax" || n.op_type == "LayerNormalization") &&
+        bool softmax = n.op_type == "Softmax";
+        bool row_op = !conv_group && (softmax || n.op_type == "LayerNormalization") &&
                       !shape.empty() && n.attr_int("axis", -1) == -1 &&
-                      sched::row_reduction_joins_matmul(shape.back(), cx_.target);
+                      (softmax ? sched::softmax_rows_join_matmul(shape.back(), cx_.target)
+                               : sched::row_reduction_joins_matmul(shape.back(), cx_.target));
         bool elementwise = is_elementwise_op(n.op_type) || is_triangular_where(n);
         if (matmul_group
                 ? !((elementwise || row_op) && !scripted(front) && front.outputs.size() == 1)

@@ -234,6 +234,12 @@ bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &tar
     return row_elems <= L.moving_free || whole_row_epilogue_fits(row_elems, L);
 }
 
+bool softmax_rows_join_matmul(int64_t row_elems, const target::TargetInfo &target) {
+    Limits L = limits_of(target);
+    const int64_t row_tile_bytes = 4 * row_elems * int64_t(sizeof(float));
+    return row_elems <= L.moving_free || 2 * row_tile_bytes <= L.sbuf_capacity / 2;
+}
+
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) {

@@ -52,6 +52,14 @@ bool takes_attention_plan(const Group &g);
  *  matmul's epilogue: rows within one PSUM bank always can; wider rows when the whole rows fit
  *  the SBUF budget of such an epilogue (built per row tile, bank by bank). */
 bool row_reduction_joins_matmul(int64_t row_elems, const target::TargetInfo &target);
+/** Whether a Softmax over rows of `row_elems` elements can join the matmul before it (attention's
+ *  scores then never leave the chip): when the stages of a row tile's whole rows (four rows of
+ *  fp32: the scores, their exponentials, a temporary and the probabilities), two row tiles of
+ *  them at once, take at most half the SBUF. Wider than row_reduction_joins_matmul's budget (an
+ *  eighth), which leaves room for a LayerNorm epilogue's matmul to keep its weights whole (half
+ *  the SBUF, resident_fits); attention's other operands are one head's K^T and V, 2 x rows x
+ *  head size bytes (AttentionSchedule.cpp). */
+bool softmax_rows_join_matmul(int64_t row_elems, const target::TargetInfo &target);
 /** When graph/ConvIm2Col may use ConvTaps: the partitions (a channel chunk's limit), and the SBUF
  *  bytes per partition the window schedules give a staged padded image (staged_image_budget).
  *  The partitions one DMA engine serves (packed blocks are aligned to them). With

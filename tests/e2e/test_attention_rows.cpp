@@ -1,0 +1,94 @@
+// How long attention's score rows may be and stay on chip (schedules/DefaultSchedule.h,
+// softmax_rows_join_matmul): a Softmax joins the scores' matmul, and P·V closes the group, while a
+// row tile's whole-row stages, two row tiles of them, take at most half the SBUF (2,816 fp32
+// elements on trn1); beyond that the scores cross HBM.
+
+#include "TextCases.h"
+#include "schedules/DefaultSchedule.h"
+#include "target/Target.h"
+
+#include <cmath>
+#include <doctest/doctest.h>
+
+using namespace nhc;
+
+namespace {
+
+/** One head of attention over `seq` positions, d = 64, without a mask: softmax(q k^T / 8) v. */
+Graph attention(int seq) {
+    std::string n = std::to_string(seq);
+    return test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, )" + n + R"(, 64] q, float[1, 1, 64, )" +
+                           n + R"(] kt, float[1, 1, )" + n + R"(, 64] v) => (float[1, 1, )" + n +
+                           R"(, 64] o) <float c = {8.0}> {
+  s = MatMul(q, kt)
+  d = Div(s, c)
+  p = Softmax(d)
+  o = MatMul(p, v)
+}
+)");
+}
+
+/** Whether the program has an HBM variable for one of the values between the two products. */
+bool scores_cross_hbm(const neff::Program &p) {
+    for (const neff::Variable &var : p.vars)
+        if (var.name == "s" || var.name == "d" || var.name == "p")
+            return true;
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("the softmax joins the scores' product up to rows of a quarter of SBUF in 16 bytes") {
+    const target::TargetInfo &t = target::target_by_name("trn1");
+    const int64_t widest = t.sbuf_usable_per_partition / 64; // 2 row tiles x 4 fp32 rows
+    CHECK(widest == 2816);
+    CHECK(sched::softmax_rows_join_matmul(widest, t));
+    CHECK_FALSE(sched::softmax_rows_join_matmul(widest + 1, t));
+    // A LayerNorm epilogue keeps the narrower budget (its matmul may keep its weights whole).
+    CHECK_FALSE(sched::row_reduction_joins_matmul(2048, t));
+    CHECK(sched::row_reduction_joins_matmul(1408, t));
+}
+
+TEST_CASE("attention over 2,048 positions keeps its scores on chip, with the reference's values") {
+    const int seq = 2048, d = 64;
+    Graph g = attention(seq);
+    CompileOptions o;
+    o.optlevel = 2;
+    neff::Program p = test::compile_graph(g, o);
+    CHECK_FALSE(scores_cross_hbm(p));
+    // The reference in double, row by row (alg::run_reference's interpreter takes minutes here).
+    auto in = test::random_inputs(g, 7);
+    const HostTensor &q = in.at("q"), &kt = in.at("kt"), &v = in.at("v");
+    HostTensor got = test::run_program(std::move(p), g, in).outputs.at("o");
+    double num = 0, den = 0;
+    std::vector<double> row(seq);
+    for (int i = 0; i < seq; i++) {
+        double m = -1e300, sum = 0;
+        for (int j = 0; j < seq; j++) {
+            double s = 0;
+            for (int c = 0; c < d; c++)
+                s += q.get_f64(i * d + c) * kt.get_f64(c * seq + j);
+            row[j] = s / 8;
+            m = std::max(m, row[j]);
+        }
+        for (int j = 0; j < seq; j++)
+            sum += (row[j] = std::exp(row[j] - m));
+        for (int c = 0; c < d; c++) {
+            double want = 0;
+            for (int j = 0; j < seq; j++)
+                want += row[j] / sum * v.get_f64(j * d + c);
+            double diff = got.get_f64(i * d + c) - want;
+            num += diff * diff;
+            den += want * want;
+        }
+    }
+    CHECK(std::sqrt(num / den) <= 1e-5);
+}
+
+TEST_CASE("attention over 2,880 positions stores its scores") {
+    CompileOptions o;
+    o.optlevel = 2;
+    CHECK(scores_cross_hbm(test::compile_graph(attention(2880), o)));
+}
