@@ -36,6 +36,8 @@ public:
                      (can_join(groups.back(), n, fusable, scripted) ||
                       closes_attention(groups.back(), n, scripted)))
                 groups.back().push_back(&n);
+            else if (!b && closes_attention_past_independent(groups, n, scripted))
+                continue;
             else
                 groups.push_back({&n});
         }
@@ -157,6 +159,31 @@ public:
         return p.size() >= 3 && out.size() == p.size() &&
                std::equal(p.begin(), p.end() - 1, out.begin()) &&
                out.back() <= cx_.target.matmul_max_moving;
+    }
+
+    /** Whether MatMul `n` closes the attention of an earlier group past groups that do not read
+     *  it (PyTorch exports `softmax(s) @ v[:, :, :n]` with the Slice of v between the Softmax
+     *  and P·V): those groups then move before the attention's, and `n` joins it. */
+    template <typename Scripted>
+    bool closes_attention_past_independent(std::vector<std::vector<const Node *>> &groups,
+                                           const Node &n, Scripted scripted) const {
+        for (size_t c = groups.size(); c-- > 1;) {
+            if (!closes_attention(groups[c - 1], n, scripted))
+                continue;
+            std::set<std::string> produced;
+            for (const Node *m : groups[c - 1])
+                produced.insert(m->outputs.begin(), m->outputs.end());
+            for (size_t later = c; later < groups.size(); later++)
+                for (const Node *m : groups[later])
+                    for (const std::string &in : m->inputs)
+                        if (produced.count(in))
+                            return false; // a group after it reads it: nothing moves
+            std::rotate(groups.begin() + static_cast<std::ptrdiff_t>(c - 1),
+                        groups.begin() + static_cast<std::ptrdiff_t>(c), groups.end());
+            groups.back().push_back(&n);
+            return true;
+        }
+        return false;
     }
 
     /** A value computed inside a group must stay inside it (only the last node's output leaves

@@ -1,7 +1,9 @@
 // How long attention's score rows may be and stay on chip (schedules/DefaultSchedule.h,
 // softmax_rows_join_matmul): a Softmax joins the scores' matmul, and P·V closes the group, while a
 // row tile's whole-row stages, two row tiles of them, take at most half the SBUF (2,816 fp32
-// elements on trn1); beyond that the scores cross HBM.
+// elements on trn1); beyond that the scores cross HBM. A batched matmul whose softmax over rows
+// wider than a PSUM bank is the group's result (attention probabilities as an output); and P·V
+// closing its attention past a node between them that does not read it (driver/FormGroups).
 
 #include "TextCases.h"
 #include "schedules/DefaultSchedule.h"
@@ -87,8 +89,69 @@ TEST_CASE("attention over 2,048 positions keeps its scores on chip, with the ref
     CHECK(std::sqrt(num / den) <= 1e-5);
 }
 
+TEST_CASE("a batched matmul's softmax over rows wider than a PSUM bank, as the group's result") {
+    // Before, the accumulator of such a group had no partition hint, so its outermost axis (the
+    // batch) went on partitions and a tile needed 2 x 128 x 768 fp32 per partition of PSUM
+    // (NHC_EGEN004).
+    const int rows = 128, keys = 768, d = 64;
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 128, 64] q, float[1, 2, 64, 768] kt) => (float[1, 2, 128, 768] p) {
+  s = MatMul(q, kt)
+  p = Softmax(s)
+}
+)");
+    auto in = test::random_inputs(g, 5);
+    const HostTensor &q = in.at("q"), &kt = in.at("kt");
+    for (int level : {1, 2}) {
+        CAPTURE(level);
+        CompileOptions o;
+        o.optlevel = level;
+        HostTensor got = test::run_program(test::compile_graph(g, o), g, in).outputs.at("p");
+        double num = 0, den = 0;
+        std::vector<double> row(keys);
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < rows; i++) {
+                double m = -1e300, sum = 0;
+                for (int j = 0; j < keys; j++) {
+                    row[j] = 0;
+                    for (int c = 0; c < d; c++)
+                        row[j] +=
+                            q.get_f64((h * rows + i) * d + c) * kt.get_f64((h * d + c) * keys + j);
+                    m = std::max(m, row[j]);
+                }
+                for (int j = 0; j < keys; j++)
+                    sum += (row[j] = std::exp(row[j] - m));
+                for (int j = 0; j < keys; j++) {
+                    double diff = got.get_f64((h * rows + i) * keys + j) - row[j] / sum;
+                    num += diff * diff;
+                    den += row[j] / sum * row[j] / sum;
+                }
+            }
+        CHECK(std::sqrt(num / den) <= 1e-5);
+    }
+}
+
 TEST_CASE("attention over 2,880 positions stores its scores") {
     CompileOptions o;
     o.optlevel = 2;
     CHECK(scores_cross_hbm(test::compile_graph(attention(2880), o)));
+}
+
+TEST_CASE("P·V closes its attention past a Slice of V between the Softmax and it") {
+    // PyTorch's export of softmax(q k^T) @ v[:, :, :128]: the Slice comes after the Softmax.
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 256, 64] vv)
+    => (float[1, 2, 128, 64] o) <int64[1] st = {0}, int64[1] en = {128}, int64[1] ax = {2}> {
+  s = MatMul(q, kt)
+  p = Softmax(s)
+  v = Slice(vv, st, en, ax)
+  o = MatMul(p, v)
+}
+)");
+    CompileOptions o;
+    o.optlevel = 2;
+    CHECK_FALSE(scores_cross_hbm(test::compile_graph(g, o)));
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 9), {"o"}, 1e-5, 1e-6) <= 1e-5);
 }
