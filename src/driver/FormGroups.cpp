@@ -36,8 +36,8 @@ public:
                      (can_join(groups.back(), n, fusable, scripted) ||
                       closes_attention(groups.back(), n, scripted)))
                 groups.back().push_back(&n);
-            else if (!b && closes_attention_past_independent(groups, n, scripted))
-                continue;
+            else if (int at = b ? -1 : attention_past_independent(groups, n, scripted); at >= 0)
+                close_attention_at(groups, at, n);
             else
                 groups.push_back({&n});
         }
@@ -60,6 +60,12 @@ public:
         bool follows = !groups.empty() && groups.back().front()->name == b.nodes.front() &&
                        groups.back().back()->name == *(at - 1);
         auto never = [](const Node &) { return false; };
+        if (int past = follows ? -1 : attention_past_independent(groups, n, never);
+            past >= 0 && groups[static_cast<size_t>(past)].front()->name == b.nodes.front() &&
+            groups[static_cast<size_t>(past)].back()->name == *(at - 1)) {
+            close_attention_at(groups, past, n); // the attention's P·V, past a Slice of V
+            return;
+        }
         if (!follows || !(can_join(groups.back(), n, fusable_op, never) ||
                           closes_attention(groups.back(), n, never)))
             refuse_block_group(b, n.name);
@@ -161,12 +167,12 @@ public:
                out.back() <= cx_.target.matmul_max_moving;
     }
 
-    /** Whether MatMul `n` closes the attention of an earlier group past groups that do not read
-     *  it (PyTorch exports `softmax(s) @ v[:, :, :n]` with the Slice of v between the Softmax
-     *  and P·V): those groups then move before the attention's, and `n` joins it. */
+    /** The earlier group whose attention MatMul `n` closes past the groups after it, none of
+     *  which reads it (PyTorch exports `softmax(s) @ v[:, :, :n]` with the Slice of v between the
+     *  Softmax and P·V), or -1. */
     template <typename Scripted>
-    bool closes_attention_past_independent(std::vector<std::vector<const Node *>> &groups,
-                                           const Node &n, Scripted scripted) const {
+    int attention_past_independent(const std::vector<std::vector<const Node *>> &groups,
+                                   const Node &n, Scripted scripted) const {
         for (size_t c = groups.size(); c-- > 1;) {
             if (!closes_attention(groups[c - 1], n, scripted))
                 continue;
@@ -177,13 +183,18 @@ public:
                 for (const Node *m : groups[later])
                     for (const std::string &in : m->inputs)
                         if (produced.count(in))
-                            return false; // a group after it reads it: nothing moves
-            std::rotate(groups.begin() + static_cast<std::ptrdiff_t>(c - 1),
-                        groups.begin() + static_cast<std::ptrdiff_t>(c), groups.end());
-            groups.back().push_back(&n);
-            return true;
+                            return -1; // a group after it reads it: nothing moves
+            return static_cast<int>(c - 1);
         }
-        return false;
+        return -1;
+    }
+
+    /** `n` joins group `at` (attention_past_independent), and the groups after it move before
+     *  it: none reads it, and `n` may read them. */
+    static void close_attention_at(std::vector<std::vector<const Node *>> &groups, int at,
+                                   const Node &n) {
+        std::rotate(groups.begin() + at, groups.begin() + at + 1, groups.end());
+        groups.back().push_back(&n);
     }
 
     /** A value computed inside a group must stay inside it (only the last node's output leaves

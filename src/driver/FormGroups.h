@@ -8,7 +8,8 @@
  * compute-family chains (elementwise, Softmax, LayerNorm, Reduce) of one output shape, which an
  * Expand of their [.., R, 1] value along the last axis may end (a GroupNorm's group statistics
  * spread over its rows). A value a node outside the group reads ends the group after its
- * producer.
+ * producer. Attention's P·V joins its group also past groups that do not read it (a Slice of V
+ * that PyTorch exports between the Softmax and P·V), which then come before it.
  *
  * A schedule script decides too (docs/schedules.md, "Fused groups"): a node with a block of its
  * own is a group of its own; the nodes of a block that names several form exactly one group, and
