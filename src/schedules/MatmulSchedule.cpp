@@ -296,7 +296,7 @@ bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
     place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
     // The operands' rows (M) or K, and the accumulator's rows, on partitions: without a hint the
-    // outermost dimension would be, a batched matmul's batch axis.
+    // outermost dimension would go there, a batched matmul's batch axis.
     for (const alg::Stage &st : g.op.stages)
         if ((is_operand_role(st.role) || st.role == "acc") &&
             !g.partition_dim.count(st.func.name()))

@@ -43,7 +43,7 @@ bool scores_cross_hbm(const neff::Program &p) {
 
 } // namespace
 
-TEST_CASE("the softmax joins the scores' product up to rows of a quarter of SBUF in 16 bytes") {
+TEST_CASE("a softmax joins its matmul while two row tiles of 4 fp32 rows fit half the SBUF") {
     const target::TargetInfo &t = target::target_by_name("trn1");
     const int64_t widest = t.sbuf_usable_per_partition / 64; // 2 row tiles x 4 fp32 rows
     CHECK(widest == 2816);
