@@ -173,6 +173,8 @@ public:
     template <typename Scripted>
     int attention_past_independent(const std::vector<std::vector<const Node *>> &groups,
                                    const Node &n, Scripted scripted) const {
+        if (n.op_type != "MatMul") // what closes_attention asks first: no scan for other nodes
+            return -1;
         for (size_t c = groups.size(); c-- > 1;) {
             if (!closes_attention(groups[c - 1], n, scripted))
                 continue;

@@ -295,11 +295,8 @@ bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const
     f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
     place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
-    // The operands' rows (M) or K, and the accumulator's rows, on partitions: without a hint the
-    // outermost dimension would go there, a batched matmul's batch axis.
     for (const alg::Stage &st : g.op.stages)
-        if ((is_operand_role(st.role) || st.role == "acc") &&
-            !g.partition_dim.count(st.func.name()))
+        if (is_operand_role(st.role) && !g.partition_dim.count(st.func.name()))
             g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0; // M, or K
     stage_inputs(g, row_tile);
     return true;
@@ -387,6 +384,9 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
         acc.compute_root();
     else
         acc.compute_at(tile.level);
+    // Its rows (M) on partitions: without a hint the outermost dimension would go there, a
+    // batched matmul's batch axis.
+    g.partition_dim[acc.name()] = acc.dimensions() >= 2 ? 1 : 0;
     // The reduction: K in chunks that divide it, or, when its divisors are small (a prime K),
     // in balanced chunks whose last one Halide guards and shrinks (the nest of that chunk
     // has a shorter constant K).

@@ -41,6 +41,36 @@ bool scores_cross_hbm(const neff::Program &p) {
     return false;
 }
 
+/** softmax(q k^T * scale) of query row `i` of head `h`, in double: q is [heads, rows, d], kt
+ *  [heads, d, keys], row-major. */
+std::vector<double> probabilities(const HostTensor &q, const HostTensor &kt, int h, int i, int rows,
+                                  int keys, int d, double scale) {
+    std::vector<double> row(static_cast<size_t>(keys));
+    double m = -1e300, sum = 0;
+    for (int j = 0; j < keys; j++) {
+        double s = 0;
+        for (int c = 0; c < d; c++)
+            s += q.get_f64((h * rows + i) * d + c) * kt.get_f64((h * d + c) * keys + j);
+        row[j] = s * scale;
+        m = std::max(m, row[j]);
+    }
+    for (double &x : row)
+        sum += (x = std::exp(x - m));
+    for (double &x : row)
+        x /= sum;
+    return row;
+}
+
+/** Relative L2 distance, accumulated element by element. */
+struct RelL2 {
+    double num = 0, den = 0;
+    void add(double got, double want) {
+        num += (got - want) * (got - want);
+        den += want * want;
+    }
+    double value() const { return std::sqrt(num / den); }
+};
+
 } // namespace
 
 TEST_CASE("a softmax joins its matmul while two row tiles of 4 fp32 rows fit half the SBUF") {
@@ -65,29 +95,17 @@ TEST_CASE("attention over 2,048 positions keeps its scores on chip, with the ref
     auto in = test::random_inputs(g, 7);
     const HostTensor &q = in.at("q"), &kt = in.at("kt"), &v = in.at("v");
     HostTensor got = test::run_program(std::move(p), g, in).outputs.at("o");
-    double num = 0, den = 0;
-    std::vector<double> row(seq);
+    RelL2 err;
     for (int i = 0; i < seq; i++) {
-        double m = -1e300, sum = 0;
-        for (int j = 0; j < seq; j++) {
-            double s = 0;
-            for (int c = 0; c < d; c++)
-                s += q.get_f64(i * d + c) * kt.get_f64(c * seq + j);
-            row[j] = s / 8;
-            m = std::max(m, row[j]);
-        }
-        for (int j = 0; j < seq; j++)
-            sum += (row[j] = std::exp(row[j] - m));
+        std::vector<double> pr = probabilities(q, kt, 0, i, seq, seq, d, 1.0 / 8);
         for (int c = 0; c < d; c++) {
             double want = 0;
             for (int j = 0; j < seq; j++)
-                want += row[j] / sum * v.get_f64(j * d + c);
-            double diff = got.get_f64(i * d + c) - want;
-            num += diff * diff;
-            den += want * want;
+                want += pr[j] * v.get_f64(j * d + c);
+            err.add(got.get_f64(i * d + c), want);
         }
     }
-    CHECK(std::sqrt(num / den) <= 1e-5);
+    CHECK(err.value() <= 1e-5);
 }
 
 TEST_CASE("a batched matmul's softmax over rows wider than a PSUM bank, as the group's result") {
@@ -109,27 +127,14 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 768] kt) => (float[1, 2, 128, 768] p)
         CompileOptions o;
         o.optlevel = level;
         HostTensor got = test::run_program(test::compile_graph(g, o), g, in).outputs.at("p");
-        double num = 0, den = 0;
-        std::vector<double> row(keys);
+        RelL2 err;
         for (int h = 0; h < 2; h++)
             for (int i = 0; i < rows; i++) {
-                double m = -1e300, sum = 0;
-                for (int j = 0; j < keys; j++) {
-                    row[j] = 0;
-                    for (int c = 0; c < d; c++)
-                        row[j] +=
-                            q.get_f64((h * rows + i) * d + c) * kt.get_f64((h * d + c) * keys + j);
-                    m = std::max(m, row[j]);
-                }
+                std::vector<double> pr = probabilities(q, kt, h, i, rows, keys, d, 1.0);
                 for (int j = 0; j < keys; j++)
-                    sum += (row[j] = std::exp(row[j] - m));
-                for (int j = 0; j < keys; j++) {
-                    double diff = got.get_f64((h * rows + i) * keys + j) - row[j] / sum;
-                    num += diff * diff;
-                    den += row[j] / sum * row[j] / sum;
-                }
+                    err.add(got.get_f64((h * rows + i) * keys + j), pr[j]);
             }
-        CHECK(std::sqrt(num / den) <= 1e-5);
+        CHECK(err.value() <= 1e-5);
     }
 }
 
