@@ -235,16 +235,13 @@ void Selector::visit_allocate(const Allocate *op) {
     b.psplit = split != opt_.partition_split.end() && pd >= 0 && ext[pd] > split->second
                    ? split->second
                    : 0;
-    if (b.psplit > 0 && ext[pd] % b.psplit != 0)
-        user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name,
-                   "': partition split ", b.psplit, " does not divide extent ", ext[pd]);
     b.partitions = pd < 0 ? 1 : (b.psplit > 0 ? b.psplit : ext[pd]);
     b.row_elems = 1;
     for (int d = 0; d < static_cast<int>(ext.size()); d++)
         if (d != pd)
             b.row_elems *= ext[d];
     if (b.psplit > 0)
-        b.row_elems *= ext[pd] / b.psplit;
+        b.row_elems *= b.chunks();
     if (b.partitions > opt_.target->partitions)
         user_error("NHC_EGEN003", "node '", opt_.node_name, "', stage '", op->name, "' spans ",
                    b.partitions, " partitions; an on-chip tile has at most ",

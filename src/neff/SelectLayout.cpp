@@ -18,8 +18,7 @@ Placement Buffer::place(int64_t flat) const {
         pl.elem = flat;
         return pl;
     }
-    int64_t dense = 1, inner = 0, outer = 0, outer_stride = 1, chunk = 0, nchunks = 1,
-            inner_size = 1;
+    int64_t dense = 1, inner = 0, outer = 0, outer_stride = 1, chunk = 0, inner_size = 1;
     for (int d = 0; d < static_cast<int>(extents.size()); d++) {
         int64_t c = (flat / dense) % extents[d];
         if (d < pd) {
@@ -28,14 +27,13 @@ Placement Buffer::place(int64_t flat) const {
         } else if (d == pd) {
             pl.partition = psplit > 0 ? c % psplit : c;
             chunk = psplit > 0 ? c / psplit : 0;
-            nchunks = psplit > 0 ? extents[d] / psplit : 1;
         } else {
             outer += c * outer_stride;
             outer_stride *= extents[d];
         }
         dense *= extents[d];
     }
-    pl.elem = inner + inner_size * (chunk + nchunks * outer);
+    pl.elem = inner + inner_size * (outer + outer_stride * chunk);
     return pl;
 }
 

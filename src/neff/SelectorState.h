@@ -42,6 +42,9 @@ struct Buffer {
     int64_t psplit = 0;
 
     Placement place(int64_t flat) const;
+    /** The chunks of the partition dim: a split that does not divide it pads its last chunk
+     *  (rows past the extent are never addressed: every access is checked linear per loop). */
+    int64_t chunks() const { return psplit > 0 ? (extents[pd] + psplit - 1) / psplit : 1; }
 };
 
 /** One perfect nest: loops outermost first and the Store, with every let substituted. */

@@ -7,6 +7,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace nhc::sched::detail {
 
@@ -32,28 +33,33 @@ bool heads_stored_together(const Group &g, const Limits &L) {
     return bytes <= L.layout_budget / 2;
 }
 
-/** Long-row attention: K^T (the scores' B, transposed on the PE from K's natural rows) and V
- *  (P·V's B, positions on partitions) built once per head at `head`, in SBUF, for every row
- *  tile of queries to read, instead of once per row tile (GPT-2 over 1,024 positions: eight
- *  times each). */
-void stage_keys_and_values_per_head(Group &g, int context_node, const Halide::LoopLevel &head,
-                                    const Limits &L) {
-    // Each within a whole-row epilogue's budget of SBUF per partition, as the score rows are.
+/** K^T (the scores' B, transposed on the PE from K's natural rows) built once per head at
+ *  `head`, in SBUF, for every row tile of queries to read, instead of once per row tile (GPT-2
+ *  over 1,024 positions: eight times; ViT-B/16 over 197: twice), within a whole-row epilogue's
+ *  budget of SBUF per partition, as the score rows are. */
+void stage_keys_per_head(Group &g, const Halide::LoopLevel &head, const Limits &L) {
     Func k_t = g.stage("rhs", 0), k_tp = g.stage("b_tp", 0);
     int64_t keys = g.values.at(g.nodes[0]->outputs[0]).shape.back();
-    if (keys * k_t.output_types()[0].bytes() <= L.row_budget) {
-        if (!k_innermost(*g.nodes[0], 1)) {
-            k_t.compute_at(head).store_in(SBUF); // K^T as stored: one load per head
-        } else if (k_tp.defined()) {
-            // K^T in the scores' column tiles, each transposed in chunks of rows (place_matmul).
-            Var no("no"), ni("ni");
-            k_t.compute_at(head)
-                .store_in(SBUF)
-                .split(var(0), no, ni, balanced_tile(keys, L.moving_free))
-                .reorder(ni, var(1), no);
-            k_tp.compute_at(k_t, no);
-        }
+    if (keys * k_t.output_types()[0].bytes() > L.row_budget)
+        return;
+    if (!k_innermost(*g.nodes[0], 1)) {
+        k_t.compute_at(head).store_in(SBUF); // K^T as stored: one load per head
+    } else if (k_tp.defined()) {
+        // K^T in the scores' column tiles, each transposed in chunks of rows (place_matmul).
+        Var no("no"), ni("ni");
+        k_t.compute_at(head)
+            .store_in(SBUF)
+            .split(var(0), no, ni, balanced_tile(keys, L.moving_free))
+            .reorder(ni, var(1), no);
+        k_tp.compute_at(k_t, no);
     }
+}
+
+/** Long-row attention: K^T (stage_keys_per_head) and V (P·V's B, positions on partitions)
+ *  built once per head at `head`, in SBUF, for every row tile of queries to read. */
+void stage_keys_and_values_per_head(Group &g, int context_node, const Halide::LoopLevel &head,
+                                    const Limits &L) {
+    stage_keys_per_head(g, head, L);
     Func v = g.stage("rhs", context_node);
     int64_t positions = contraction_extent(g.stage("acc", context_node));
     int k_chunk = divisor_at_most(positions, L.partitions);
@@ -65,6 +71,74 @@ void stage_keys_and_values_per_head(Group &g, int context_node, const Halide::Lo
         Var kco("kco"), kci("kci");
         v.compute_at(head).store_in(SBUF).split(var(1), kco, kci, k_chunk).unroll(kco);
         g.partition_split[v.name()] = k_chunk;
+    }
+}
+
+/** A staged operand of attention: its rows (var(1)) and the chunk of them one tile reads. */
+struct StagedRows {
+    Func op;
+    int64_t rows, chunk;
+};
+
+/** Attention whose heads are its outermost axis ([heads, positions, d], as torchvision's
+ *  multi-head attention exports it) or whose positions exceed the partitions: Q and K (loaded
+ *  naturally, then transposed on the PE) and V, to be staged in SBUF once for all heads (at
+ *  root, or per item of an outer batch axis), one transfer per chunk of rows of heads x d
+ *  elements. ViT-B/16's 12 heads of 64 then move in rows of 1,536 bytes, where one transfer per
+ *  head and row tile moved rows of 128 (the DMA cost by row size: neuroncore.md L255-259). Rows
+ *  over the partitions lie in chunks on the partitions, each chunk what one tile reads: Q's the
+ *  output's row tiles, K's the chunks of its transposes, V's the context product's K chunks.
+ *  Empty when this does not apply (stage_operands_per_batch stages them) or exceeds half the
+ *  staged-layout budget. */
+std::vector<StagedRows> heads_staged_together(const Group &g, int context_node, const Limits &L) {
+    const Shape &s = g.outputs[0].result.shape;
+    int rank = static_cast<int>(s.size());
+    const Node &scores = *g.nodes[0], &context = *g.nodes[static_cast<size_t>(context_node)];
+    int64_t rows = s[rank - 2], positions = contraction_extent(g.stage("acc", context_node));
+    if (rank < 3 || (rank > 3 && rows <= L.partitions) || g.outputs.size() != 1 ||
+        !k_innermost(scores, 0) || !k_innermost(scores, 1) || k_innermost(context, 1) ||
+        contraction_extent(g.stage("acc", 0)) > L.partitions || positions > L.moving_free)
+        return {};
+    std::vector<StagedRows> staged = {
+        {g.stage("a_nat", 0), rows, balanced_tile(rows, L.partitions)},
+        {g.stage("b_nat", 0), positions, balanced_tile(positions, L.partitions)},
+        {g.stage("rhs", context_node), positions, contraction_chunk(positions, L)}};
+    int64_t items = 1; // heads staged together
+    for (int d = rank == 3 ? 0 : 1; d < rank - 2; d++)
+        items *= s[d];
+    int64_t bytes = 0;
+    for (const StagedRows &st : staged) {
+        if (!st.op.defined())
+            return {};
+        int64_t chunks = (st.rows + st.chunk - 1) / st.chunk;
+        bytes += chunks * items * s[rank - 1] * st.op.output_types()[0].bytes();
+    }
+    return bytes <= L.layout_budget / 2 ? staged : std::vector<StagedRows>{};
+}
+
+/** Places the operands of heads_staged_together, after place_matmul placed them per tile.
+ *  Rows over the partitions are split into their chunks, guarded (the tiles reading them are
+ *  too: a tile shifted inwards would straddle two chunks), the chunk outermost, its rows on
+ *  partitions, then the heads and d, contiguous in each partition (a partition split's chunks
+ *  are outermost there, SelectLayout.cpp): one transfer per chunk. */
+void stage_heads_together(Group &g, const std::vector<StagedRows> &staged) {
+    int rank = static_cast<int>(g.outputs[0].result.shape.size());
+    Halide::LoopLevel level =
+        rank == 3 ? Halide::LoopLevel::root() : Halide::LoopLevel(g.outputs[0].func, var(rank - 1));
+    for (const StagedRows &st : staged) {
+        Func op = st.op;
+        if (st.rows > st.chunk) {
+            Var c("c"), r("r");
+            op.split(var(1), c, r, static_cast<int>(st.chunk), Halide::TailStrategy::GuardWithIf);
+            std::vector<Halide::VarOrRVar> inner_first = {var(0)};
+            for (int d = 2; d <= (rank == 3 ? 2 : rank - 2); d++)
+                inner_first.push_back(var(d));
+            inner_first.push_back(r);
+            inner_first.push_back(c);
+            op.reorder(inner_first);
+            g.partition_split[op.name()] = st.chunk;
+        }
+        op.compute_at(level).store_in(SBUF);
     }
 }
 
@@ -104,13 +178,24 @@ void schedule_attention(Group &g, int context_node, const Limits &L, const Atten
         Func result = g.outputs[0].result.func;
         // Stored per batch item: each head's stages run per head inside the result's loops,
         // the result holds all of them.
-        TileLoop tile = per_batch ? TileLoop{false, Halide::LoopLevel(result, var(2))}
-                                  : tile_matmul_output(f, s, L, L.moving_free);
+        std::vector<StagedRows> together;
+        if (!per_batch)
+            together = heads_staged_together(g, context_node, L);
+        TileLoop tile =
+            per_batch ? TileLoop{false, Halide::LoopLevel(result, var(2))}
+                      : tile_matmul_output(f, s, L, L.moving_free,
+                                           together.empty() ? Halide::TailStrategy::Auto
+                                                            : Halide::TailStrategy::GuardWithIf);
         std::vector<Func> qk = place_matmul(g, 0, *g.nodes[0], tile, L);
         std::vector<Func> pv = place_matmul(g, context_node, *g.nodes[context_node], tile, L);
-        stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
-        // P (the context product's A) is computed on chip; only V comes from HBM.
-        stage_operands_per_batch(g, f, positions, {pv[1]}, L);
+        if (!together.empty()) {
+            stage_heads_together(g, together);
+            stage_keys_per_head(g, Halide::LoopLevel(f, var(2)), L);
+        } else {
+            stage_operands_per_batch(g, f, contraction_extent(g.stage("acc", 0)), qk, L);
+            // P (the context product's A) is computed on chip; only V comes from HBM.
+            stage_operands_per_batch(g, f, positions, {pv[1]}, L);
+        }
         place_epilogue(g, tile, static_cast<int>(s.size()));
         if (per_batch)
             result.compute_at(f, var(static_cast<int>(s.size()) - 1));

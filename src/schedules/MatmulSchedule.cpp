@@ -372,6 +372,13 @@ int64_t contraction_extent(const Func &acc) {
     return *k;
 }
 
+int contraction_chunk(int64_t k, const Limits &L) {
+    // Halide guards and shrinks a partial last chunk of a reduction: the nest of that chunk has
+    // a shorter constant K.
+    int k_chunk = divisor_at_most(k, L.partitions);
+    return full_k_chunks(k, k_chunk, L) ? k_chunk : balanced_tile(k, L.partitions);
+}
+
 /** Places one matmul node's accumulator (PSUM, per output tile, K in chunks that divide it) and
  *  operand chain (per K chunk). Returns the operands that come from HBM by DMA. */
 std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const TileLoop &tile,
@@ -387,15 +394,8 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
     // Its rows (M) on partitions: without a hint the outermost dimension would go there, a
     // batched matmul's batch axis.
     g.partition_dim[acc.name()] = acc.dimensions() >= 2 ? 1 : 0;
-    // The reduction: K in chunks that divide it, or, when its divisors are small (a prime K),
-    // in balanced chunks whose last one Halide guards and shrinks (the nest of that chunk
-    // has a shorter constant K).
     Halide::RVar rk(acc.function().update(0).schedule().rvars()[0].var), ko("ko"), ki("ki");
-    int64_t k = contraction_extent(acc);
-    int k_chunk = divisor_at_most(k, L.partitions);
-    if (!full_k_chunks(k, k_chunk, L))
-        k_chunk = balanced_tile(k, L.partitions);
-    acc.update().split(rk, ko, ki, k_chunk);
+    acc.update().split(rk, ko, ki, contraction_chunk(contraction_extent(acc), L));
     acc.update().reorder(ki, var(0), var(1), ko);
     lhs.compute_at(acc, ko).store_in(SBUF);
     rhs.compute_at(acc, ko).store_in(SBUF);
@@ -414,13 +414,13 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
             loaded[i].compute_at(acc, ko).store_in(SBUF);
             // B's natural rows are the tile's columns, up to a PSUM bank: wider than the
             // partitions (attention over 197 positions), they are loaded and transposed in
-            // balanced chunks of rows (the last shifted inwards).
+            // balanced chunks of rows (the last shifted inwards, or guarded: the tile's tail).
             auto out = g.values.find(node.outputs[0]);
             int64_t columns =
                 out == g.values.end() ? 0 : balanced_tile(out->second.shape.back(), L.moving_free);
             if (i == 1 && columns > L.partitions) {
                 Var no("no"), ni("ni");
-                transposed.split(var(0), no, ni, balanced_tile(columns, L.partitions))
+                transposed.split(var(0), no, ni, balanced_tile(columns, L.partitions), tile.tail)
                     .reorder(ni, var(1), no);
                 loaded[i].compute_at(transposed, no);
             }
@@ -429,14 +429,15 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
 }
 
 /** Output tiles of up to P rows x one PSUM bank; the loop level of one tile. */
-TileLoop tile_matmul_output(Func f, const Shape &s, const Limits &L, int max_n) {
+TileLoop tile_matmul_output(Func f, const Shape &s, const Limits &L, int max_n,
+                            Halide::TailStrategy tail) {
     int rank = static_cast<int>(s.size());
     if (rank < 2)
         return {};
     Var no("no"), mo("mo"), ni("ni"), mi("mi");
     f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[rank - 1], max_n),
-           balanced_tile(s[rank - 2], L.partitions));
-    return {false, Halide::LoopLevel(f, no)};
+           balanced_tile(s[rank - 2], L.partitions), tail);
+    return {false, Halide::LoopLevel(f, no), tail};
 }
 
 /** Every stage that is neither an operand nor an accumulator (bias, casts, fused elementwise

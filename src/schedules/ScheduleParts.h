@@ -54,6 +54,9 @@ bool is_staging_role(const std::string &role);
 struct TileLoop {
     bool root = true;
     Halide::LoopLevel level = Halide::LoopLevel::root();
+    /** How the tiles' splits treat a partial last tile: GuardWithIf where operands are staged
+     *  in chunks of partitions that each tile must lie in (a shifted tile would straddle two). */
+    Halide::TailStrategy tail = Halide::TailStrategy::Auto;
 };
 /** Tiles an elementwise output by P rows (second-to-last ONNX axis); the loop of one tile. */
 TileLoop tile_elementwise_output(Halide::Func f, const Shape &shape, const Limits &L);
@@ -101,11 +104,15 @@ void stage_operands_per_batch(Group &g, Halide::Func f, int64_t k,
                               const std::vector<Halide::Func> &from_hbm, const Limits &L);
 /** The extent of a matmul accumulator's reduction (K). */
 int64_t contraction_extent(const Halide::Func &acc);
+/** The chunk of a contraction of extent k on partitions: a divisor of k, or, when its divisors
+ *  are small (a prime K), balanced chunks whose last one is guarded. */
+int contraction_chunk(int64_t k, const Limits &L);
 /** One matmul node's accumulator and operand chain per output tile; the operands from HBM. */
 std::vector<Halide::Func> place_matmul(Group &g, int node_index, const Node &node,
                                        const TileLoop &tile, const Limits &L);
 /** Output tiles of up to P rows x `max_n` columns; the loop of one tile. */
-TileLoop tile_matmul_output(Halide::Func f, const Shape &s, const Limits &L, int max_n);
+TileLoop tile_matmul_output(Halide::Func f, const Shape &s, const Limits &L, int max_n,
+                            Halide::TailStrategy tail = Halide::TailStrategy::Auto);
 /** The stages that are neither operands nor accumulators, per output tile in SBUF. */
 void place_epilogue(Group &g, const TileLoop &tile, int rank);
 /** The value whose whole rows a row tile builds (a row reduction's input, or the result). */

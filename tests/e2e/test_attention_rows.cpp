@@ -10,8 +10,10 @@
 #include "schedules/ScheduleScript.h"
 #include "target/Target.h"
 
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
+#include <map>
 
 using namespace nhc;
 
@@ -170,4 +172,64 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 256, 64] vv)
     scripted.optlevel = 2;
     scripted.schedule = &script;
     CHECK(test::compile_graph(g, scripted).streams == p.streams);
+}
+
+TEST_CASE("heads first over 197 positions: Q, K and V load once per chunk of rows, all heads") {
+    // torchvision's multi-head attention: [positions, heads * d] projections viewed as
+    // [heads, positions, d]. 197 positions (ViT-B/16) exceed the partitions, so each operand is
+    // staged in two chunks of rows (99 and 98, guarded) with both heads in each row; before, it
+    // was loaded per head and row tile (four transfers of 64-element rows each).
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[197, 128] qx, float[197, 128] kx, float[197, 128] vx) => (float[2, 197, 64] o)
+    <int64[3] sh = {197, 2, 64}, float c = {8.0}> {
+  q3 = Reshape(qx, sh)
+  q = Transpose<perm = [1, 0, 2]>(q3)
+  k3 = Reshape(kx, sh)
+  kt = Transpose<perm = [1, 2, 0]>(k3)
+  v3 = Reshape(vx, sh)
+  v = Transpose<perm = [1, 0, 2]>(v3)
+  s = MatMul(q, kt)
+  d = Div(s, c)
+  p = Softmax(d)
+  o = MatMul(p, v)
+}
+)");
+    CompileOptions o;
+    o.optlevel = 2;
+    sched::ScheduleScript used;
+    o.used_schedules = &used;
+    neff::Program p = test::compile_graph(g, o);
+    std::map<std::string, std::vector<int32_t>> loads; // input -> partitions of each load
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            if (i.op == neff::Opcode::Dma && i.src.space == neff::MemSpace::HBM && i.src.var >= 0) {
+                loads[p.vars[static_cast<size_t>(i.src.var)].name].push_back(i.dst.num_partitions);
+                CHECK(i.dst.free_count() == 128); // both heads' 64 elements per partition
+            }
+    for (const char *input : {"qx", "kx", "vx"}) {
+        CAPTURE(input);
+        std::vector<int32_t> chunks = loads[input];
+        std::sort(chunks.begin(), chunks.end());
+        CHECK(chunks == std::vector<int32_t>{98, 99});
+    }
+    CHECK(test::worst_rel_l2(g, test::random_inputs(g, 11), {"o"}, 1e-5, 1e-6) <= 1e-5);
+    // The output's row tiles shifted inwards (rows 98-196) would straddle the chunks of Q: the
+    // access is refused with a code, never lowered wrong.
+    std::string text = used.to_string();
+    const std::string guarded = "mi, 99, TailStrategy::GuardWithIf)";
+    size_t at = text.find(guarded);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, guarded.size(), "mi, 99)");
+    sched::ScheduleScript shifted = sched::parse_schedule(text);
+    CompileOptions scripted;
+    scripted.optlevel = 2;
+    scripted.schedule = &shifted;
+    std::string code;
+    try {
+        test::compile_graph(g, scripted);
+    } catch (const UserError &e) {
+        code = e.code();
+    }
+    CHECK(code == "NHC_EGEN010");
 }
