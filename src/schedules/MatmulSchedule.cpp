@@ -130,7 +130,7 @@ bool place_store_blocks(Group &g, Func f, int64_t k_chunk, int tm, int tn, int n
         return false;
     Var nb("nb"), nr("nr"), mo("mo"), mi("mi"), no("no"), ni("ni"), kco("kco"), kci("kci");
     f.split(var(0), nb, nr, static_cast<int>(width))
-        .split(var(1), mo, mi, tm)
+        .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
         .reorder(nr, mi, mo, nb);
     rhs.compute_at(f, nb)
         .store_in(SBUF)
@@ -200,7 +200,9 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
             .reorder(ni, mi, mo, no, mb);
         a_level = Halide::LoopLevel(f, mb);
     } else {
-        f.split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, mo, no);
+        f.split(var(0), no, ni, tn)
+            .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
+            .reorder(ni, mi, mo, no);
     }
     // B, per column tile, K chunks on partitions, one DMA per chunk.
     if (!store_blocks) {
@@ -235,7 +237,7 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2)
         return false;
-    int tn = balanced_tile(s[1], max_tile_columns(plan, L));
+    int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], max_tile_columns(plan, L));
     int64_t block = resident_block(
         plan, s[1], tn, [&](int64_t columns) { return resident_fits(g, k_chunk, L, columns, tn); });
     if (block == 0)
@@ -245,11 +247,14 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     Halide::LoopLevel b_level = Halide::LoopLevel::root();
     if (block < s[1]) {
         f.split(var(0), nb, nr, static_cast<int>(block))
-            .tile(nr, var(1), no, mo, ni, mi, tn, balanced_tile(s[0], L.partitions))
+            .split(nr, no, ni, tn)
+            .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
             .reorder(ni, mi, no, mo, nb);
         b_level = Halide::LoopLevel(f, nb);
     } else {
-        f.tile(var(0), var(1), no, mo, ni, mi, tn, balanced_tile(s[0], L.partitions));
+        f.split(var(0), no, ni, tn)
+            .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
+            .reorder(ni, mi, no, mo);
     }
     place_resident(g, k_chunk, b_level, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no), plan,
                    L);
@@ -292,7 +297,8 @@ bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const
     }
     Func f = g.outputs[0].func;
     Var mo("mo"), mi("mi");
-    f.split(var(1), mo, mi, balanced_tile(s[rank - 2], L.partitions));
+    int tm = balanced_tile(s[rank - 2], L.partitions);
+    f.split(var(1), mo, mi, tm, rows_tail(s[rank - 2], tm));
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
     place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
     for (const alg::Stage &st : g.op.stages)
@@ -435,8 +441,11 @@ TileLoop tile_matmul_output(Func f, const Shape &s, const Limits &L, int max_n,
     if (rank < 2)
         return {};
     Var no("no"), mo("mo"), ni("ni"), mi("mi");
-    f.tile(var(0), var(1), no, mo, ni, mi, balanced_tile(s[rank - 1], max_n),
-           balanced_tile(s[rank - 2], L.partitions), tail);
+    int tm = balanced_tile(s[rank - 2], L.partitions);
+    f.split(var(0), no, ni, balanced_tile(s[rank - 1], max_n))
+        .split(var(1), mo, mi, tm,
+               tail == Halide::TailStrategy::Auto ? rows_tail(s[rank - 2], tm) : tail)
+        .reorder(ni, mi, no, mo);
     return {false, Halide::LoopLevel(f, no), tail};
 }
 

@@ -129,9 +129,10 @@ TileLoop tile_output_columns(Func f, const Shape &shape, int columns, const Limi
     int rank = static_cast<int>(shape.size());
     Var co("v0o"), ci("v0i");
     f.split(var(0), co, ci, columns); // ShiftInwards: the last chunk overlaps the one before
-    if (shape[rank - 2] > L.partitions) {
+    if (int64_t rows = shape[rank - 2]; rows > L.partitions) {
         Var ro("v1o"), ri("v1i");
-        f.split(var(1), ro, ri, L.partitions);
+        int tile = balanced_tile(rows, L.partitions);
+        f.split(var(1), ro, ri, tile, rows_tail(rows, tile));
         f.reorder(ci, ri, co, ro);
     } else {
         f.reorder(ci, var(1), co);

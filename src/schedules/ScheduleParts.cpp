@@ -68,6 +68,10 @@ int balanced_tile(int64_t n, int limit) {
     return static_cast<int>((n + tiles - 1) / tiles);
 }
 
+Halide::TailStrategy rows_tail(int64_t rows, int tile) {
+    return rows % tile ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::Auto;
+}
+
 // Staging roles are copies from HBM: they become DMAs, so the inputs they read stay in HBM.
 // The matmul's operand chain (views, natural loads, transposes, staged operands): placed by the
 // matmul schedule itself, or inlined.
@@ -111,7 +115,8 @@ TileLoop tile_elementwise_output(Func f, const Shape &shape, const Limits &L) {
     int64_t rows = shape[rank - 2];
     if (rows > L.partitions) {
         Var vo("v1o"), vi("v1i");
-        f.split(var(1), vo, vi, L.partitions); // ShiftInwards: the last tile overlaps
+        int tile = balanced_tile(rows, L.partitions);
+        f.split(var(1), vo, vi, tile, rows_tail(rows, tile));
         t.root = false;
         t.level = Halide::LoopLevel(f, vo);
     } else if (rank >= 3) {

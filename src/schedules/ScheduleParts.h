@@ -42,6 +42,12 @@ std::set<std::string> direct_calls(const Halide::Func &f);
 int divisor_at_most(int64_t n, int limit);
 /** The tile size that covers n in the fewest tiles of at most `limit`, all of one size. */
 int balanced_tile(int64_t n, int limit);
+/** The tail of a split of an output's rows (`rows`) into tiles of `tile`: a tile that does not
+ *  divide them leaves a guarded, shorter last tile (GuardWithIf), not one shifted inwards over
+ *  its neighbour, which would compute and store the shared rows twice (the second store waits
+ *  for the first: a write after write in HBM) and match no reader's tiles, so that no reader
+ *  could take the tiles from SBUF (driver/ResidentOutputs.h). */
+Halide::TailStrategy rows_tail(int64_t rows, int tile);
 /** A matmul operand chain's role (views, natural loads, transposes, staged operands). */
 bool is_operand_role(const std::string &role);
 /** Whether matmul operand i (0 = A, 1 = B) of `n` is stored with its contraction axis

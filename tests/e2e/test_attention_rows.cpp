@@ -73,6 +73,16 @@ struct RelL2 {
     double value() const { return std::sqrt(num / den); }
 };
 
+/** `g` compiled at -O2, with the schedules used written to `used`, or as `script` gives them. */
+neff::Program compile_o2(const Graph &g, sched::ScheduleScript *used,
+                         const sched::ScheduleScript *script = nullptr) {
+    CompileOptions o;
+    o.optlevel = 2;
+    o.used_schedules = used;
+    o.schedule = script;
+    return test::compile_graph(g, o);
+}
+
 } // namespace
 
 TEST_CASE("a softmax joins its matmul while two row tiles of 4 fp32 rows fit half the SBUF") {
@@ -89,9 +99,7 @@ TEST_CASE("a softmax joins its matmul while two row tiles of 4 fp32 rows fit hal
 TEST_CASE("attention over 2,048 positions keeps its scores on chip, with the reference's values") {
     const int seq = 2048, d = 64;
     Graph g = attention(seq);
-    CompileOptions o;
-    o.optlevel = 2;
-    neff::Program p = test::compile_graph(g, o);
+    neff::Program p = compile_o2(g, nullptr);
     CHECK_FALSE(scores_cross_hbm(p));
     // The reference in double, row by row (alg::run_reference's interpreter takes minutes here).
     auto in = test::random_inputs(g, 7);
@@ -141,9 +149,7 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 768] kt) => (float[1, 2, 128, 768] p)
 }
 
 TEST_CASE("attention over 2,880 positions stores its scores") {
-    CompileOptions o;
-    o.optlevel = 2;
-    CHECK(scores_cross_hbm(test::compile_graph(attention(2880), o)));
+    CHECK(scores_cross_hbm(compile_o2(attention(2880), nullptr)));
 }
 
 TEST_CASE("P·V closes its attention past a Slice of V between the Softmax and it") {
@@ -158,20 +164,14 @@ g (float[1, 2, 128, 64] q, float[1, 2, 64, 128] kt, float[1, 2, 256, 64] vv)
   o = MatMul(p, v)
 }
 )");
-    CompileOptions o;
-    o.optlevel = 2;
     sched::ScheduleScript used;
-    o.used_schedules = &used;
-    neff::Program p = test::compile_graph(g, o);
+    neff::Program p = compile_o2(g, &used);
     CHECK_FALSE(scores_cross_hbm(p));
     CHECK(test::worst_rel_l2(g, test::random_inputs(g, 9), {"o"}, 1e-5, 1e-6) <= 1e-5);
     // The schedules as --dump-schedules writes them give the same program back (--schedule):
     // the block of the attention's three nodes forms its group past the Slice.
     sched::ScheduleScript script = sched::parse_schedule(used.to_string());
-    CompileOptions scripted;
-    scripted.optlevel = 2;
-    scripted.schedule = &script;
-    CHECK(test::compile_graph(g, scripted).streams == p.streams);
+    CHECK(compile_o2(g, nullptr, &script).streams == p.streams);
 }
 
 TEST_CASE("heads first over 197 positions: Q, K and V load once per chunk of rows, all heads") {
@@ -195,11 +195,8 @@ g (float[197, 128] qx, float[197, 128] kx, float[197, 128] vx) => (float[2, 197,
   o = MatMul(p, v)
 }
 )");
-    CompileOptions o;
-    o.optlevel = 2;
     sched::ScheduleScript used;
-    o.used_schedules = &used;
-    neff::Program p = test::compile_graph(g, o);
+    neff::Program p = compile_o2(g, &used);
     std::map<std::string, std::vector<int32_t>> loads; // input -> partitions of each load
     for (const auto &stream : p.streams)
         for (const neff::Instr &i : stream)
@@ -222,12 +219,9 @@ g (float[197, 128] qx, float[197, 128] kx, float[197, 128] vx) => (float[2, 197,
     REQUIRE(at != std::string::npos);
     text.replace(at, guarded.size(), "mi, 99)");
     sched::ScheduleScript shifted = sched::parse_schedule(text);
-    CompileOptions scripted;
-    scripted.optlevel = 2;
-    scripted.schedule = &shifted;
     std::string code;
     try {
-        test::compile_graph(g, scripted);
+        compile_o2(g, nullptr, &shifted);
     } catch (const UserError &e) {
         code = e.code();
     }

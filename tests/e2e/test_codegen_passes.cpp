@@ -846,8 +846,8 @@ g (float[1, 2, 640, 32] q, float[1, 2, 32, 640] k, float[1, 2, 640, 32] v, bool[
 
 TEST_CASE("a matmul whose tiles do not divide M and N keeps A^T resident and reads B once "
           "(GPT-2's vocabulary projection, N = 50,257); matches") {
-    // M = 260: three row tiles of 87, the last shifted inwards; N = 3,100: seven column tiles
-    // of 443, likewise. B (K = 1,024) is too large to stay whole in SBUF.
+    // M = 260: three row tiles of 87, the last guarded (86 rows); N = 3,100: seven column
+    // tiles of 443, the last shifted inwards. B (K = 1,024) is too large to stay whole in SBUF.
     Graph g = load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[260, 1024] a, float[1024, 3100] b) => (float[260, 3100] y) { y = MatMul(a, b) }
