@@ -81,37 +81,36 @@ struct StagedRows {
 };
 
 /** Attention whose heads are its outermost axis ([heads, positions, d], as torchvision's
- *  multi-head attention exports it) or whose positions exceed the partitions: Q and K (loaded
- *  naturally, then transposed on the PE) and V, to be staged in SBUF once for all heads (at
- *  root, or per item of an outer batch axis), one transfer per chunk of rows of heads x d
+ *  multi-head attention exports it): Q and K (loaded naturally, then transposed on the PE) and
+ *  V, to be staged in SBUF once for all heads, one transfer per chunk of rows of heads x d
  *  elements. ViT-B/16's 12 heads of 64 then move in rows of 1,536 bytes, where one transfer per
  *  head and row tile moved rows of 128 (the DMA cost by row size: neuroncore.md L255-259). Rows
  *  over the partitions lie in chunks on the partitions, each chunk what one tile reads: Q's the
  *  output's row tiles, K's the chunks of its transposes, V's the context product's K chunks.
- *  Empty when this does not apply (stage_operands_per_batch stages them) or exceeds half the
- *  staged-layout budget. */
+ *  Not for a batch axis outside the heads: stage_operands_per_batch stages those per batch item
+ *  up to a partition of rows; beyond it (SD UNet's [1, 8, 256, 64]) their per-head loads are
+ *  taken from the projection's tiles in SBUF, which loads for all heads were not (-O2 915.0 ->
+ *  941.6 us when staged). Empty when this does not apply or exceeds half the staged-layout
+ *  budget. */
 std::vector<StagedRows> heads_staged_together(const Group &g, int context_node, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
     int rank = static_cast<int>(s.size());
     const Node &scores = *g.nodes[0], &context = *g.nodes[static_cast<size_t>(context_node)];
     int64_t rows = s[rank - 2], positions = contraction_extent(g.stage("acc", context_node));
-    if (rank < 3 || (rank > 3 && rows <= L.partitions) || g.outputs.size() != 1 ||
-        !k_innermost(scores, 0) || !k_innermost(scores, 1) || k_innermost(context, 1) ||
-        contraction_extent(g.stage("acc", 0)) > L.partitions || positions > L.moving_free)
+    if (rank != 3 || g.outputs.size() != 1 || !k_innermost(scores, 0) || !k_innermost(scores, 1) ||
+        k_innermost(context, 1) || contraction_extent(g.stage("acc", 0)) > L.partitions ||
+        positions > L.moving_free)
         return {};
     std::vector<StagedRows> staged = {
         {g.stage("a_nat", 0), rows, balanced_tile(rows, L.partitions)},
         {g.stage("b_nat", 0), positions, balanced_tile(positions, L.partitions)},
         {g.stage("rhs", context_node), positions, contraction_chunk(positions, L)}};
-    int64_t items = 1; // heads staged together
-    for (int d = rank == 3 ? 0 : 1; d < rank - 2; d++)
-        items *= s[d];
-    int64_t bytes = 0;
+    int64_t heads = s[0], bytes = 0;
     for (const StagedRows &st : staged) {
         if (!st.op.defined())
             return {};
         int64_t chunks = (st.rows + st.chunk - 1) / st.chunk;
-        bytes += chunks * items * s[rank - 1] * st.op.output_types()[0].bytes();
+        bytes += chunks * heads * s[rank - 1] * st.op.output_types()[0].bytes();
     }
     return bytes <= L.layout_budget / 2 ? staged : std::vector<StagedRows>{};
 }
@@ -122,24 +121,21 @@ std::vector<StagedRows> heads_staged_together(const Group &g, int context_node, 
  *  partitions, then the heads and d, contiguous in each partition (a partition split's chunks
  *  are outermost there, SelectLayout.cpp): one transfer per chunk. */
 void stage_heads_together(Group &g, const std::vector<StagedRows> &staged) {
-    int rank = static_cast<int>(g.outputs[0].result.shape.size());
-    Halide::LoopLevel level =
-        rank == 3 ? Halide::LoopLevel::root() : Halide::LoopLevel(g.outputs[0].func, var(rank - 1));
     for (const StagedRows &st : staged) {
         Func op = st.op;
         if (st.rows > st.chunk) {
             Var c("c"), r("r");
-            op.split(var(1), c, r, static_cast<int>(st.chunk), Halide::TailStrategy::GuardWithIf);
-            std::vector<Halide::VarOrRVar> inner_first = {var(0)};
-            for (int d = 2; d <= (rank == 3 ? 2 : rank - 2); d++)
-                inner_first.push_back(var(d));
-            inner_first.push_back(r);
-            inner_first.push_back(c);
-            op.reorder(inner_first);
+            op.split(var(1), c, r, static_cast<int>(st.chunk), Halide::TailStrategy::GuardWithIf)
+                .reorder(var(0), var(2), r, c); // d, heads, rows, chunks
             g.partition_split[op.name()] = st.chunk;
         }
-        op.compute_at(level).store_in(SBUF);
+        op.compute_root().store_in(SBUF);
     }
+    // K's transposes (place_matmul) no longer have its load inside their loop over chunks of
+    // rows: unrolled, each chunk is one transpose; as a loop the chunks would make one copy
+    // nest of three loops, which is no transpose (NHC_EGEN012).
+    if (staged[1].rows > staged[1].chunk)
+        g.stage("b_tp", 0).unroll(Var("no"));
 }
 
 } // namespace
