@@ -60,8 +60,9 @@ bool is_staging_role(const std::string &role);
 struct TileLoop {
     bool root = true;
     Halide::LoopLevel level = Halide::LoopLevel::root();
-    /** How the tiles' splits treat a partial last tile: GuardWithIf where operands are staged
-     *  in chunks of partitions that each tile must lie in (a shifted tile would straddle two). */
+    /** The tail of the tile's splits of its operands into chunks of rows (place_matmul's K
+     *  transposes): GuardWithIf where the operands are staged in chunks of partitions that each
+     *  tile must lie in (a shifted chunk would straddle two); Auto otherwise. */
     Halide::TailStrategy tail = Halide::TailStrategy::Auto;
 };
 /** Tiles an elementwise output by P rows (second-to-last ONNX axis); the loop of one tile. */
