@@ -62,11 +62,10 @@ void stage_keys_and_values_per_head(Group &g, int context_node, const Halide::Lo
     stage_keys_per_head(g, head, L);
     Func v = g.stage("rhs", context_node);
     int64_t positions = contraction_extent(g.stage("acc", context_node));
-    int k_chunk = divisor_at_most(positions, L.partitions);
+    int k_chunk = contraction_chunk(positions, L);
     int64_t v_bytes =
         positions / k_chunk * g.outputs[0].result.shape.back() * v.output_types()[0].bytes();
-    if (!k_innermost(*g.nodes[static_cast<size_t>(context_node)], 1) &&
-        full_k_chunks(positions, k_chunk, L) && positions % k_chunk == 0 &&
+    if (!k_innermost(*g.nodes[static_cast<size_t>(context_node)], 1) && positions % k_chunk == 0 &&
         v_bytes <= L.row_budget) {
         Var kco("kco"), kci("kci");
         v.compute_at(head).store_in(SBUF).split(var(1), kco, kci, k_chunk).unroll(kco);
@@ -131,11 +130,6 @@ void stage_heads_together(Group &g, const std::vector<StagedRows> &staged) {
         }
         op.compute_root().store_in(SBUF);
     }
-    // K's transposes (place_matmul) no longer have its load inside their loop over chunks of
-    // rows: unrolled, each chunk is one transpose; as a loop the chunks would make one copy
-    // nest of three loops, which is no transpose (NHC_EGEN012).
-    if (staged[1].rows > staged[1].chunk)
-        g.stage("b_tp", 0).unroll(Var("no"));
 }
 
 } // namespace
@@ -150,10 +144,10 @@ void transpose_a_per_row_tile(Group &g, int node, const Halide::LoopLevel &row_t
     if (!g.stage("a_tp", node).defined() || !g.stage("a_nat", node).defined())
         return;
     int64_t k = contraction_extent(g.stage("acc", node));
-    int k_chunk = divisor_at_most(k, L.partitions);
+    int k_chunk = contraction_chunk(k, L);
     const Shape &s = g.outputs[0].result.shape;
     int tm = balanced_tile(s[s.size() - 2], L.partitions);
-    if (!full_k_chunks(k, k_chunk, L) || k % k_chunk)
+    if (k % k_chunk)
         return;
     Var kco("kco"), kci("kci");
     a_t.compute_at(row_tile).store_in(SBUF).split(var(1), kco, kci, k_chunk);

@@ -429,6 +429,11 @@ std::vector<Func> place_matmul(Group &g, int node_index, const Node &node, const
                 transposed.split(var(0), no, ni, balanced_tile(columns, L.partitions), tile.tail)
                     .reorder(ni, var(1), no);
                 loaded[i].compute_at(transposed, no);
+                // Guarded chunks are those of an operand staged outside this loop: unrolled,
+                // each chunk is one transpose (as a loop without its load inside, the chunks
+                // would be one copy nest of three loops, no transpose: NHC_EGEN012).
+                if (tile.tail == Halide::TailStrategy::GuardWithIf)
+                    transposed.unroll(no);
             }
         }
     return loaded;
