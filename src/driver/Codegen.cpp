@@ -348,14 +348,17 @@ private:
     }
 
     /** Whole-model move: stores that round fp32 tiles to 16 bits take tiles the engines wrote
-     *  in 16 bits instead, moving half the bytes. */
+     *  in 16 bits instead, moving half the bytes; then, with tensors kept resident, those that
+     *  no load reads any more are dropped (keep_tensors_resident dropped the others). */
     void round_on_engines() {
         if (o_.optlevel < 2)
             return;
         TimedStep step("round on the engines");
         int narrowed = codegen::narrow_stores(selected_);
+        int dropped = o_.keep_resident ? codegen::drop_unread_stores(selected_, prog_, true) : 0;
         log_info("rounding: ", narrowed,
-                 " stores to 16-bit tensors take tiles the engines wrote in 16 bits");
+                 " stores to 16-bit tensors take tiles the engines wrote in 16 bits; ", dropped,
+                 " stores that cast, of tensors no longer read from HBM, dropped");
     }
 
     /** Whole-model move: weights stored in the order their loads read them, loads of adjacent

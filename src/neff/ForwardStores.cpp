@@ -50,6 +50,11 @@ bool plain_float(neff::DType t) {
 
 /** A DMA between SBUF and HBM of float types, with no other operand; of one type unless
  *  `may_cast` (a cast through fp32, nc.md:L247, as an engine's copy does, nc.md:L309). */
+bool is_scratch(const neff::Program &program, int var) {
+    return var >= 0 && var < static_cast<int>(program.vars.size()) &&
+           program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Scratch;
+}
+
 bool plain_transfer(const Instr &i, MemSpace from, MemSpace to, bool may_cast = false) {
     return i.op == neff::Opcode::Dma && i.src.space == from && i.dst.space == to &&
            (may_cast || i.src.dtype == i.dst.dtype) && plain_float(i.src.dtype) &&
@@ -339,10 +344,7 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
                             bool drop_unread_stores, bool in_place) {
     ForwardStats stats;
     const target::TargetInfo &t = target::target_by_name(program.target);
-    auto scratch = [&](int var) {
-        return var >= 0 && var < static_cast<int>(program.vars.size()) &&
-               program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Scratch;
-    };
+    auto scratch = [&](int var) { return is_scratch(program, var); };
     // Graph inputs and scratch tensors: an earlier load's tile, while intact, holds their bytes
     // until something writes the variable again. (Weights are left to their loads: ResNet-50's
     // convolutions reload theirs per output tile, and GpSimd's copies of them cost bf16
@@ -355,7 +357,6 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
     };
     std::map<int, std::vector<int>> writers; // HBM variable -> indices of its writers
     std::map<int, std::vector<int>> loaders; // HBM variable -> its loads kept since its last write
-    std::map<int, int> reads_left;           // HBM variable -> readers not forwarded
     TransferBoxes boxes;
     boxes.src.resize(instrs.size());
     boxes.dst.resize(instrs.size());
@@ -400,29 +401,45 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
             if (write) {
                 writers[ap.var].push_back(index);
                 loaders.erase(ap.var);
-            } else
-                reads_left[ap.var]++;
+            }
         });
     }
-    // A scratch tensor that no instruction reads from HBM any more need not be stored there.
     std::vector<SelectedInstr> out;
     out.reserve(instrs.size());
     for (size_t k = 0; k < instrs.size(); k++) {
-        const Instr &i = instrs[k].instr;
         if (replaced[k]) {
             for (Instr &c : replacement[k])
                 out.push_back({Engine::POOL, std::move(c)});
             continue;
         }
-        if (drop_unread_stores && plain_transfer(i, MemSpace::SBUF, MemSpace::HBM) &&
-            scratch(i.dst.var) && reads_left[i.dst.var] == 0) {
-            stats.stores_dropped++;
-            continue;
-        }
         out.push_back(std::move(instrs[k]));
     }
     instrs = std::move(out);
+    // Stores that round a tile stay for now: narrow_stores makes the engines that wrote the tile
+    // round instead, which it can only do seeing the store (drop_unread_stores then drops it).
+    if (drop_unread_stores)
+        stats.stores_dropped = codegen::drop_unread_stores(instrs, program, false);
     return stats;
+}
+
+int drop_unread_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
+                       bool casting_too) {
+    std::map<int, int> reads; // HBM variable -> instructions that read it
+    for (const SelectedInstr &s : instrs)
+        neff::for_each_operand(s.instr, [&](const AccessPattern &ap, bool write) {
+            if (ap.space == MemSpace::HBM && !write)
+                reads[ap.var]++;
+        });
+    const size_t before = instrs.size();
+    instrs.erase(
+        std::remove_if(instrs.begin(), instrs.end(),
+                       [&](const SelectedInstr &s) {
+                           const Instr &i = s.instr;
+                           return plain_transfer(i, MemSpace::SBUF, MemSpace::HBM, casting_too) &&
+                                  is_scratch(program, i.dst.var) && reads.count(i.dst.var) == 0;
+                       }),
+        instrs.end());
+    return static_cast<int>(before - instrs.size());
 }
 
 } // namespace nhc::codegen

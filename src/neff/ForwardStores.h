@@ -8,7 +8,8 @@
  * Every group stores its output to HBM and the next group loads it back; each of those transfers
  * pays the DMA fixed cost (nc.md:L252, L265) on the chain from one group to the next, where an
  * on-chip copy pays an instruction's (nc.md:L302). When every reader of a scratch tensor is
- * forwarded, its stores are dropped too, and the tensor never crosses HBM.
+ * forwarded, its stores are dropped too (those that round a tile to 16 bits once NarrowStores
+ * has seen them: drop_unread_stores), and the tensor never crosses HBM.
  *
  * A load is forwarded only when each of its elements was last written by a store from the same
  * SBUF partition it is loaded into (compute engines do not move data across partitions), both
@@ -65,6 +66,14 @@ struct ForwardStats {
  *  becomes copies. */
 ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
                             bool drop_unread_stores = true, bool read_in_place = true);
+
+/** Drops the stores of scratch tensors that no instruction in `instrs` reads from HBM (their
+ *  readers all take the tiles on chip); with `casting_too` false, only stores that make no
+ *  cast (a store rounding an fp32 tile to 16 bits is what neff/NarrowStores.h looks for, so
+ *  those go after it).
+ *  Returns how many. Only for a whole program: a window's later groups may read them. */
+int drop_unread_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
+                       bool casting_too);
 
 } // namespace nhc::codegen
 

@@ -157,6 +157,29 @@ TEST_CASE("a write to a loaded tile ends it: only the readers before it read the
     CHECK(v[2].instr.src == sbuf(0, 64, 4096, 16)); // reads what the write put there
 }
 
+TEST_CASE("a store that rounds an fp32 tile to a 16-bit tensor nothing reads from HBM is kept "
+          "for NarrowStores, then dropped; while something reads the tensor it stays") {
+    neff::Program p = two_vars();
+    p.vars[0].dtype = neff::DType::BF16; // auto-cast's bf16 copy of an fp32 result
+    const SelectedInstr store = dma(hbm(0, 0, 64, 0, 256, neff::DType::BF16), sbuf(0, 64, 0, 256));
+    REQUIRE(store.instr.src.dtype == neff::DType::F32);
+    std::vector<SelectedInstr> unread = {write_on_dve(sbuf(0, 64, 0, 256)), store,
+                                         read_on_act(sbuf(0, 64, 0, 256))};
+    CHECK(codegen::forward_stores(unread, p).stores_dropped == 0);
+    REQUIRE(unread.size() == 3);
+    CHECK(codegen::drop_unread_stores(unread, p, /*casting_too=*/false) == 0);
+    CHECK(codegen::drop_unread_stores(unread, p, /*casting_too=*/true) == 1);
+    REQUIRE(unread.size() == 2);
+    CHECK(unread[1].instr.op == neff::Opcode::Activation);
+    // Read back by a DMA into other partitions (not forwarded): the store stays.
+    std::vector<SelectedInstr> read = {
+        write_on_dve(sbuf(0, 64, 0, 256)), store,
+        dma(sbuf(64, 32, 4096, 256), hbm(0, 0, 32, 0, 256, neff::DType::BF16))};
+    CHECK(codegen::forward_stores(read, p).loads_forwarded == 0);
+    CHECK(codegen::drop_unread_stores(read, p, true) == 0);
+    CHECK(read.size() == 3);
+}
+
 TEST_CASE("in a window of a program, a forwarded tensor's store stays: later groups may read it") {
     neff::Program p = two_vars();
     std::vector<SelectedInstr> v = {
@@ -329,4 +352,38 @@ g (float[128, 256] x, float[256, 256] w1, float[256, 384] w2) => (float[128, 384
         test::E2EResult got = test::run_program(*p, passed, inputs);
         CHECK(test::compare(got.outputs.at("y"), want.at("y"), 1e-5, 1e-5).rel_l2 < 1e-6);
     }
+}
+
+TEST_CASE("a tensor auto-cast rounds to bf16 and its reader takes on chip is never stored; its "
+          "writer rounds it") {
+    // h, read only by the second matmul, is auto-cast's bf16 operand: the first group's tile of it
+    // is fp32 until NarrowStores has the Relu write bf16, and the second reads it where it is.
+    Graph g = test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 384] x, float[384, 512] w1, float[512, 256] w2) => (float[256, 256] y) {
+  a = MatMul(x, w1)
+  h = Relu(a)
+  y = MatMul(h, w2)
+}
+)");
+    CompileOptions o;
+    o.auto_cast = "matmult";
+    o.auto_cast_type = "bf16";
+    test::require_same_values_at_o1_and_o2(
+        g, test::random_inputs(g, 5), o, "y", [](int level, const neff::Program &p) {
+            int stores = 0, rounding_copies = 0;
+            for (Engine e : {Engine::PE, Engine::ACT, Engine::DVE, Engine::POOL, Engine::SP})
+                for (const Instr &i : p.stream(e)) {
+                    stores += i.op == neff::Opcode::Dma && i.dst.space == MemSpace::HBM &&
+                              i.dst.var >= 0 &&
+                              p.vars[static_cast<size_t>(i.dst.var)].kind == neff::VarKind::Scratch;
+                    rounding_copies += e == Engine::POOL && i.src.space == MemSpace::SBUF &&
+                                       i.src.dtype == neff::DType::F32 &&
+                                       i.dst.dtype == neff::DType::BF16;
+                }
+            if (level == 2) { // -O1 stores h and loads it back
+                CHECK(stores == 0);
+                CHECK(rounding_copies == 0);
+            }
+        });
 }
