@@ -48,13 +48,14 @@ bool plain_float(neff::DType t) {
            t == neff::DType::TF32;
 }
 
-/** A DMA between SBUF and HBM of float types, with no other operand; of one type unless
- *  `may_cast` (a cast through fp32, nc.md:L247, as an engine's copy does, nc.md:L309). */
+/** Whether `var` is one of the program's intermediate tensors (not an input, output or weight). */
 bool is_scratch(const neff::Program &program, int var) {
     return var >= 0 && var < static_cast<int>(program.vars.size()) &&
            program.vars[static_cast<size_t>(var)].kind == neff::VarKind::Scratch;
 }
 
+/** A DMA between SBUF and HBM of float types, with no other operand; of one type unless
+ *  `may_cast` (a cast through fp32, nc.md:L247, as an engine's copy does, nc.md:L309). */
 bool plain_transfer(const Instr &i, MemSpace from, MemSpace to, bool may_cast = false) {
     return i.op == neff::Opcode::Dma && i.src.space == from && i.dst.space == to &&
            (may_cast || i.src.dtype == i.dst.dtype) && plain_float(i.src.dtype) &&

@@ -68,10 +68,10 @@ ForwardStats forward_stores(std::vector<SelectedInstr> &instrs, const neff::Prog
                             bool drop_unread_stores = true, bool read_in_place = true);
 
 /** Drops the stores of scratch tensors that no instruction in `instrs` reads from HBM (their
- *  readers all take the tiles on chip); with `casting_too` false, only stores that make no
- *  cast (a store rounding an fp32 tile to 16 bits is what neff/NarrowStores.h looks for, so
- *  those go after it).
- *  Returns how many. Only for a whole program: a window's later groups may read them. */
+ *  readers all take the tiles on chip) and returns how many; with `casting_too` false, only
+ *  the stores that make no cast (a store rounding an fp32 tile to 16 bits is what
+ *  neff/NarrowStores.h looks for: those are dropped after it). Only for a whole program: a
+ *  window's later groups may read them. */
 int drop_unread_stores(std::vector<SelectedInstr> &instrs, const neff::Program &program,
                        bool casting_too);
 

@@ -34,6 +34,17 @@ inline std::string three_layers(int64_t rows, int64_t k, int64_t hidden, int64_t
            "  y = MatMul(h2, w3)\n}\n";
 }
 
+/** Two matmuls with a Relu between: under auto-cast, h (read only by the second matmul) is a
+ *  bf16 operand that the first group's tiles hold in fp32 until its writer rounds it. */
+inline constexpr const char *kMatmulReluMatmul = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[256, 384] x, float[384, 512] w1, float[512, 256] w2) => (float[256, 256] y) {
+  a = MatMul(x, w1)
+  h = Relu(a)
+  y = MatMul(h, w2)
+}
+)";
+
 /** The node of `g` whose first output is `value` (FAIL if none). */
 inline const Node &node_with_output(const Graph &g, const std::string &value) {
     for (const Node &n : g.nodes)

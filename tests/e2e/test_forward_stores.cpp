@@ -358,14 +358,7 @@ TEST_CASE("a tensor auto-cast rounds to bf16 and its reader takes on chip is nev
           "writer rounds it") {
     // h, read only by the second matmul, is auto-cast's bf16 operand: the first group's tile of it
     // is fp32 until NarrowStores has the Relu write bf16, and the second reads it where it is.
-    Graph g = test::load_text(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[256, 384] x, float[384, 512] w1, float[512, 256] w2) => (float[256, 256] y) {
-  a = MatMul(x, w1)
-  h = Relu(a)
-  y = MatMul(h, w2)
-}
-)");
+    Graph g = test::load_text(test::kMatmulReluMatmul);
     CompileOptions o;
     o.auto_cast = "matmult";
     o.auto_cast_type = "bf16";

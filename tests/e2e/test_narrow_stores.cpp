@@ -127,14 +127,7 @@ TEST_CASE("after the store, reads of bytes written again are not the tile's; a c
 
 TEST_CASE("rounding on the engines changes no value: a bf16 two-layer program at -O1 and -O2") {
     // h, read only by the second matmul, is stored as bf16 under auto-cast (a rounding store).
-    Graph g = test::load_text(R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[256, 384] x, float[384, 512] w1, float[512, 256] w2) => (float[256, 256] y) {
-  a = MatMul(x, w1)
-  h = Relu(a)
-  y = MatMul(h, w2)
-}
-)");
+    Graph g = test::load_text(test::kMatmulReluMatmul);
     CompileOptions o;
     o.auto_cast = "matmult";
     o.auto_cast_type = "bf16";
