@@ -194,9 +194,7 @@ void schedule_attention(Group &g, int context_node, const Limits &L, const Atten
         // queries, the scores are built in SBUF bank by bank, the softmax runs on the whole
         // rows, and P·V contracts them in K chunks. Only a row tile of scores is ever on chip.
         Var mo("mo"), mi("mi");
-        int64_t rows = s[s.size() - 2];
-        int tm = balanced_tile(rows, L.partitions);
-        f.split(var(1), mo, mi, tm, rows_tail(rows, tm));
+        split_rows(f, var(1), mo, mi, s[s.size() - 2], L.partitions);
         TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
         place_whole_rows(g, whole_rows_value(g), positions, row_tile,
                          divisor_at_most(contraction_extent(g.stage("acc", 0)), L.partitions), L,

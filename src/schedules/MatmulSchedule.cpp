@@ -237,7 +237,7 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     const Shape &s = g.outputs[0].result.shape;
     if (s.size() != 2)
         return false;
-    int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], max_tile_columns(plan, L));
+    int tn = balanced_tile(s[1], max_tile_columns(plan, L));
     int64_t block = resident_block(
         plan, s[1], tn, [&](int64_t columns) { return resident_fits(g, k_chunk, L, columns, tn); });
     if (block == 0)
@@ -246,15 +246,12 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     Var nb("nb"), nr("nr"), no("no"), mo("mo"), ni("ni"), mi("mi");
     Halide::LoopLevel b_level = Halide::LoopLevel::root();
     if (block < s[1]) {
-        f.split(var(0), nb, nr, static_cast<int>(block))
-            .split(nr, no, ni, tn)
-            .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
-            .reorder(ni, mi, no, mo, nb);
+        f.split(var(0), nb, nr, static_cast<int>(block)).split(nr, no, ni, tn);
+        split_rows(f, var(1), mo, mi, s[0], L.partitions).reorder(ni, mi, no, mo, nb);
         b_level = Halide::LoopLevel(f, nb);
     } else {
-        f.split(var(0), no, ni, tn)
-            .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
-            .reorder(ni, mi, no, mo);
+        f.split(var(0), no, ni, tn);
+        split_rows(f, var(1), mo, mi, s[0], L.partitions).reorder(ni, mi, no, mo);
     }
     place_resident(g, k_chunk, b_level, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no), plan,
                    L);
@@ -297,8 +294,7 @@ bool schedule_matmul_row_tiles(Group &g, int64_t k_chunk, const Limits &L, const
     }
     Func f = g.outputs[0].func;
     Var mo("mo"), mi("mi");
-    int tm = balanced_tile(s[rank - 2], L.partitions);
-    f.split(var(1), mo, mi, tm, rows_tail(s[rank - 2], tm));
+    split_rows(f, var(1), mo, mi, s[rank - 2], L.partitions);
     TileLoop row_tile{false, Halide::LoopLevel(f, mo)};
     place_whole_rows(g, rows_in, s.back(), row_tile, k_chunk, L, plan);
     for (const alg::Stage &st : g.op.stages)

@@ -131,9 +131,7 @@ TileLoop tile_output_columns(Func f, const Shape &shape, int columns, const Limi
     f.split(var(0), co, ci, columns); // ShiftInwards: the last chunk overlaps the one before
     if (int64_t rows = shape[rank - 2]; rows > L.partitions) {
         Var ro("v1o"), ri("v1i");
-        int tile = balanced_tile(rows, L.partitions);
-        f.split(var(1), ro, ri, tile, rows_tail(rows, tile));
-        f.reorder(ci, ri, co, ro);
+        split_rows(f, var(1), ro, ri, rows, L.partitions).reorder(ci, ri, co, ro);
     } else {
         f.reorder(ci, var(1), co);
     }

@@ -72,6 +72,12 @@ Halide::TailStrategy rows_tail(int64_t rows, int tile) {
     return rows % tile ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::Auto;
 }
 
+Halide::Func &split_rows(Halide::Func &f, const Halide::Var &v, const Halide::Var &outer,
+                         const Halide::Var &inner, int64_t rows, int limit) {
+    int tile = balanced_tile(rows, limit);
+    return f.split(v, outer, inner, tile, rows_tail(rows, tile));
+}
+
 // Staging roles are copies from HBM: they become DMAs, so the inputs they read stay in HBM.
 // The matmul's operand chain (views, natural loads, transposes, staged operands): placed by the
 // matmul schedule itself, or inlined.
@@ -115,8 +121,7 @@ TileLoop tile_elementwise_output(Func f, const Shape &shape, const Limits &L) {
     int64_t rows = shape[rank - 2];
     if (rows > L.partitions) {
         Var vo("v1o"), vi("v1i");
-        int tile = balanced_tile(rows, L.partitions);
-        f.split(var(1), vo, vi, tile, rows_tail(rows, tile));
+        split_rows(f, var(1), vo, vi, rows, L.partitions);
         t.root = false;
         t.level = Halide::LoopLevel(f, vo);
     } else if (rank >= 3) {

@@ -48,6 +48,10 @@ int balanced_tile(int64_t n, int limit);
  *  for the first: a write after write in HBM) and match no reader's tiles, so that no reader
  *  could take the tiles from SBUF (driver/ResidentOutputs.h). */
 Halide::TailStrategy rows_tail(int64_t rows, int tile);
+/** Splits `f`'s dimension `v`, an output's `rows`, into `outer` x `inner` balanced tiles of at
+ *  most `limit` rows (balanced_tile) with their tail (rows_tail); returns f, to chain. */
+Halide::Func &split_rows(Halide::Func &f, const Halide::Var &v, const Halide::Var &outer,
+                         const Halide::Var &inner, int64_t rows, int limit);
 /** A matmul operand chain's role (views, natural loads, transposes, staged operands). */
 bool is_operand_role(const std::string &role);
 /** Whether matmul operand i (0 = A, 1 = B) of `n` is stored with its contraction axis
