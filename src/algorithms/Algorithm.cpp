@@ -46,7 +46,7 @@ std::string Namer::operator()(const std::string &role) {
 
 Halide::Func Builder::func(const std::string &role, Shape shape) {
     Halide::Func f(namer_(role));
-    stages_.push_back({role, f, std::move(shape), std::nullopt, {}});
+    stages_.push_back({role, f, std::move(shape), std::nullopt, {}, false});
     return f;
 }
 
@@ -54,6 +54,12 @@ void Builder::store_as(const Halide::Func &f, DType t) {
     for (Stage &s : stages_)
         if (s.func.name() == f.name())
             s.stored_as = t;
+}
+
+void Builder::widens_to_tile(const Halide::Func &f) {
+    for (Stage &s : stages_)
+        if (s.func.name() == f.name())
+            s.widens_to_tile = true;
 }
 
 void Builder::broadcasts(const Halide::Func &f, const Shape &from) {

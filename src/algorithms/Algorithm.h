@@ -44,6 +44,11 @@ struct Stage {
     std::optional<DType> stored_as;
     /** For a broadcast stage (broadcast_to): the shape (ONNX order) of the tensor it broadcasts. */
     Shape broadcast_from;
+    /** A reduction over the keys each row keeps (RDom::where, graph/SkipMaskedKeys.h): the
+     *  terms past a row's last kept key, up to the last one of any row of its tile, are masked
+     *  ones that change nothing, so one instruction may reduce the tile's rows over the longest
+     *  of their ranges (codegen::SelectOptions::widened_reductions). */
+    bool widens_to_tile = false;
 };
 
 struct OpResult {
@@ -80,6 +85,8 @@ public:
     Halide::Func func(const std::string &role, Shape shape = {});
     /** Records that stage `f` is stored as `t` (Stage::stored_as). */
     void store_as(const Halide::Func &f, DType t);
+    /** Records that stage `f` may reduce over its tile's longest range (Stage::widens_to_tile). */
+    void widens_to_tile(const Halide::Func &f);
     /** Records that stage `f` broadcasts a tensor of shape `from` (Stage::broadcast_from). */
     void broadcasts(const Halide::Func &f, const Shape &from);
     /** Vars v0..v(rank-1) in Halide order (v0 innermost = last ONNX axis). */

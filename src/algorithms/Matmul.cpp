@@ -7,6 +7,9 @@
 
 #include "algorithms/Broadcast.h"
 #include "algorithms/Families.h"
+#include "graph/SkipMaskedKeys.h"
+
+#include <optional>
 
 namespace nhc::alg {
 
@@ -32,7 +35,8 @@ struct Contraction {
 // `b_type`); the staged operands have `operand` type (fp32, or the auto-cast type).
 template <typename LhsAt, typename RhsAt>
 Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size, const Shape &batch,
-                     LhsAt lhs_at, RhsAt rhs_at, DType a_type, DType b_type, DType operand) {
+                     LhsAt lhs_at, RhsAt rhs_at, DType a_type, DType b_type, DType operand,
+                     std::optional<int64_t> causal_diagonal = std::nullopt) {
     int nb = static_cast<int>(batch.size());
     std::vector<Halide::Var> bv = Builder::vars(nb + 2); // v0 = n (or m), v1 = k (or m), rest batch
     Halide::Var x = bv[0], y = bv[1];
@@ -64,6 +68,12 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
     b_tp(args(x, y)) = Halide::cast(Halide::Float(32), b_nat(args(y, x))); // (n, k)
     rhs(args(x, y)) = from_compute(b_tp(args(x, y)), operand);             // (n, k)
     Halide::RDom k(0, static_cast<int>(k_size), "k");
+    // P·V of a causally masked attention (graph/SkipMaskedKeys.h): row m of P is 0 past key
+    // m + diagonal, so the contraction stops there.
+    if (causal_diagonal) {
+        k.where(k <= y + static_cast<int>(*causal_diagonal));
+        b.widens_to_tile(acc);
+    }
     acc(args(x, y)) = 0.0f; // (n, m), fp32 as in PSUM
     acc(args(x, y)) += Halide::cast(Halide::Float(32), lhs_t(args(y, k))) *
                        Halide::cast(Halide::Float(32), rhs(args(x, k)));
@@ -125,7 +135,10 @@ OpResult build_matmul(const OpContext &ctx) {
         [&](Expr ni, Expr ki, const std::vector<Expr> &bi) {
             return read(c, bs, b_batch, ki, ni, bi, batch);
         },
-        a.dtype, c.dtype, ctx.node.operand_cast.value_or(DType::Float32));
+        a.dtype, c.dtype, ctx.node.operand_cast.value_or(DType::Float32),
+        ctx.node.has_attr(kKeysUpToDiagonal)
+            ? std::optional<int64_t>(ctx.node.attr_int(kKeysUpToDiagonal, 0))
+            : std::nullopt);
     Shape out_shape = batch;
     if (a.rank() > 1)
         out_shape.push_back(m);

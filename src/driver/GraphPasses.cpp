@@ -25,6 +25,7 @@
 #include "graph/ReduceLastAxis.h"
 #include "graph/RemoveDeadNodes.h"
 #include "graph/ResizeMatmul.h"
+#include "graph/SkipMaskedKeys.h"
 #include "graph/SplitLinear.h"
 #include "graph/UnitAxisTransposes.h"
 #include "graph/WeightLayout.h"
@@ -128,6 +129,9 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     // Attention's 1/sqrt(d) rides on the softmax's exponential: a move of -O2 and -O3.
     int scales_folded = options.optlevel >= 2 ? fold_softmax_scales(g) : 0;
     log_info("softmax scales: ", scales_folded, " Div/Mul by a constant folded into their Softmax");
+    // Causal attention's softmax and P·V over the keys up to the diagonal: -O2 and -O3.
+    int skipped = options.optlevel >= 2 ? skip_masked_keys(g) : 0;
+    log_info("masked keys: ", skipped, " causal attentions reduce over their kept keys only");
     int folded = fold_transposes_into_matmuls(g);
     log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");
     int relaid = layout_matmul_weights(g);

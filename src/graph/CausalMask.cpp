@@ -2,6 +2,7 @@
 
 #include "graph/PatternMatch.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace nhc {
@@ -75,6 +76,13 @@ int lower_triangular_masks(Graph &g) {
     }
     replace_nodes(g, {}, replacement);
     return static_cast<int>(replacement.size());
+}
+
+bool masked_terms_vanish(const Node &triangular_where, double s) {
+    constexpr double kUnderflows = -128;
+    double fill = triangular_where.attr_float("fill", 0);
+    return triangular_where.attr_int("diagonal", -1) >= 0 &&
+           fill * std::min(s, 1.0) / 2 <= kUnderflows;
 }
 
 } // namespace nhc

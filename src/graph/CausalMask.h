@@ -27,6 +27,15 @@ inline bool is_triangular_where(const Node &n) {
     return n.op_type == "TriangularWhere" && n.domain == "nhc";
 }
 
+/** Whether the masked terms of a TriangularWhere are exactly 0 in a softmax of its output with
+ *  or without the scale s folded in: every row keeps a column (diagonal >= 0), so the row's
+ *  maximum M is at least a kept score, and the fill is so far below it that exp(fill - s*M) and
+ *  exp(s*(fill - M)) both underflow to 0 (fp32's exp is 0 below -104) for any kept score above
+ *  fill / 2: fill * min(s, 1) / 2 at most -128 (GPT-2's finfo.min with s = 1/8: -2.1e37;
+ *  the -1e4 of older exports: -625), or a fill of -inf. A row whose every kept score lies below
+ *  fill / 2 is outside this (its softmax then weighs the masked columns too). */
+bool masked_terms_vanish(const Node &triangular_where, double s);
+
 } // namespace nhc
 
 #endif

@@ -1,5 +1,6 @@
 #include "graph/FoldSoftmaxScale.h"
 
+#include "graph/CausalMask.h"
 #include "graph/PatternMatch.h"
 
 #include <algorithm>
@@ -40,18 +41,6 @@ std::optional<Scaled> scaled_input(const Graph &g, const PatternMatcher &m, cons
                   g.value(found->x).dtype != DType::Float32 || g.value(v).dtype != DType::Float32))
         return std::nullopt;
     return found;
-}
-
-/** Whether a causal mask's masked terms are exactly 0 in a softmax with or without the scale s
- *  folded: every row keeps a column (diagonal >= 0), so the row's maximum M is a kept score, and
- *  the fill is so far below it that exp(fill - s*M) and exp(s*(fill - M)) both underflow to 0
- *  (fp32's exp is 0 below -104) for any kept score above fill / 2: fill * min(s, 1) / 2 at most
- *  -128 (GPT-2's finfo.min with s = 1/8: -2.1e37), or a fill of -inf. */
-bool masked_terms_vanish(const Node &triangular_where, double s) {
-    constexpr double kUnderflows = -128;
-    double fill = triangular_where.attr_float("fill", 0);
-    return triangular_where.attr_int("diagonal", -1) >= 0 &&
-           fill * std::min(s, 1.0) / 2 <= kUnderflows;
 }
 
 } // namespace

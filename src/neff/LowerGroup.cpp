@@ -105,6 +105,9 @@ LoweredGroup lower_group(const sched::Group &g) {
     for (const alg::Stage &s : g.op.stages)
         if (s.stored_as)
             lg.stored_as[s.func.name()] = *s.stored_as;
+    for (const alg::Stage &s : g.op.stages)
+        if (s.widens_to_tile)
+            lg.widened_reductions.insert(s.func.name());
     for (const sched::GroupOutput &o : g.outputs) {
         outputs.push_back(o.func);
         lg.hbm_buffers[o.func.name()] = o.value;

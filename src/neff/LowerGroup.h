@@ -33,6 +33,7 @@ struct LoweredGroup {
     bool pe_critical_path = false;                  ///< the schedule's PE order
     std::map<std::string, neff::Engine> engines;    ///< the schedule's engine per stage
     std::map<std::string, DType> stored_as;         ///< stage -> its storage type (tf32)
+    std::set<std::string> widened_reductions;       ///< alg::Stage::widens_to_tile
 };
 
 LoweredGroup lower_group(const sched::Group &g);

@@ -44,6 +44,7 @@ select_group(const LoweredGroup &lg, SelectOptions &so,
     so.resident = lg.resident;
     so.pe_critical_path = lg.pe_critical_path;
     so.engines = lg.engines;
+    so.widened_reductions = lg.widened_reductions;
     for (const auto &[stage, t] : lg.stored_as)
         so.stored_as[stage] = isa_dtype_of(t, stage);
     // Bound (the program's variables made) in the order of the values' names, not of the

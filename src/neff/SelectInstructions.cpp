@@ -310,9 +310,30 @@ void Selector::release_fixed_buffers() {
     fixed_.clear();
 }
 
+std::optional<Loop> Selector::widened_loop(const std::string &name, const Halide::Expr &min,
+                                           const Halide::Expr &extent,
+                                           const std::vector<Loop> &enclosing) const {
+    // The loop's range over every iteration of the enclosing loops of the nest: its least min
+    // and its greatest end. Only a widened reduction's store takes it (collect_nest).
+    Scope<Interval> scope;
+    for (const Loop &l : enclosing)
+        scope.push(l.name, Interval(Halide::Expr(static_cast<int>(l.min)),
+                                    Halide::Expr(static_cast<int>(l.min + l.extent - 1))));
+    Interval lo = bounds_of_expr_in_scope(min, scope);
+    Interval hi = bounds_of_expr_in_scope(simplify(min + extent), scope);
+    if (!lo.has_lower_bound() || !hi.has_upper_bound())
+        return std::nullopt;
+    Halide::Expr first_e = simplify(lo.min), end_e = simplify(hi.max); // as_const_int points in
+    const int64_t *first = as_const_int(first_e), *end = as_const_int(end_e);
+    if (!first || !end || *end <= *first)
+        return std::nullopt;
+    return Loop{name, *first, *end - *first};
+}
+
 bool Selector::collect_nest(const Stmt &s, Nest &n) const {
     std::vector<std::pair<std::string, Halide::Expr>> lets;
     Stmt cur = s;
+    bool widened = false; // a loop's bounds taken over the nest's enclosing loops
     while (true) {
         if (const auto *f = cur.as<For>()) {
             // An unrolled loop is no dimension of an instruction: each iteration is its own
@@ -327,8 +348,15 @@ bool Selector::collect_nest(const Stmt &s, Nest &n) const {
                 min = substitute(it->first, it->second, min);
                 extent = substitute(it->first, it->second, extent);
             }
-            if (!n.loops.empty() && !(as_const_int(subst(min)) && as_const_int(subst(extent))))
-                return false;
+            if (!n.loops.empty() && !(as_const_int(subst(min)) && as_const_int(subst(extent)))) {
+                std::optional<Loop> l = widened_loop(f->name, subst(min), subst(extent), n.loops);
+                if (!l)
+                    return false;
+                n.loops.push_back(*l);
+                widened = true;
+                cur = f->body;
+                continue;
+            }
             Loop l{f->name, constant(min, "loop min"), constant(extent, "loop extent")};
             n.loops.push_back(l);
             cur = f->body;
@@ -340,7 +368,7 @@ bool Selector::collect_nest(const Stmt &s, Nest &n) const {
         }
     }
     const Store *st = cur.as<Store>();
-    if (!st)
+    if (!st || (widened && !opt_.widened_reductions.count(st->name)))
         return false;
     Halide::Expr index = st->index, value = st->value;
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
@@ -384,6 +412,15 @@ void Selector::visit_for(const For *op) {
 
 Affine Selector::affine(const std::string &buf, const Halide::Expr &index, const Nest &n) const {
     std::optional<Affine> a = affine_index(index, n.loops);
+    if (!a) {
+        // A clamp that the nest's loop ranges decide (Halide's min(kr + 4 kq, mo) over the
+        // chunks of a guarded split once kq and mo are unrolled): simplified within them.
+        Scope<Interval> ranges;
+        for (const Loop &l : n.loops)
+            ranges.push(l.name, Interval(Halide::Expr(static_cast<int>(l.min)),
+                                         Halide::Expr(static_cast<int>(l.min + l.extent - 1))));
+        a = affine_index(simplify(index, true, ranges), n.loops);
+    }
     if (!a) {
         std::ostringstream os;
         os << index;

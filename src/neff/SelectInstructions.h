@@ -63,6 +63,10 @@ struct SelectOptions {
      *  moves at most 128 KiB, and the matmul and the copy each pay their fixed cost whatever the
      *  row's width, nc.md:L142, L298). */
     static constexpr int64_t kMinPeBroadcastRow = 256;
+    /** Reduction stages bounded per row by the keys it keeps (alg::Stage::widens_to_tile): a
+     *  loop of such a stage's nest whose bounds vary along the nest's partition loop runs over
+     *  the union of its ranges; the terms it adds are masked ones, which change nothing. */
+    std::set<std::string> widened_reductions;
     /** Stages whose SBUF tiles outlive the group (sched::Group::resident): each tile keeps its
      *  region after the group, which kept_sbuf reports. */
     std::set<std::string> resident;

@@ -114,6 +114,11 @@ private:
      *  its first tile of that size; -1 if the stage has none or the tile is larger. */
     int64_t next_fixed_buffer(const std::string &stage, OnChipAllocator &alloc, int64_t bytes);
     void visit_for(const Halide::Internal::For *op);
+    /** A loop of a nest whose bounds vary along the nest's enclosing loops, over their whole
+     *  ranges (a reduction bounded per row, SelectOptions::widened_reductions). */
+    std::optional<Loop> widened_loop(const std::string &name, const Halide::Expr &min,
+                                     const Halide::Expr &extent,
+                                     const std::vector<Loop> &enclosing) const;
     bool collect_nest(const Halide::Internal::Stmt &s, Nest &n) const;
     void select_nest(const Nest &n);
     void select_dma(const Nest &n, const std::string &src, const Halide::Expr &src_index);

@@ -327,7 +327,7 @@ void place_a_transposes(Group &g, Func lhs, const Var &kco, int64_t chunks, int 
     int kc = static_cast<int>(g.partition_split.at(lhs.name()));
     if (per_tile > 1) {
         Var kq("kq"), kr("kr"), ta("ta"), tb("tb");
-        lhs.split(kco, kq, kr, per_tile);
+        lhs.split(kco, kq, kr, per_tile, keys_tail(g));
         a_tp.split(var(1), ta, tb, kc).unroll(ta).compute_at(lhs, kq).store_in(PSUM);
         g.partition_split[a_tp.name()] = kc;
     } else {
@@ -486,7 +486,8 @@ TileLoop place_whole_rows(Group &g, Func rows, int64_t row_elems, const TileLoop
     place(rows, row_tile, SBUF);
     declare_layout(g, rows, rank);
     Var no("no"), ni("ni");
-    rows.split(var(0), no, ni, balanced_tile(row_elems, max_n)).reorder(ni, var(1), no);
+    rows.split(var(0), no, ni, balanced_tile(row_elems, max_n), keys_tail(g))
+        .reorder(ni, var(1), no);
     TileLoop column_tile{false, Halide::LoopLevel(rows, no)};
     if (rank == 2 &&
         resident_fits(g, k_chunk, L, g.outputs[0].result.shape[1], balanced_tile(row_elems, max_n)))

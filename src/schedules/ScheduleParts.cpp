@@ -1,5 +1,6 @@
 #include "schedules/ScheduleParts.h"
 
+#include "graph/SkipMaskedKeys.h"
 #include "schedules/MemoryTypes.h"
 #include "support/Error.h"
 
@@ -70,6 +71,13 @@ int balanced_tile(int64_t n, int limit) {
 
 Halide::TailStrategy rows_tail(int64_t rows, int tile) {
     return rows % tile ? Halide::TailStrategy::GuardWithIf : Halide::TailStrategy::Auto;
+}
+
+Halide::TailStrategy keys_tail(const Group &g) {
+    for (const Node *n : g.nodes)
+        if (n->has_attr(kKeysUpToDiagonal))
+            return Halide::TailStrategy::GuardWithIf;
+    return Halide::TailStrategy::Auto;
 }
 
 Halide::Func &split_rows(Halide::Func &f, const Halide::Var &v, const Halide::Var &outer,

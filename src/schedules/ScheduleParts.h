@@ -48,6 +48,11 @@ int balanced_tile(int64_t n, int limit);
  *  for the first: a write after write in HBM) and match no reader's tiles, so that no reader
  *  could take the tiles from SBUF (driver/ResidentOutputs.h). */
 Halide::TailStrategy rows_tail(int64_t rows, int tile);
+/** The tail of a split of keys in a group whose reductions stop at each row's last kept key
+ *  (graph/SkipMaskedKeys.h): there a tile of query rows needs the keys up to its last row's
+ *  diagonal, which tiles of keys need not divide; a guarded last tile computes none past them,
+ *  where a tile shifted inwards would start before key 0 (Auto elsewhere). */
+Halide::TailStrategy keys_tail(const Group &g);
 /** Splits `f`'s dimension `v`, an output's `rows`, into `outer` x `inner` balanced tiles of at
  *  most `limit` rows (balanced_tile) with their tail (rows_tail); returns f, to chain. */
 Halide::Func &split_rows(Halide::Func &f, const Halide::Var &v, const Halide::Var &outer,

@@ -135,6 +135,32 @@ inline double worst_rel_l2(const Graph &g, const std::map<std::string, HostTenso
     return worst;
 }
 
+/** GPT-2's attention over `seq` positions, two heads of 64: scores / sqrt(64), Where(tril,
+ *  scores, fill) (finfo.min by default), Softmax, P·V; K as stored rows ([.., seq, 64]) when
+ *  `k_rows`. */
+inline Graph causal_attention(int seq, bool k_rows, const std::string &fill = "-3.4028235e38") {
+    std::string mask, n = std::to_string(seq);
+    for (int i = 0; i < seq; i++)
+        for (int j = 0; j < seq; j++)
+            mask += std::string(mask.empty() ? "" : ", ") + (j <= i ? "1" : "0");
+    std::string k_type = k_rows ? "float[1, 2, " + n + ", 64] k" : "float[1, 2, 64, " + n + "] kt";
+    return test::load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, )" + n + R"(, 64] q, )" +
+                           k_type + R"(, float[1, 2, )" + n + R"(, 64] v)
+    => (float[1, 2, )" + n +
+                           R"(, 64] o) <bool[1, 1, )" + n + ", " + n + "] m = {" + mask +
+                           R"(}, float f = {)" + fill + R"(}, float c = {8.0}> {)" +
+                           (k_rows ? "\n  kt = Transpose <perm = [0, 1, 3, 2]> (k)" : "") + R"(
+  s = MatMul(q, kt)
+  d = Div(s, c)
+  w = Where(m, d, f)
+  p = Softmax(w)
+  o = MatMul(p, v)
+}
+)");
+}
+
 /** What a compiler move that must not change values is checked with: `g` compiled with `o` at
  *  -O1 and at -O2 (o's own level is not used), check(level, program) called on each program,
  *  each run on `inputs`, and output `output` required to hold the same values, element by
