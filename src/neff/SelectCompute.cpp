@@ -395,7 +395,8 @@ private:
      *  branch): x, with c where the comparison fails, by one affine_select on GpSimd
      *  (neuroncore.md L313: causal masks), which reads x from SBUF (GpSimd cannot read PSUM,
      *  L184): x in PSUM, or laid out otherwise than the result, is copied into the result first.
-     *  nullopt when `sel` has not that form. */
+     *  A tile where the comparison holds everywhere is x (copied into the result), one where it
+     *  fails everywhere a memset of c. nullopt when `sel` has not that form. */
     std::optional<Operand> affine_select(const Select *sel, const AccessPattern *into) {
         std::optional<std::pair<Halide::Expr, AluOp>> cmp = comparison_with_zero(sel->condition);
         bool fill_false = is_const(sel->false_value), fill_true = is_const(sel->true_value);
@@ -411,11 +412,27 @@ private:
                                                        : AluOp::IsLe;
         Operand fill = lower(fill_true ? sel->true_value : sel->false_value, nullptr);
         Operand r = result(into);
+        // A tile the comparison decides whole (a causal mask's tiles below or above the
+        // diagonal): x itself, or the fill, without GpSimd, which shares SBUF's port with
+        // VectorE on NC-v2 (nc.md:L227).
+        std::optional<bool> whole = decided_over_tile(*d, cmp->second);
+        if (whole && !*whole) {
+            Instr i;
+            i.op = Opcode::Memset;
+            i.dst = r.ap;
+            i.value = fill.imm;
+            emit_vector(i);
+            return r;
+        }
         AccessPattern x = tile(fill_true ? sel->false_value : sel->true_value);
-        if (x.space != neff::MemSpace::SBUF || !same_shape(x, r.ap)) {
+        if (x.space != neff::MemSpace::SBUF || !same_shape(x, r.ap) || whole) {
+            if (whole && x == r.ap)
+                return r;
             copy(x, r.ap);
             x = r.ap;
         }
+        if (whole)
+            return r;
         Instr i;
         i.op = Opcode::AffineSelect;
         i.dst = r.ap;
@@ -430,6 +447,27 @@ private:
             i.pattern.steps.push_back(0); // the {1, 1} dim of a single-element row
         s_.emit(Engine::POOL, i);
         return r;
+    }
+
+    /** Whether `d cmp 0` holds at every point of the instruction's loops (true), at none
+     *  (false), or at some (nullopt). */
+    std::optional<bool> decided_over_tile(const Affine &d, AluOp cmp) const {
+        int64_t lo = d.base, hi = d.base;
+        for (size_t l = 0; l < it_.loops.size(); l++) {
+            int64_t span = d.strides[l] * (it_.loops[l].extent - 1);
+            (span < 0 ? lo : hi) += span;
+        }
+        auto holds = [&](int64_t v) {
+            return cmp == AluOp::IsLe   ? v <= 0
+                   : cmp == AluOp::IsLt ? v < 0
+                   : cmp == AluOp::IsGe ? v >= 0
+                                        : v > 0;
+        };
+        // d takes its extremes lo and hi at corners of the tile, and the points where d cmp 0
+        // holds are a half-line: it holds everywhere when at both, nowhere when at neither.
+        if (holds(lo) == holds(hi))
+            return holds(lo);
+        return std::nullopt;
     }
 
     /** Whether a and b cover the same partitions with the same free dims (extents). */

@@ -1,5 +1,6 @@
 #include "schedules/DefaultSchedule.h"
 
+#include "graph/CausalMask.h"
 #include "graph/FlattenElementwise.h"
 #include "graph/GroupNorm.h"
 #include "schedules/FoldBroadcasts.h"
@@ -405,7 +406,10 @@ void inline_into_activations(Group &g) {
     for (const GroupOutput &o : g.outputs)
         group_outputs.insert(o.value);
     for (const Node *act : g.nodes) {
-        if (!activations.count(act->op_type) || act->inputs.empty() || act->outputs.empty())
+        // A causal mask too: the scores leave PSUM straight into its tile, and GpSimd selects
+        // only in the tiles the diagonal crosses (neff/SelectCompute, affine_select).
+        if ((!activations.count(act->op_type) && !is_triangular_where(*act)) ||
+            act->inputs.empty() || act->outputs.empty())
             continue;
         const std::string &v = act->inputs[0];
         auto value = g.values.find(v), result = g.values.find(act->outputs[0]);

@@ -2,13 +2,15 @@
 // vanishes in the softmax, the Softmax's maximum and sum and P·V's contraction stop at each
 // row's diagonal, and a tile of query rows computes its scores only up to its last row's
 // diagonal key; the values are those of -O1, element for element. A fill that does not vanish
-// keeps every key.
+// keeps every key. Either way GpSimd's affine_select masks only the tiles the diagonal crosses
+// (neff/SelectCompute).
 
 #include "TextCases.h"
 #include "driver/GraphPasses.h"
 #include "graph/SkipMaskedKeys.h"
 
 #include <doctest/doctest.h>
+#include <optional>
 
 using namespace nhc;
 
@@ -22,6 +24,15 @@ int64_t score_columns(const neff::Program &p) {
         if (i.op == neff::Opcode::Matmul && i.src1.num_partitions == 64)
             columns += i.src1.free_count();
     return columns;
+}
+
+/** The program's instructions with opcode `op` (and value `value`, when given). */
+int count(const neff::Program &p, neff::Opcode op, std::optional<float> value = std::nullopt) {
+    int n = 0;
+    for (const auto &stream : p.streams)
+        for (const neff::Instr &i : stream)
+            n += i.op == op && (!value || i.value == *value);
+    return n;
 }
 
 /** Whether -O2's graph passes mark the Softmax and P·V of `g` as reducing over kept keys. */
@@ -51,6 +62,11 @@ TEST_CASE("causal attention over 640 positions computes scores up to each row ti
     test::require_same_values_at_o1_and_o2(
         g, test::random_inputs(g, 13), o, "o", [&](int level, const neff::Program &p) {
             CHECK(score_columns(p) == 2 * (level == 2 ? 1920 : 3200));
+            // GpSimd masks only the column tiles (320 keys) that the diagonal crosses: 1, 1, 2,
+            // 1, 1 for the five row tiles; the scores below it leave PSUM straight into the
+            // mask's tile (-O1 selects on DVE from the mask it loads).
+            if (level == 2)
+                CHECK(count(p, neff::Opcode::AffineSelect) == 2 * 6);
         });
 }
 
@@ -61,7 +77,13 @@ TEST_CASE("a causal mask whose fill does not vanish keeps every key") {
     CompileOptions o;
     o.optlevel = 2;
     o.model_type = "transformer";
-    CHECK(score_columns(test::compile_graph(g, o)) == 2 * 3200);
+    neff::Program p = test::compile_graph(g, o);
+    CHECK(score_columns(p) == 2 * 3200);
+    // Of the ten tiles of 320 keys per head, GpSimd masks the six the diagonal crosses; the
+    // second tile of the first two row tiles is all fill, set by a memset; the last two row
+    // tiles' first tile is all kept, copied out of PSUM.
+    CHECK(count(p, neff::Opcode::AffineSelect) == 2 * 6);
+    CHECK(count(p, neff::Opcode::Memset, -1.0f) == 2 * 2);
     CHECK(test::worst_rel_l2(g, test::random_inputs(g, 17), {"o"}, 1e-5, 1e-6) <= 1e-5);
 }
 
