@@ -424,7 +424,10 @@ private:
             emit_vector(i);
             return r;
         }
-        AccessPattern x = tile(fill_true ? sel->false_value : sel->true_value);
+        // x computed straight into the result when it is computed at all (a tile it reads,
+        // such as the scores' accumulator in PSUM, is copied in below).
+        Operand xo = lower(fill_true ? sel->false_value : sel->true_value, &r.ap);
+        AccessPattern x = xo.is_imm ? tile(fill_true ? sel->false_value : sel->true_value) : xo.ap;
         if (x.space != neff::MemSpace::SBUF || !same_shape(x, r.ap) || whole) {
             if (whole && x == r.ap)
                 return r;

@@ -8,6 +8,8 @@
 
 #include "support/Error.h"
 
+#include <sstream>
+
 namespace nhc::codegen {
 
 using namespace Halide::Internal;
@@ -173,8 +175,15 @@ void Selector::select_indirect_dma(const Nest &n, const std::string &table_name,
     std::vector<Loop> with_row = n.loops;
     with_row.push_back({kTableRow, 0, 1});
     std::optional<Affine> ta = affine_index(index, with_row);
-    if (extract.rows_found != 1 || !ta)
-        affine(table_name, src_index, n); // fails: NHC_EGEN008 names the access
+    if (extract.rows_found != 1 || !ta) {
+        affine(table_name, src_index, n); // NHC_EGEN008 names the access, when not affine
+        std::ostringstream os;
+        os << src_index;
+        fail("NHC_EGEN008", n,
+             "the access to '" + table_name + "' at " + os.str().substr(0, 200) +
+                 " reads rows chosen at run time, but not one row per index an indirect DMA "
+                 "can take");
+    }
     if (dst.space != MemSpace::SBUF)
         fail("NHC_EGEN008", n,
              "the access to '" + table_name +

@@ -89,3 +89,36 @@ TEST_CASE("a split that takes a stage past the bound the script gave it is NHC_E
     CHECK(past.code == "NHC_EGEN020");
     CHECK(past.message.find("x_pad") != std::string::npos);
 }
+
+TEST_CASE("a padded image whose rows a split clamps is refused, not gathered") {
+    // Found by bench/schedule_fuzz (--seed 7, variant 105): x_pad's channel split by 8 leaves
+    // an index that instruction selection took for a gather; once an index the loops decide is
+    // simplified within their ranges (neff/SelectInstructions, affine), the gather's refusal
+    // no longer threw, and the selector read a table row it had not found (a crash).
+    Logger::instance().set_console_level(100);
+    register_codegen_operators();
+    const std::vector<std::string> &all = fuzz::families();
+    size_t f = size_t(std::find(all.begin(), all.end(), "conv") - all.begin());
+    REQUIRE(f < all.size());
+    fuzz::Rng rng(7 * 1000003u + f * 131u);
+    fuzz::FuzzCase c = fuzz::make_case("conv", rng);
+    REQUIRE(c.describe == "Conv([1,16,8,8], [16,16,3,3], [16]) -> [1,16,3,3] as ConvTaps");
+    std::string script = R"(node "node__conv_rows1":
+  final0.split(v2, coo, coi, 16).split(v1, ohb, ohr, 3).split(ohr, oho, ohi, 3).split(v0, owo, owi, 3).reorder(owi, ohi, coi, owo, oho, coo, ohb, v3)
+  bias.compute_at(final0, coo).store_in(SBUF)
+  out.compute_at(final0, owo).store_in(SBUF)
+  acc.compute_at(final0, owo).store_in(PSUM)
+  acc.update().split(r.x, cio, cii, 48).reorder(cii, v0, v1, v2, r.y, r.z, cio, v3).unroll(r.y).unroll(r.z).unroll(cio)
+  w_t.compute_root().store_in(SBUF)
+  x_pad.compute_at(final0, v3).bound(v0, 0, 8).bound(v1, 0, 3).store_in(SBUF)
+  x_pad.update().split(v2, kro, kri, 8).unroll(kro)
+  hint partition_dim x_pad 2
+  hint partition_dim w_t 3
+  hint partition_dim acc 2
+  hint partition_dim out 2
+  hint partition_dim bias 0
+)";
+    fuzz::Result r = fuzz::run_variant_forked(c, script, kTimeoutSeconds);
+    CHECK(r.outcome == fuzz::Outcome::Refused);
+    CHECK(r.code == "NHC_EGEN008");
+}
