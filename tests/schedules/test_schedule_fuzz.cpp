@@ -21,6 +21,18 @@ constexpr int kCasesPerFamily = 2, kVariantsPerFamily = 40;
 constexpr uint64_t kSeed = 14; // issue 14
 constexpr unsigned kTimeoutSeconds = 60;
 
+/** The first conv case of the fuzzer run with `seed` (bench/schedule_fuzz's first case of the
+ *  family), the code generator's operators registered. */
+fuzz::FuzzCase first_conv_case(uint64_t seed) {
+    Logger::instance().set_console_level(100);
+    register_codegen_operators();
+    const std::vector<std::string> &all = fuzz::families();
+    size_t f = size_t(std::find(all.begin(), all.end(), "conv") - all.begin());
+    REQUIRE(f < all.size());
+    fuzz::Rng rng(seed * 1000003u + f * 131u);
+    return fuzz::make_case("conv", rng);
+}
+
 } // namespace
 
 TEST_CASE("mutated schedules of every family compile and match, or are refused with a code") {
@@ -58,13 +70,7 @@ TEST_CASE("a split that takes a stage past the bound the script gave it is NHC_E
     // by 16. ShiftInwards starts the tile 6 rows early; Halide's check of the explicit bound
     // fails, and the code generator, which selected no instruction for Halide's checks, wrote a
     // NEFF with wrong values.
-    Logger::instance().set_console_level(100);
-    register_codegen_operators();
-    const std::vector<std::string> &all = fuzz::families();
-    size_t f = size_t(std::find(all.begin(), all.end(), "conv") - all.begin());
-    REQUIRE(f < all.size());
-    fuzz::Rng rng(kSeed * 1000003u + f * 131u);
-    fuzz::FuzzCase c = fuzz::make_case("conv", rng);
+    fuzz::FuzzCase c = first_conv_case(kSeed);
     REQUIRE(c.describe == "Conv([2,1,8,6], [4,1,3,3]) -> [2,4,8,6] as ConvTaps");
     // At -O2 the convolution's 3 kernel rows are packed into 3 blocks of 8 channels (one input
     // channel and 7 zeros each): x_pad's rows are the 8 output rows.
@@ -95,13 +101,7 @@ TEST_CASE("a padded image whose rows a split clamps is refused, not gathered") {
     // an index that instruction selection took for a gather; once an index the loops decide is
     // simplified within their ranges (neff/SelectInstructions, affine), the gather's refusal
     // no longer threw, and the selector read a table row it had not found (a crash).
-    Logger::instance().set_console_level(100);
-    register_codegen_operators();
-    const std::vector<std::string> &all = fuzz::families();
-    size_t f = size_t(std::find(all.begin(), all.end(), "conv") - all.begin());
-    REQUIRE(f < all.size());
-    fuzz::Rng rng(7 * 1000003u + f * 131u);
-    fuzz::FuzzCase c = fuzz::make_case("conv", rng);
+    fuzz::FuzzCase c = first_conv_case(7);
     REQUIRE(c.describe == "Conv([1,16,8,8], [16,16,3,3], [16]) -> [1,16,3,3] as ConvTaps");
     std::string script = R"(node "node__conv_rows1":
   final0.split(v2, coo, coi, 16).split(v1, ohb, ohr, 3).split(ohr, oho, ohi, 3).split(v0, owo, owi, 3).reorder(owi, ohi, coi, owo, oho, coo, ohb, v3)
