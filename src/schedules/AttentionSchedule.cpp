@@ -136,10 +136,11 @@ void stage_heads_together(Group &g, const std::vector<StagedRows> &staged) {
 
 /** Long-row attention: the A^T of matmul node `node` (Q^T for the scores, P^T for P·V) built
  *  once per row tile of queries at `row_tile`, its PE transposes four K chunks to a PSUM bank
- *  with one copy out each (place_a_transposes, the default plan's), where Q^T was built again
- *  for each bank of scores and P^T each K chunk in a bank of its own. */
+ *  with one copy out each (place_a_transposes, the default plan's; `per_bank` of them when
+ *  given), where Q^T was built again for each bank of scores and P^T each K chunk in a bank of
+ *  its own. */
 void transpose_a_per_row_tile(Group &g, int node, const Halide::LoopLevel &row_tile,
-                              const Limits &L) {
+                              const Limits &L, int per_bank = 0) {
     Func a_t = g.stage("lhs_t", node);
     if (!g.stage("a_tp", node).defined() || !g.stage("a_nat", node).defined())
         return;
@@ -152,7 +153,10 @@ void transpose_a_per_row_tile(Group &g, int node, const Halide::LoopLevel &row_t
     Var kco("kco"), kci("kci");
     a_t.compute_at(row_tile).store_in(SBUF).split(var(1), kco, kci, k_chunk);
     g.partition_split[a_t.name()] = k_chunk;
-    place_a_transposes(g, a_t, kco, k / k_chunk, tm, row_tile, MatmulPlan(), L, node);
+    MatmulPlan transposes;
+    if (per_bank > 0)
+        transposes.transposes_per_tile = per_bank;
+    place_a_transposes(g, a_t, kco, k / k_chunk, tm, row_tile, transposes, L, node);
 }
 
 /** Fused attention (Codegen's closes_attention): scores MatMul, its epilogue and Softmax, then
@@ -205,8 +209,8 @@ void schedule_attention(Group &g, int context_node, const Limits &L, const Atten
                 g.partition_dim[st.func.name()] = st.func.dimensions() >= 2 ? 1 : 0;
         if (s.size() >= 3)
             stage_keys_and_values_per_head(g, context_node, Halide::LoopLevel(f, var(2)), L);
-        for (int node : {0, context_node})
-            transpose_a_per_row_tile(g, node, row_tile.level, L);
+        transpose_a_per_row_tile(g, 0, row_tile.level, L);
+        transpose_a_per_row_tile(g, context_node, row_tile.level, L, plan.p_transposes_per_bank);
         stage_inputs(g, row_tile);
     }
     // P itself is inlined into its bf16 copy for the PE: the softmax's last operation writes the

@@ -34,6 +34,7 @@ constexpr AttentionPart kAttentionParts[] = {
     {"p transposes in ", " buffers", &AttentionPlan::p_transpose_buffers},
     {"scores in ", " buffers", &AttentionPlan::score_buffers},
     {"outputs in ", " buffers", &AttentionPlan::output_buffers},
+    {"p transposes ", " per bank", &AttentionPlan::p_transposes_per_bank},
 };
 
 /** The number that `part` holds between `prefix` and `suffix`, or -1. */

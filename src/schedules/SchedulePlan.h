@@ -77,6 +77,12 @@ struct AttentionPlan {
     int p_transpose_buffers = 0;  ///< the probabilities' transposes for P·V
     int score_buffers = 0;        ///< the scores' accumulator
     int output_buffers = 0;       ///< P·V's accumulator
+    /** Score rows wider than a PSUM bank: P's PE transposes per PSUM tile, each tile copied out
+     *  at once (0: the matmul plan's default, four to a bank). One a tile frees each bank after
+     *  a chunk of 128 keys: over 2,048 positions the next row tile's scores then find banks
+     *  (bench/README.md, eighteenth stop: attention s2048 906.8 -> 816.1 us), where over 1,024
+     *  the extra copies cost more (GPT-2 s1024 7,266.0 -> 7,502.1 us): measured per workload. */
+    int p_transposes_per_bank = 0;
     /** All heads of an item of the outermost batch axis are gathered in one SBUF tile and stored
      *  in one DMA, not one per head: with the heads merged back ([b, h, s, d] stored as
      *  [b, s, h, d]) each partition then writes one row of h x d elements, not h rows of d
@@ -87,6 +93,7 @@ struct AttentionPlan {
         return qk_transpose_buffers == o.qk_transpose_buffers &&
                p_transpose_buffers == o.p_transpose_buffers && score_buffers == o.score_buffers &&
                output_buffers == o.output_buffers &&
+               p_transposes_per_bank == o.p_transposes_per_bank &&
                outputs_per_batch_item == o.outputs_per_batch_item;
     }
 };
