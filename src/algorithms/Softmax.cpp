@@ -29,16 +29,18 @@ OpResult build_softmax(const OpContext &ctx) {
     std::vector<Halide::Expr> idx = onnx_index(v);
     std::vector<Halide::Var> kv = Builder::vars(static_cast<int>(r.kept.size()));
     std::vector<Halide::Expr> kidx = onnx_index(kv), ridx = full_index(r, rank, kidx);
-    // A causally masked row (graph/SkipMaskedKeys.h): the maximum and the sum over the keys up
-    // to the diagonal, the masked ones past it vanishing.
-    bool kept_keys = ctx.node.has_attr(kKeysUpToDiagonal) && rank >= 2 &&
-                     r.reduced == std::vector<int>{rank - 1};
-    if (kept_keys)
-        r.rdom.where(r.rdom[0] <=
-                     kidx.back() + static_cast<int>(ctx.node.attr_int(kKeysUpToDiagonal, 0)));
 
     Halide::Func mx = b.func("max"), ex = b.func("exp"), sm = b.func("sum"), rs = b.func("rcp"),
                  out = b.func("out");
+    // A causally masked row (graph/SkipMaskedKeys.h): the maximum and the sum over the keys up
+    // to the diagonal, the masked ones past it vanishing.
+    if (ctx.node.has_attr(kKeysUpToDiagonal) && rank >= 2 &&
+        r.reduced == std::vector<int>{rank - 1}) {
+        r.rdom.where(r.rdom[0] <=
+                     kidx.back() + static_cast<int>(ctx.node.attr_int(kKeysUpToDiagonal, 0)));
+        b.widens_to_tile(mx);
+        b.widens_to_tile(sm);
+    }
     define(mx, kv, Halide::Float(32).min());
     define(mx, kv, Halide::max(call_onnx(mx, kidx), to_compute(x.at(ridx), x.dtype)));
     if (ctx.node.has_attr(kSoftmaxInputScale)) {
@@ -51,10 +53,6 @@ OpResult build_softmax(const OpContext &ctx) {
     } else {
         define(ex, v,
                Halide::exp(to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx))));
-    }
-    if (kept_keys) {
-        b.widens_to_tile(mx);
-        b.widens_to_tile(sm);
     }
     define(sm, kv, 0.0f);
     define(sm, kv, call_onnx(sm, kidx) + call_onnx(ex, ridx));

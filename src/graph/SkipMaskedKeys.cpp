@@ -1,6 +1,7 @@
 #include "graph/SkipMaskedKeys.h"
 
 #include "graph/CausalMask.h"
+#include "graph/FlattenElementwise.h"
 #include "graph/FoldSoftmaxScale.h"
 #include "graph/PatternMatch.h"
 
@@ -17,20 +18,21 @@ bool normalises_last_axis(const Graph &g, const Node &n) {
 }
 
 /** The MatMul that reads `p` as its first operand, when it alone reads p; else nullptr. */
-const Node *context_product(const Graph &g, const PatternMatcher &m, const std::string &p) {
-    if (!m.private_value(p, 1))
+const Node *context_product(const ValueIndex &x, const PatternMatcher &m, const std::string &p) {
+    auto readers = x.consumers.find(p);
+    if (!m.private_value(p, 1) || readers == x.consumers.end() || readers->second.size() != 1)
         return nullptr;
-    for (const Node &n : g.nodes)
-        if (n.op_type == "MatMul" && n.domain.empty() && n.inputs.size() == 2 && n.inputs[0] == p &&
-            n.inputs[1] != p && !n.input_perm.count(0))
-            return &n;
-    return nullptr;
+    const Node &n = *readers->second.front();
+    bool product = n.op_type == "MatMul" && n.domain.empty() && n.inputs.size() == 2 &&
+                   n.inputs[0] == p && !n.input_perm.count(0);
+    return product ? &n : nullptr;
 }
 
 } // namespace
 
 int skip_masked_keys(Graph &g) {
     PatternMatcher m(g);
+    ValueIndex x = index_values(g);
     std::map<int, Node> replacement;
     for (const Node &n : g.nodes) {
         if (n.op_type != "Softmax" || !n.domain.empty() || n.inputs.size() != 1 ||
@@ -40,7 +42,7 @@ int skip_masked_keys(Graph &g) {
         double scale = n.attr_float(kSoftmaxInputScale, 1.0);
         if (!mask || !m.private_value(n.inputs[0], 1) || !masked_terms_vanish(*mask, scale))
             continue;
-        const Node *pv = context_product(g, m, n.outputs[0]);
+        const Node *pv = context_product(x, m, n.outputs[0]);
         if (!pv)
             continue;
         int64_t diagonal = mask->attr_int("diagonal", -1);

@@ -5,6 +5,15 @@
 
 namespace nhc::codegen {
 
+Halide::Internal::Scope<Halide::Internal::Interval> loop_ranges(const std::vector<Loop> &loops) {
+    Halide::Internal::Scope<Halide::Internal::Interval> ranges;
+    for (const Loop &l : loops)
+        ranges.push(l.name, Halide::Internal::Interval(
+                                Halide::Expr(static_cast<int>(l.min)),
+                                Halide::Expr(static_cast<int>(l.min + l.extent - 1))));
+    return ranges;
+}
+
 using namespace Halide::Internal;
 
 namespace {

@@ -26,6 +26,9 @@ struct Affine {
     std::vector<int64_t> strides; ///< one per loop of the nest, outermost first
 };
 
+/** Each loop's range [min, min + extent - 1], for Halide's simplifier and bounds queries. */
+Halide::Internal::Scope<Halide::Internal::Interval> loop_ranges(const std::vector<Loop> &loops);
+
 /** nullopt when the index is not affine in the loops (or not constant once they are fixed). */
 std::optional<Affine> affine_index(const Halide::Expr &index, const std::vector<Loop> &loops);
 

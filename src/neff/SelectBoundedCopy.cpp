@@ -212,11 +212,7 @@ bool Selector::select_bounded_copy(const Nest &n) {
     if (empty)
         return true;
     // Inside the box the clamps of the load's index are the identity: simplify them away.
-    Scope<Interval> box;
-    for (const Loop &l : copy.loops)
-        box.push(l.name, Interval(Halide::Expr(static_cast<int>(l.min)),
-                                  Halide::Expr(static_cast<int>(l.min + l.extent - 1))));
-    copy.value = simplify(copy.value, true, box);
+    copy.value = simplify(copy.value, true, loop_ranges(copy.loops));
     select_nest_instructions(copy);
     return true;
 }

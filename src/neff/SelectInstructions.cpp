@@ -315,10 +315,7 @@ std::optional<Loop> Selector::widened_loop(const std::string &name, const Halide
                                            const std::vector<Loop> &enclosing) const {
     // The loop's range over every iteration of the enclosing loops of the nest: its least min
     // and its greatest end. Only a widened reduction's store takes it (collect_nest).
-    Scope<Interval> scope;
-    for (const Loop &l : enclosing)
-        scope.push(l.name, Interval(Halide::Expr(static_cast<int>(l.min)),
-                                    Halide::Expr(static_cast<int>(l.min + l.extent - 1))));
+    Scope<Interval> scope = loop_ranges(enclosing);
     Interval lo = bounds_of_expr_in_scope(min, scope);
     Interval hi = bounds_of_expr_in_scope(simplify(min + extent), scope);
     if (!lo.has_lower_bound() || !hi.has_upper_bound())
@@ -415,11 +412,7 @@ Affine Selector::affine(const std::string &buf, const Halide::Expr &index, const
     if (!a) {
         // A clamp that the nest's loop ranges decide (Halide's min(kr + 4 kq, mo) over the
         // chunks of a guarded split once kq and mo are unrolled): simplified within them.
-        Scope<Interval> ranges;
-        for (const Loop &l : n.loops)
-            ranges.push(l.name, Interval(Halide::Expr(static_cast<int>(l.min)),
-                                         Halide::Expr(static_cast<int>(l.min + l.extent - 1))));
-        a = affine_index(simplify(index, true, ranges), n.loops);
+        a = affine_index(simplify(index, true, loop_ranges(n.loops)), n.loops);
     }
     if (!a) {
         std::ostringstream os;

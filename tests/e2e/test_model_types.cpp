@@ -32,16 +32,25 @@ const target::TargetInfo &trn1() {
 
 // Two heads: scores (Q and K both stored with d innermost, so both are transposed on the PE),
 // Softmax and the context product, one fused group.
-const char *kAttention = R"(
+/** Attention of `heads` heads over `positions`, d = 64: softmax(q k^T) v, K as stored rows. */
+std::string attention_text(int heads, int positions) {
+    std::string t =
+        "float[1, " + std::to_string(heads) + ", " + std::to_string(positions) + ", 64]";
+    return R"(
 <ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 2, 128, 64] q, float[1, 2, 128, 64] k, float[1, 2, 128, 64] v)
-    => (float[1, 2, 128, 64] y) {
+g ()" + t + " q, " +
+           t + " k, " + t + R"( v)
+    => ()" +
+           t + R"( y) {
   kt = Transpose <perm = [0, 1, 3, 2]> (k)
   s = MatMul(q, kt)
   p = Softmax <axis = -1> (s)
   y = MatMul(p, v)
 }
 )";
+}
+
+const std::string kAttention = attention_text(2, 128);
 
 // Two batch items of two heads, read from and written back to [b, s, h, d] (the Transposes of
 // an exported attention): Q, K and V are staged per batch item, the output stored transposed.
@@ -68,7 +77,7 @@ g (float[256, 256] x, float[256, 256] w1, float[256, 256] w2) => (float[256, 256
 }
 )";
 
-Graph passed(const char *text) {
+Graph passed(const std::string &text) {
     Graph g = test::load_text(text);
     apply_graph_passes(g, CompileOptions{});
     return g;
@@ -203,16 +212,7 @@ TEST_CASE("an attention plan's stages take turns in its fixed PSUM banks, with t
 TEST_CASE("an attention plan's P transposes one to a PSUM tile, with the same values") {
     // Score rows of 768 positions, wider than a bank: P^T's six chunks of 128 keys go three to a
     // PSUM tile by default, one with `p transposes 1 per bank`.
-    const char *text = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 1, 768, 64] q, float[1, 1, 768, 64] k, float[1, 1, 768, 64] v)
-    => (float[1, 1, 768, 64] y) {
-  kt = Transpose <perm = [0, 1, 3, 2]> (k)
-  s = MatMul(q, kt)
-  p = Softmax <axis = -1> (s)
-  y = MatMul(p, v)
-}
-)";
+    const std::string text = attention_text(1, 768);
     Graph loaded = test::load_text(text);
     Graph g = passed(text);
     sched::SchedulePlan one;
