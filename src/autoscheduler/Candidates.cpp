@@ -132,6 +132,14 @@ std::vector<sched::SchedulePlan> matmul_plans(const target::TargetInfo &t, int o
         for (Transposes tp : {kTransposes[0], kTransposes[2]})
             plans.push_back(in_critical_path_order(
                 with_transposes(blocked_plan(Operands::BResident, block), tp)));
+    // K in two stages (rfactor), in blocks of 4 and 8 chunks of the partitions: only a matmul
+    // whose K divides into two blocks or more takes it; elsewhere it falls back to a schedule
+    // already seen, which is not measured again.
+    for (int chunks : {4, 8}) {
+        sched::SchedulePlan p = matmul_plan(Operands::KBlocked, 0);
+        p.matmul.k_block = chunks * t.partitions;
+        plans.push_back(p);
+    }
     return plans;
 }
 

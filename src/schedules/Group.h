@@ -66,6 +66,19 @@ struct Group {
      *  period P: reads b(x, y, z...) rewritten as b(x, y % P, 0...), schedules/FoldBroadcasts). */
     std::map<std::string, int> folded_broadcasts;
 
+    /** Reductions computed in two stages (Halide's rfactor, RFactor.h), in the order made: the
+     *  split of the reducing stage's update that rfactor consumed, kept so that a printed
+     *  schedule can make the same stage again (Halide's definitions no longer show it). */
+    struct RFactorSplit {
+        std::string of;           ///< the Func whose update(0) was split and rfactored
+        std::string intm;         ///< the new stage's Func (role: the reducing stage's + "_intm")
+        std::string rvar;         ///< the split RVar, as a script names it (`k`)
+        std::string outer, inner; ///< the split's loops; `outer` became the pure var `var`
+        int factor = 0;
+        std::string var;
+    };
+    std::vector<RFactorSplit> rfactors;
+
     /** The values computed inside the group, by graph value name. */
     std::map<std::string, alg::Tensor> values;
     /** Per entry of op.stages: the index in `nodes` of the node whose algorithm made it. */

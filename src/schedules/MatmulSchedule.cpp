@@ -2,6 +2,7 @@
 // whole-row epilogues; the placements that fused attention (AttentionSchedule.cpp) shares.
 
 #include "schedules/MemoryTypes.h"
+#include "schedules/RFactor.h"
 #include "schedules/ScheduleParts.h"
 #include "support/Error.h"
 
@@ -83,6 +84,37 @@ void place_2d_epilogue(Group &g, const TileLoop &tile) {
     stage_inputs(g, tile);
 }
 
+/** B (`rhs`) at `level`, K chunks of `k_chunk` on partitions, one DMA per chunk (unrolled), so
+ *  that the first matmuls start after the first chunk. */
+void place_b_chunks(Group &g, const Halide::LoopLevel &level, int64_t k_chunk) {
+    Func rhs = g.stage("rhs");
+    Var kco("kco"), kci("kci");
+    rhs.compute_at(level)
+        .store_in(SBUF)
+        .split(var(1), kco, kci, static_cast<int>(k_chunk))
+        .unroll(kco);
+    g.partition_dim[rhs.name()] = 1;
+    g.partition_split[rhs.name()] = k_chunk;
+}
+
+/** A^T (`lhs_t`, `k` rows of K) at `level`, built row tile by row tile of `tm` rows, K chunks of
+ *  `k_chunk` on partitions (a natural load and PE transposes per row tile when A is stored K
+ *  innermost, place_a_transposes). */
+void place_a_row_tiles(Group &g, const Halide::LoopLevel &level, int64_t k, int64_t k_chunk, int tm,
+                       const MatmulPlan &plan, const Limits &L) {
+    Func lhs = g.stage("lhs_t");
+    Var mt("mt"), mti("mti"), kco("kco"), kci("kci");
+    lhs.compute_at(level)
+        .store_in(SBUF)
+        .split(var(0), mt, mti, tm)
+        .split(var(1), kco, kci, static_cast<int>(k_chunk))
+        .reorder(mti, kci, kco, mt);
+    g.partition_dim[lhs.name()] = 1;
+    g.partition_split[lhs.name()] = k_chunk;
+    if (k_innermost(*g.node, 0))
+        place_a_transposes(g, lhs, kco, k / k_chunk, tm, Halide::LoopLevel(lhs, mt), plan, L);
+}
+
 /** Operand reuse for a 2-D matmul: B is staged once, whole, with K split into chunks of <= 128
  *  partitions (at `b_block`: root, or a block of columns); A once per row tile (at `row_tile`;
  *  loaded naturally and transposed chunk by chunk on the PE when its K is innermost); the
@@ -93,14 +125,8 @@ void place_resident(Group &g, int64_t k_chunk, const Halide::LoopLevel &b_block,
                     const MatmulPlan &plan, const Limits &L) {
     Func lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
     Var kco("kco"), kci("kci");
-    // B, whole (at root) or per block of columns, K chunks on partitions.
-    // One DMA per K chunk (unrolled), so that the first matmuls start after the first chunk.
-    rhs.compute_at(b_block)
-        .store_in(SBUF)
-        .split(var(1), kco, kci, static_cast<int>(k_chunk))
-        .unroll(kco);
-    g.partition_dim[rhs.name()] = 1;
-    g.partition_split[rhs.name()] = k_chunk;
+    // B, whole (at root) or per block of columns.
+    place_b_chunks(g, b_block, k_chunk);
     // A, per row tile, K chunks on partitions.
     lhs.compute_at(row_tile).store_in(SBUF).split(var(1), kco, kci, static_cast<int>(k_chunk));
     g.partition_dim[lhs.name()] = 1;
@@ -132,12 +158,7 @@ bool place_store_blocks(Group &g, Func f, int64_t k_chunk, int tm, int tn, int n
     f.split(var(0), nb, nr, static_cast<int>(width))
         .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
         .reorder(nr, mi, mo, nb);
-    rhs.compute_at(f, nb)
-        .store_in(SBUF)
-        .split(var(1), kco, kci, static_cast<int>(k_chunk))
-        .unroll(kco);
-    g.partition_dim[rhs.name()] = 1;
-    g.partition_split[rhs.name()] = k_chunk;
+    place_b_chunks(g, Halide::LoopLevel(f, nb), k_chunk);
     place(rows, {false, Halide::LoopLevel(f, mo)}, SBUF);
     declare_layout(g, rows, 2);
     rows.split(var(0), no, ni, tn).reorder(ni, var(1), no);
@@ -181,11 +202,10 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
         return rows * a_row_bytes + b_tile + k * op_bytes + tn * int64_t(sizeof(float)) <=
                L.sbuf_capacity;
     });
-    int kc = static_cast<int>(k_chunk);
     if (block == 0 || k <= k_chunk || k % k_chunk || !full_k_chunks(k, k_chunk, L))
         return false;
     Func f = g.outputs[0].func;
-    Var no("no"), ni("ni"), mo("mo"), mi("mi"), kco("kco"), kci("kci"), mt("mt"), mti("mti");
+    Var no("no"), ni("ni"), mo("mo"), mi("mi");
     Halide::LoopLevel a_level = Halide::LoopLevel::root();
     bool store_blocks = block == s[0] && plan.store_columns > tn &&
                         place_store_blocks(g, f, k_chunk, tm, tn, plan.store_columns / tn, L);
@@ -204,22 +224,10 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
             .split(var(1), mo, mi, tm, rows_tail(s[0], tm))
             .reorder(ni, mi, mo, no);
     }
-    // B, per column tile, K chunks on partitions, one DMA per chunk.
-    if (!store_blocks) {
-        rhs.compute_at(f, no).store_in(SBUF).split(var(1), kco, kci, kc).unroll(kco);
-        g.partition_dim[rhs.name()] = 1;
-        g.partition_split[rhs.name()] = k_chunk;
-    }
-    // A^T, whole or per block, built row tile by row tile.
-    lhs.compute_at(a_level)
-        .store_in(SBUF)
-        .split(var(0), mt, mti, tm)
-        .split(var(1), kco, kci, kc)
-        .reorder(mti, kci, kco, mt);
-    g.partition_dim[lhs.name()] = 1;
-    g.partition_split[lhs.name()] = k_chunk;
-    if (k_innermost(*g.node, 0))
-        place_a_transposes(g, lhs, kco, k / k_chunk, tm, Halide::LoopLevel(lhs, mt), plan, L);
+    // B, per column tile; A^T, whole or per block.
+    if (!store_blocks)
+        place_b_chunks(g, Halide::LoopLevel(f, no), k_chunk);
+    place_a_row_tiles(g, a_level, k, k_chunk, tm, plan, L);
     if (!store_blocks) {
         place_accumulator(g, Halide::LoopLevel(f, mo), k_chunk);
         place_2d_epilogue(g, {false, Halide::LoopLevel(f, mo)});
@@ -256,6 +264,63 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     place_resident(g, k_chunk, b_level, Halide::LoopLevel(f, mo), Halide::LoopLevel(f, no), plan,
                    L);
     place_2d_epilogue(g, {false, Halide::LoopLevel(f, no)});
+    return true;
+}
+
+/** K in two stages (MatmulPlan::k_block, RFactor.h): the output in blocks of rows, each row
+ *  block's fp32 sum in SBUF, zeroed and then added to tile by tile; per block of K (outermost
+ *  in the row block) B's rows and A^T's block are staged once, and each output tile's partial
+ *  product over the block is accumulated in PSUM (`acc_intm`, over the block's K chunks). The
+ *  epilogue runs per row tile of whole rows once its sum is complete, stored in rows of N
+ *  elements. Returns false, having changed nothing, unless B is stored K outer, K divides into
+ *  at least two blocks of whole chunks, the tiles divide the output, and a row block's sum with
+ *  one block of each operand fits the resident budget. */
+bool schedule_matmul_k_blocked(Group &g, int64_t k_chunk, const Limits &L, const MatmulPlan &plan) {
+    const Shape &s = g.outputs[0].result.shape;
+    if (s.size() != 2 || g.node->op_type == "Gather" || k_innermost(*g.node, 1) ||
+        plan.k_block <= 0)
+        return false;
+    Func acc = g.stage("acc"), lhs = g.stage("lhs_t"), rhs = g.stage("rhs");
+    int64_t k = contraction_extent(acc), kb = plan.k_block;
+    int64_t op_bytes = rhs.output_types()[0].bytes();
+    int tm = balanced_tile(s[0], L.partitions), tn = balanced_tile(s[1], L.moving_free);
+    if (kb >= k || k % kb || kb % k_chunk || !full_k_chunks(k, k_chunk, L) || s[0] % tm ||
+        s[1] % tn)
+        return false;
+    // Per partition: the row block's sum (fp32) and one K block of B and of A^T.
+    auto fits = [&](int64_t rows) {
+        int64_t sum = rows / tm * s[1] * int64_t(sizeof(float));
+        return sum + kb / k_chunk * (s[1] + rows) * op_bytes <= L.resident_budget;
+    };
+    int64_t rb = 0;
+    for (int64_t rows = s[0]; rows >= tm && rb == 0; rows -= tm)
+        if (s[0] % rows == 0 && fits(rows))
+            rb = rows;
+    if (rb == 0)
+        return false;
+    int kc = static_cast<int>(k_chunk);
+    Func f = g.outputs[0].func;
+    Var mb("mb"), mr("mr"), mo("mo"), mi("mi"), no("no"), ni("ni"), u("u");
+    f.split(var(1), mb, mr, static_cast<int>(rb)).split(mr, mo, mi, tm).reorder(var(0), mi, mo, mb);
+    place_2d_epilogue(g, {false, Halide::LoopLevel(f, mo)});
+    acc.compute_at(f, mb).store_in(SBUF);
+    acc.split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, no, mo);
+    g.partition_dim[acc.name()] = 1;
+    g.partition_split[acc.name()] = tm;
+    Halide::RVar rk(acc.function().update(0).schedule().rvars()[0].var), kbo("kb"), kbi("kr");
+    acc.update().split(rk, kbo, kbi, static_cast<int>(kb));
+    std::string why;
+    Func intm = rfactor_stage(g, acc, "acc", "kb", "u", why);
+    nhc_assert(intm.defined(), "rfactor of a matmul accumulator: " << why);
+    acc.update().split(var(0), no, ni, tn).split(var(1), mo, mi, tm).reorder(ni, mi, no, mo, kbo);
+    // Each output tile's partial product over the K block, in PSUM, K chunks outermost.
+    Halide::RVar ko("ko"), ki("ki");
+    intm.compute_at(acc, no).store_in(PSUM);
+    intm.update().split(kbi, ko, ki, kc).reorder(ki, var(0), var(1), u, ko);
+    g.partition_dim[intm.name()] = 1;
+    // B's rows and A^T of the K block, once per row block and K block.
+    place_b_chunks(g, Halide::LoopLevel(acc, kbo), k_chunk);
+    place_a_row_tiles(g, Halide::LoopLevel(acc, kbo), kb, k_chunk, tm, plan, L);
     return true;
 }
 
@@ -530,6 +595,8 @@ void schedule_matmul(Group &g, const Limits &L, const MatmulPlan &plan) {
     if (wants(Operands::AResident) && schedule_matmul_a_resident(g, k_chunk, L, plan))
         return;
     if (wants(Operands::BResident) && schedule_matmul_resident(g, k_chunk, L, plan))
+        return;
+    if (plan.operands == Operands::KBlocked && schedule_matmul_k_blocked(g, k_chunk, L, plan))
         return;
     if (plan.operands != Operands::Auto && plan.operands != Operands::Streamed)
         return schedule_matmul(g, L, fallback);

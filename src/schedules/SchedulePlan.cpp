@@ -18,6 +18,8 @@ const char *operands_name(MatmulPlan::Operands o) {
         return "b_resident";
     case MatmulPlan::Operands::Streamed:
         return "streamed";
+    case MatmulPlan::Operands::KBlocked:
+        return "k_blocked";
     }
     return "?";
 }
@@ -81,6 +83,8 @@ std::string describe_matmul(const MatmulPlan &m) {
         s += ", staging in " + std::to_string(m.staging_buffers) + " buffers";
     if (m.store_columns != d.store_columns)
         s += ", stores of " + std::to_string(m.store_columns) + " columns";
+    if (m.k_block != d.k_block)
+        s += ", k blocks of " + std::to_string(m.k_block);
     return s;
 }
 
@@ -106,7 +110,7 @@ bool parse_matmul(const std::vector<std::string> &parts, MatmulPlan &m) {
     bool known = false;
     for (MatmulPlan::Operands o : {MatmulPlan::Operands::Auto, MatmulPlan::Operands::WholeRows,
                                    MatmulPlan::Operands::AResident, MatmulPlan::Operands::BResident,
-                                   MatmulPlan::Operands::Streamed})
+                                   MatmulPlan::Operands::Streamed, MatmulPlan::Operands::KBlocked})
         if (parts[0] == std::string("matmul ") + operands_name(o)) {
             m.operands = o;
             known = true;
@@ -125,6 +129,8 @@ bool parse_matmul(const std::vector<std::string> &parts, MatmulPlan &m) {
             m.store_columns = n;
         else if ((n = number_in(parts[i], "", " buffers")) > 0)
             m.transpose_buffers = n;
+        else if ((n = number_in(parts[i], "k blocks of ", "")) > 0)
+            m.k_block = n;
         else if ((n = number_in(parts[i], "blocks of ", "")) > 0)
             m.resident_block = n;
         else

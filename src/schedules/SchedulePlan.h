@@ -26,6 +26,7 @@ struct MatmulPlan {
         AResident, ///< A^T kept whole in SBUF, B staged per column tile
         BResident, ///< B kept whole in SBUF, A staged per row tile
         Streamed,  ///< both operands staged per output tile and K chunk
+        KBlocked,  ///< K in two stages: partial sums per block of K added up in SBUF (k_block)
     };
     Operands operands = Operands::Auto;
     int max_tile_n = 0; ///< columns of an output tile at most (0: one PSUM bank of fp32)
@@ -58,12 +59,22 @@ struct MatmulPlan {
      *  under 4 KiB (neuroncore.md L255-259; GPT-2's logits, 50,257 columns). 0: one store per
      *  output tile. */
     int store_columns = 0;
+    /** The K-blocked movement (Operands::KBlocked) reduces in two stages, as Halide's rfactor
+     *  writes them: per block of this many rows of K, each output tile's partial product is
+     *  accumulated in PSUM over the block's K chunks and added into an fp32 sum kept in SBUF
+     *  for a block of output rows, the K blocks outermost in it (0: the movement does not
+     *  apply). B then moves in whole rows of N elements, and the PE's first matmuls need one
+     *  block of each operand, not all of A or of B as every order of whole output tiles does
+     *  (bench/README.md, thirteenth stop: the 2048^3 MatMul waits 23 us for A). It costs an add
+     *  per block and output tile on VectorE, and B crosses HBM once per block of rows. */
+    int k_block = 0;
 
     bool operator==(const MatmulPlan &o) const {
         return operands == o.operands && max_tile_n == o.max_tile_n &&
                transposes_per_tile == o.transposes_per_tile &&
                transpose_buffers == o.transpose_buffers && resident_block == o.resident_block &&
-               staging_buffers == o.staging_buffers && store_columns == o.store_columns;
+               staging_buffers == o.staging_buffers && store_columns == o.store_columns &&
+               k_block == o.k_block;
     }
 };
 
@@ -139,7 +150,8 @@ struct SchedulePlan {
      *  to fixed buffers for the next group's sake), whose worth only the whole program shows. */
     bool whole_model_move() const { return output_resident || matmul.staging_buffers > 0; }
     /** For logs, --dump-schedules comments and the tuning database: "default", or
-     *  "matmul b_resident, n <= 256, transposes 4 per tile, 3 buffers, blocks of 512", or
+     *  "matmul b_resident, n <= 256, transposes 4 per tile, 3 buffers, blocks of 512" (or
+     *  "matmul k_blocked, k blocks of 512"), or
      *  "attention, q/k transposes in 1 buffers, scores in 2 buffers, outputs stored per batch
      *  item" (parts left out that have their default value), each followed by ", PE in
      *  critical-path order" and ", output resident" when they are (those alone when nothing

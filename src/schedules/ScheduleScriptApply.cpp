@@ -5,6 +5,7 @@
 // of a block's loop directives, in script order, because a level may name a loop that a later
 // line creates (Halide resolves LoopLevels only at lowering, so the result is the same).
 
+#include "schedules/RFactor.h"
 #include "schedules/ScheduleScriptNames.h"
 
 #include "schedules/FoldBroadcasts.h"
@@ -215,6 +216,19 @@ void apply_level(Context &cx, const LevelCall &lc) {
     });
 }
 
+/** `stage.update(i)...rfactor(outer, var)`: the new stage joins the group (RFactor.h) and the
+ *  block's later lines may name it. */
+void apply_rfactor(Context &cx, Func f, const std::string &role, int update, const ScriptCall &c) {
+    if (update != 0)
+        cx.fail("NHC_ESCH114",
+                "halide rejects rfactor: only update(0) of a stage is rfactored here");
+    loop(cx, f, role, update, c.args[0].text); // NHC_ESCH112 if there is no such loop
+    std::string why;
+    if (!rfactor_stage(cx.group, f, role, c.args[0].text, c.args[1].text, why).defined())
+        cx.fail("NHC_ESCH114", "halide rejects rfactor: " + why);
+    cx.stages = named_stages(cx.group);
+}
+
 void apply_directive(Context &cx, const ScriptLine &l, std::vector<LevelCall> &levels) {
     Func f = cx.stage(l.stage);
     int update = -1;
@@ -237,6 +251,8 @@ void apply_directive(Context &cx, const ScriptLine &l, std::vector<LevelCall> &l
             halide_call(cx, "bound", [&] {
                 f.bound(v, static_cast<int>(c.args[1].value), static_cast<int>(c.args[2].value));
             });
+        } else if (c.method == "rfactor") {
+            apply_rfactor(cx, f, l.stage, update, c);
         } else if (c.method.rfind("compute_", 0) == 0 || c.method.rfind("store_", 0) == 0) {
             levels.push_back({l.line, l.stage, f, &c});
         } else {

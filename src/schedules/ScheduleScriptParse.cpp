@@ -298,6 +298,7 @@ const std::map<std::string, Signature> &signatures() {
         {"reorder", {{{P::Loop}}, true, false, false, "reorder(innermost, ..., outermost)"}},
         {"unroll", {{{P::Loop}}, false, false, false, "unroll(loop)"}},
         {"update", {{{}, {P::Index}}, false, false, false, "update() or update(index)"}},
+        {"rfactor", {{{P::Loop, P::NewLoop}}, false, false, false, "rfactor(outer, var)"}},
         {"compute_at", {{{P::Stage, P::Loop}}, false, false, true, "compute_at(stage, loop)"}},
         {"store_at", {{{P::Stage, P::Loop}}, false, false, true, "store_at(stage, loop)"}},
         {"compute_root", {{{}}, false, false, true, "compute_root()"}},
@@ -370,9 +371,9 @@ void Parser::check_directive(const ScriptLine &l) const {
         auto it = signatures().find(c.method);
         if (it == signatures().end())
             fail("NHC_ESCH102", "unknown directive '" + c.method +
-                                    "'; expected one of split, fuse, tile, reorder, update, "
-                                    "compute_at, compute_root, compute_inline, store_at, "
-                                    "store_root, store_in");
+                                    "'; expected one of split, fuse, tile, reorder, unroll, "
+                                    "update, rfactor, compute_at, compute_root, compute_inline, "
+                                    "store_at, store_root, store_in, bound");
         const Signature &sig = it->second;
         if (!matches(sig, c.args))
             fail("NHC_ESCH102", "wrong arguments for " + c.method + ": expected " + sig.usage +
@@ -380,6 +381,12 @@ void Parser::check_directive(const ScriptLine &l) const {
         if (c.method == "update" && i != 0)
             fail("NHC_ESCH102",
                  "update() must come right after the stage name ('" + l.stage + ".update()...')");
+        // rfactor returns a new stage, which a script schedules on lines of its own.
+        if (c.method == "rfactor" && (l.calls[0].method != "update" || i + 1 != l.calls.size()))
+            fail("NHC_ESCH102", "rfactor applies to an update and ends its line: '" + l.stage +
+                                    ".update().split(k, ko, ki, 512).rfactor(ko, u)'; the new "
+                                    "stage is '" +
+                                    l.stage + "_intm'");
         if (sig.func_only && l.calls[0].method == "update")
             fail("NHC_ESCH102", c.method +
                                     " applies to the whole stage, not to an update; write "

@@ -77,7 +77,7 @@ const char *tail_name(Halide::TailStrategy t) {
 
 /** split / fuse / reorder calls that rebuild a definition's loops. */
 std::vector<ScriptCall> loop_calls(const Halide::Internal::Function &fn, const Definition &d,
-                                   const std::string &stage) {
+                                   const std::string &stage, bool rfactored = false) {
     std::vector<ScriptCall> calls;
     std::vector<std::string> loops = initial_loops(fn, d);
     auto find = [&](const std::string &name) {
@@ -86,6 +86,10 @@ std::vector<ScriptCall> loop_calls(const Halide::Internal::Function &fn, const D
         return it;
     };
     for (const Split &s : d.schedule().splits()) {
+        // rfactor turns the RVar it keeps into the new stage's var (a purify): the rfactor line
+        // makes it.
+        if (rfactored && (s.is_rename() || s.is_purify()))
+            continue;
         ScriptCall c;
         if (s.is_split()) {
             c.method = "split";
@@ -211,7 +215,9 @@ private:
         Halide::Internal::Function fn = f.function();
         ScriptLine line;
         line.stage = role;
-        line.calls = loop_calls(fn, fn.definition(), role);
+        bool intm = std::any_of(g_.rfactors.begin(), g_.rfactors.end(),
+                                [&](const Group::RFactorSplit &r) { return r.intm == fn.name(); });
+        line.calls = loop_calls(fn, fn.definition(), role, intm);
         Halide::Internal::FuncSchedule &fs = fn.schedule();
         ScriptCall compute = level_call(fs.compute_level(), "compute");
         if (compute.method != "compute_inline")
@@ -230,8 +236,12 @@ private:
                 {"store_in", {name_arg(fs.memory_type() == SBUF ? "SBUF" : "PSUM")}});
         if (!line.calls.empty())
             b.lines.push_back(line);
+        for (const Group::RFactorSplit &r : g_.rfactors)
+            if (r.of == fn.name())
+                b.lines.push_back(rfactor_line(role, r));
         for (size_t i = 0; i < fn.updates().size(); i++) {
-            std::vector<ScriptCall> calls = loop_calls(fn, fn.update(static_cast<int>(i)), role);
+            std::vector<ScriptCall> calls =
+                loop_calls(fn, fn.update(static_cast<int>(i)), role, intm);
             if (calls.empty())
                 continue;
             ScriptLine u;
@@ -241,6 +251,20 @@ private:
             u.calls.insert(u.calls.end(), calls.begin(), calls.end());
             b.lines.push_back(std::move(u));
         }
+    }
+
+    /** `role.update(0).split(k, kb, kr, 512).rfactor(kb, u)`: what made stage `r.intm`. */
+    static ScriptLine rfactor_line(const std::string &role, const Group::RFactorSplit &r) {
+        ScriptLine l;
+        l.stage = role;
+        l.calls.push_back({"update", {{ScriptArg::Kind::Int, "0", 0}}});
+        l.calls.push_back({"split",
+                           {name_arg(r.rvar),
+                            name_arg(r.outer),
+                            name_arg(r.inner),
+                            {ScriptArg::Kind::Int, std::to_string(r.factor), r.factor}}});
+        l.calls.push_back({"rfactor", {name_arg(r.outer), name_arg(r.var)}});
+        return l;
     }
 
     const Group &g_;

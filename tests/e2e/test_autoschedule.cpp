@@ -484,6 +484,8 @@ TEST_CASE("plans read back as written; other text is not a plan") {
                              "matmul b_resident, blocks of",
                              "matmul a_resident, stores of 0 columns",
                              "matmul a_resident, stores of columns",
+                             "matmul k_blocked, k blocks of 0",
+                             "matmul k_blocked, k blocks of",
                              "matmul streamed, n <= 12x",
                              "matmul streamed, n <= 99999999999",
                              "conv default",

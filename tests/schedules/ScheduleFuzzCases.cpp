@@ -116,6 +116,16 @@ Graph matmul(GraphBuilder &b, bool gemm) {
     return b.finish(batch ? Shape{batch, m, n} : Shape{m, n});
 }
 
+/** A MatMul whose K divides into blocks of 128 (matmul_k_blocked: its base schedule reduces K
+ *  in two stages, rfactor, MatmulPlan::k_block). */
+Graph k_blocked_matmul(GraphBuilder &b) {
+    int64_t m = pick(b.rng, {128, 256}), k = pick(b.rng, {256, 384, 512}),
+            n = pick(b.rng, {256, 512});
+    b.input({m, k});
+    b.input({k, n});
+    return b.finish({m, n});
+}
+
 /** Rows of the last axis: [R, C], or [B, R, C] (a loop outside the row tiles). */
 Graph rows(GraphBuilder &b, const std::string &family) {
     int64_t r = pick(b.rng, {32, 64, 100, 128, 200, 256}), c = pick(b.rng, {16, 32, 48, 64, 100});
@@ -218,14 +228,15 @@ Graph chain(GraphBuilder &b, const std::string &family) {
 
 const std::map<std::string, std::string> &op_of_family() {
     static const std::map<std::string, std::string> ops = {
-        {"matmul", "MatMul"},        {"gemm", "Gemm"},
-        {"softmax", "Softmax"},      {"layernorm", "LayerNormalization"},
-        {"reduce_sum", "ReduceSum"}, {"reduce_mean", "ReduceMean"},
-        {"reduce_max", "ReduceMax"}, {"add_row", "Add"},
-        {"mul_column", "Mul"},       {"conv", "Conv"},
-        {"maxpool", "MaxPool"},      {"avgpool", "AveragePool"},
-        {"gemm_relu", "Gemm"},       {"add_relu", "Add"},
-        {"scale_softmax", "Div"},    {"attention", "MatMul"}};
+        {"matmul", "MatMul"},          {"gemm", "Gemm"},
+        {"softmax", "Softmax"},        {"layernorm", "LayerNormalization"},
+        {"reduce_sum", "ReduceSum"},   {"reduce_mean", "ReduceMean"},
+        {"reduce_max", "ReduceMax"},   {"add_row", "Add"},
+        {"mul_column", "Mul"},         {"conv", "Conv"},
+        {"maxpool", "MaxPool"},        {"avgpool", "AveragePool"},
+        {"gemm_relu", "Gemm"},         {"add_relu", "Add"},
+        {"scale_softmax", "Div"},      {"attention", "MatMul"},
+        {"matmul_k_blocked", "MatMul"}};
     return ops;
 }
 
@@ -242,6 +253,8 @@ Graph build(const std::string &family, GraphBuilder &b) {
         return chain(b, family);
     if (family == "attention")
         return attention(b);
+    if (family == "matmul_k_blocked")
+        return k_blocked_matmul(b);
     return pool(b, family);
 }
 
@@ -257,12 +270,12 @@ std::string describe(const Graph &g) {
 }
 
 /** The default schedule of the graph's nodes as one group, printed as a script. */
-std::string default_group_script(const Graph &g) {
+std::string default_group_script(const Graph &g, const sched::SchedulePlan &plan) {
     std::vector<const Node *> nodes;
     for (const Node &n : g.nodes)
         nodes.push_back(&n);
     sched::Group grp = sched::build_group(g, nodes);
-    sched::apply_default_schedule(grp, target::target_by_name("trn1"));
+    sched::apply_default_schedule(grp, target::target_by_name("trn1"), plan);
     sched::ScheduleScript s;
     s.blocks.push_back(sched::describe_schedule(grp));
     return s.to_string();
@@ -272,9 +285,9 @@ std::string default_group_script(const Graph &g) {
 
 const std::vector<std::string> &families() {
     static const std::vector<std::string> f = {
-        "matmul",     "gemm",     "softmax",       "layernorm", "reduce_sum", "reduce_mean",
-        "reduce_max", "add_row",  "mul_column",    "conv",      "maxpool",    "avgpool",
-        "gemm_relu",  "add_relu", "scale_softmax", "attention"};
+        "matmul",     "gemm",     "softmax",       "layernorm", "reduce_sum",      "reduce_mean",
+        "reduce_max", "add_row",  "mul_column",    "conv",      "maxpool",         "avgpool",
+        "gemm_relu",  "add_relu", "scale_softmax", "attention", "matmul_k_blocked"};
     return f;
 }
 
@@ -292,7 +305,12 @@ FuzzCase make_case(const std::string &family, Rng &rng) {
     c.describe += " as ";
     for (const Node &n : c.graph.nodes)
         c.describe += (&n == &c.graph.nodes.front() ? "" : " + ") + n.op_type;
-    c.base_script = default_group_script(c.graph);
+    sched::SchedulePlan plan;
+    if (family == "matmul_k_blocked") {
+        plan.matmul.operands = sched::MatmulPlan::Operands::KBlocked;
+        plan.matmul.k_block = 128;
+    }
+    c.base_script = default_group_script(c.graph, plan);
     return c;
 }
 

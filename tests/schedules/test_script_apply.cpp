@@ -430,3 +430,52 @@ TEST_CASE("a tile the engines cannot start at its partition is NHC_EGEN018 when 
     CHECK(msg.find("from partition 1") != std::string::npos);
     CHECK(msg.find("multiple of 32") != std::string::npos);
 }
+
+TEST_CASE("K in two stages (rfactor): the K-blocked plan adds each block's partial products into "
+          "its sum in SBUF, computes the product, and prints as a script that compiles to the "
+          "same instructions") {
+    // [256, 1024] x [1024, 512], A stored K innermost: two K blocks of 512, two row tiles of 128
+    // and one column tile of 512, so four partial products each added once into the sum.
+    Graph g = one_node_graph("MatMul", {{256, 1024}, {1024, 512}}, {256, 512});
+    sched::SchedulePlan plan;
+    plan.matmul.operands = sched::MatmulPlan::Operands::KBlocked;
+    plan.matmul.k_block = 512;
+    sched::Group grp = sched::build_node_group(g, g.nodes[0]);
+    sched::apply_default_schedule(grp, target::target_by_name("trn1"), plan);
+    REQUIRE(grp.stage("acc_intm").defined());
+    Compiled blocked = compile_group(g, grp);
+    CHECK(blocked.count(neff::Opcode::TensorTensor) == 4);
+    CHECK(blocked.count(neff::Opcode::Matmul) == 2 * 8); // per row tile, 8 K chunks
+
+    std::vector<float> a = test::ramp(256 * 1024, 0.01f, -0.5f),
+                       b = test::ramp(1024 * 512, 0.02f, -1);
+    std::vector<double> want(256 * 512, 0.0);
+    for (int m = 0; m < 256; m++)
+        for (int k = 0; k < 1024; k++)
+            for (int n = 0; n < 512; n++)
+                want[m * 512 + n] += double(a[m * 1024 + k]) * b[k * 512 + n];
+    CHECK(rel_l2_error(test::run(blocked, g, {{"in0", a}, {"in1", b}}), want) < 1e-6);
+
+    std::string text = printed(grp);
+    CHECK(text.find("acc.update().split(k, kb, kr, 512).rfactor(kb, u)") != std::string::npos);
+    CHECK(text.find("acc_intm.compute_at(acc, no).store_in(PSUM)") != std::string::npos);
+    sched::Group again = scheduled_group(g, text);
+    CHECK(opcodes(compile_group(g, again)) == opcodes(blocked));
+    CHECK(printed(again) == text);
+}
+
+TEST_CASE("rfactor of a loop no split made is NHC_ESCH114; rfactor must end an update's line: "
+          "NHC_ESCH102") {
+    std::string msg;
+    CHECK(apply_error(test::gemm_graph(), "  acc.update().rfactor(k, u)\n", &msg) == "NHC_ESCH114");
+    CHECK(msg.find("not the outer loop of a split") != std::string::npos);
+    CHECK(error_code([] {
+              sched::parse_schedule("node \"node\":\n  acc.update().split(k, kb, kr, 128)."
+                                    "rfactor(kb, u).reorder(kr, v0)\n",
+                                    "t.sched");
+          }) == "NHC_ESCH102");
+    CHECK(error_code([] {
+              sched::parse_schedule("node \"node\":\n  acc.split(v0, a, b, 2).rfactor(a, u)\n",
+                                    "t.sched");
+          }) == "NHC_ESCH102");
+}
