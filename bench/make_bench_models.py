@@ -7,6 +7,9 @@ fixed seeds, so a rebuild is byte-identical):
   matmul_2048_bf16/, matmul_4096x8192x8192_bf16/
                              the same two with bf16 inputs and output, as the NKI kernel reads and
                              writes them (the float ones cross HBM in fp32 under --auto-cast)
+  matmul_1024x8192x1024_bf16/, matmul_512x4096x2048_bf16/
+                             MatMuls whose K is long beside M and N (the K-blocked plan's shapes,
+                             issue 16's two-stage K reduction), bf16 inputs and output
   bert_embedding_b{1,8}/      BERT-base's word-embedding lookup: Gather of a [30522, 768] table by
                              int64 token ids [batch, 128] (batch 1 and 8)
   bert_base_layer/model.onnx a BERT-base encoder layer: hidden 768, 12 heads, FFN 3072, erf GELU,
@@ -138,6 +141,10 @@ def main():
                                                           2048, TensorProto.BFLOAT16),
                    "matmul_4096x8192x8192_bf16": lambda out: matmul(
                        out, "matmul_4096x8192x8192_bf16", 4096, 8192, 8192, TensorProto.BFLOAT16),
+                   "matmul_1024x8192x1024_bf16": lambda out: matmul(
+                       out, "matmul_1024x8192x1024_bf16", 1024, 8192, 1024, TensorProto.BFLOAT16),
+                   "matmul_512x4096x2048_bf16": lambda out: matmul(
+                       out, "matmul_512x4096x2048_bf16", 512, 4096, 2048, TensorProto.BFLOAT16),
                    "bert_embedding_b1": lambda out: bert_embedding(out, 1),
                    "bert_embedding_b8": lambda out: bert_embedding(out, 8)}
     names = args.only.split(",") if args.only else None
