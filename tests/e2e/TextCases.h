@@ -34,6 +34,14 @@ inline std::string three_layers(int64_t rows, int64_t k, int64_t hidden, int64_t
            "  y = MatMul(h2, w3)\n}\n";
 }
 
+/** One MatMul, x [m, k] times w [k, n] = y, fp32. */
+inline std::string one_matmul(int64_t m, int64_t k, int64_t n) {
+    auto s = [](int64_t v) { return std::to_string(v); };
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[" + s(m) + ", " + s(k) +
+           "] x, float[" + s(k) + ", " + s(n) + "] w) => (float[" + s(m) + ", " + s(n) +
+           "] y) {\n  y = MatMul(x, w)\n}\n";
+}
+
 /** Two matmuls with a Relu between: under auto-cast, h (read only by the second matmul) is a
  *  bf16 operand that the first group's tiles hold in fp32 until its writer rounds it. */
 inline constexpr const char *kMatmulReluMatmul = R"(

@@ -249,13 +249,7 @@ TEST_CASE("a MatMul whose K is long beside M and N: -O2 and -O3 reduce K in two 
     // [128, 4096] x [4096, 512] fp32: every other plan waits for a whole operand (8 or 16 MiB of
     // it) before its first output tile; K in blocks of 1,024 needs one block of each
     // (bench/README.md, nineteenth stop: 71.4 -> 59.6 us at -O2).
-    const char *long_k = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[128, 4096] x, float[4096, 512] w) => (float[128, 512] y) {
-  y = MatMul(x, w)
-}
-)";
-    Graph loaded = load_text(long_k);
+    Graph loaded = load_text(test::one_matmul(128, 4096, 512));
     auto inputs = test::random_inputs(loaded, 11);
     auto want = alg::run_reference(loaded, inputs);
     for (int level : {1, 2, 3}) {
