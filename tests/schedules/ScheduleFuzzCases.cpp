@@ -269,7 +269,8 @@ std::string describe(const Graph &g) {
     return s;
 }
 
-/** The default schedule of the graph's nodes as one group, printed as a script. */
+/** The schedule `plan` gives the graph's nodes as one group (the default schedule for a default
+ *  plan; matmul_k_blocked's base takes K in blocks), printed as a script. */
 std::string default_group_script(const Graph &g, const sched::SchedulePlan &plan) {
     std::vector<const Node *> nodes;
     for (const Node &n : g.nodes)
