@@ -428,9 +428,8 @@ private:
         // such as the scores' accumulator in PSUM, is copied in below).
         Operand xo = lower(fill_true ? sel->false_value : sel->true_value, &r.ap);
         AccessPattern x = xo.is_imm ? tile(fill_true ? sel->false_value : sel->true_value) : xo.ap;
-        if (x.space != neff::MemSpace::SBUF || !same_shape(x, r.ap) || whole) {
-            if (whole && x == r.ap)
-                return r;
+        // A decided tile is x in the result; GpSimd selects from an SBUF tile of its shape.
+        if (whole ? !(x == r.ap) : x.space != neff::MemSpace::SBUF || !same_shape(x, r.ap)) {
             copy(x, r.ap);
             x = r.ap;
         }

@@ -45,16 +45,17 @@ bool resident_fits(const Group &g, int64_t k_chunk, const Limits &L, int64_t b_c
     return b_bytes <= L.resident_budget && a_row_tile + k * op_bytes <= L.resident_budget / 2;
 }
 
-/** The block of a resident operand's dimension `extent` (rows of A^T, columns of B) to keep on
- *  chip: the whole extent if it fits; else, when the plan asks for blocks, the largest multiple
- *  of the output tile `tile`, at most its resident_block, that divides the extent and fits;
- *  else 0 (the plan does not apply). Blocks are a fallback, never a choice over a whole operand
- *  that fits, so that they add candidates only to the matmuls that need them. */
+/** The block of a dimension `extent` (rows of A^T or of a K-blocked sum, columns of B) to keep
+ *  on chip: the whole extent if it fits; else the largest multiple of the output tile `tile`,
+ *  at most `max_block` (0: no blocks), that divides the extent and fits; else 0 (the plan does
+ *  not apply). The resident plans pass their resident_block: blocks are a fallback, never a
+ *  choice over a whole operand that fits, so that they add candidates only to the matmuls that
+ *  need them. */
 template <typename Fits>
-int64_t resident_block(const MatmulPlan &p, int64_t extent, int64_t tile, Fits fits) {
+int64_t fitting_block(int64_t max_block, int64_t extent, int64_t tile, Fits fits) {
     if (fits(extent))
         return extent;
-    for (int64_t block = std::min<int64_t>(p.resident_block, extent) / tile * tile; block > 0;
+    for (int64_t block = std::min<int64_t>(max_block, extent) / tile * tile; block > 0;
          block -= tile)
         if (extent % block == 0 && fits(block))
             return block;
@@ -196,7 +197,7 @@ bool schedule_matmul_a_resident(Group &g, int64_t k_chunk, const Limits &L,
     // A^T whole within the resident budget with two B column tiles in the layout budget; a
     // block of A^T within the SBUF with one of each tile live beside it (resident_fits).
     int64_t a_row_bytes = (k / k_chunk) * op_bytes, b_tile = (k / k_chunk) * tn * op_bytes;
-    int64_t block = resident_block(plan, s[0], tm, [&](int64_t rows) {
+    int64_t block = fitting_block(plan.resident_block, s[0], tm, [&](int64_t rows) {
         if (rows == s[0])
             return rows * a_row_bytes <= L.resident_budget && 2 * b_tile <= L.layout_budget;
         return rows * a_row_bytes + b_tile + k * op_bytes + tn * int64_t(sizeof(float)) <=
@@ -246,8 +247,9 @@ bool schedule_matmul_resident(Group &g, int64_t k_chunk, const Limits &L, const 
     if (s.size() != 2)
         return false;
     int tn = balanced_tile(s[1], max_tile_columns(plan, L));
-    int64_t block = resident_block(
-        plan, s[1], tn, [&](int64_t columns) { return resident_fits(g, k_chunk, L, columns, tn); });
+    int64_t block = fitting_block(plan.resident_block, s[1], tn, [&](int64_t columns) {
+        return resident_fits(g, k_chunk, L, columns, tn);
+    });
     if (block == 0)
         return false;
     Func f = g.outputs[0].func;
@@ -287,15 +289,11 @@ bool schedule_matmul_k_blocked(Group &g, int64_t k_chunk, const Limits &L, const
     if (kb >= k || k % kb || kb % k_chunk || !full_k_chunks(k, k_chunk, L) || s[0] % tm ||
         s[1] % tn)
         return false;
-    // Per partition: the row block's sum (fp32) and one K block of B and of A^T.
-    auto fits = [&](int64_t rows) {
+    // The tallest row block whose sum (fp32) fits with one K block of B and of A^T.
+    int64_t rb = fitting_block(s[0], s[0], tm, [&](int64_t rows) {
         int64_t sum = rows / tm * s[1] * int64_t(sizeof(float));
         return sum + kb / k_chunk * (s[1] + rows) * op_bytes <= L.resident_budget;
-    };
-    int64_t rb = 0;
-    for (int64_t rows = s[0]; rows >= tm && rb == 0; rows -= tm)
-        if (s[0] % rows == 0 && fits(rows))
-            rb = rows;
+    });
     if (rb == 0)
         return false;
     int kc = static_cast<int>(k_chunk);
