@@ -103,26 +103,4 @@ std::vector<float> scalar_values(const Machine &m, const neff::Scalar &s, int pa
     return m.read(s.ap).v;
 }
 
-target::CostQuery base_cost(const Machine &m, const neff::Instr &i, const Where &w,
-                            target::CostQuery::Kind kind, int64_t n) {
-    target::CostQuery q;
-    q.kind = kind;
-    q.engine = w.engine;
-    q.n = n;
-    q.partitions = i.dst.num_partitions;
-    q.all_16bit_sbuf = true;
-    for (const AccessPattern *ap : {&i.dst, &i.src, &i.src1, &i.pred}) {
-        if (!ap->present()) {
-            continue;
-        }
-        q.psum_operand |= ap->space == MemSpace::PSUM;
-        q.all_16bit_sbuf &= ap->space == MemSpace::SBUF && neff::dtype_is_16bit_float(ap->dtype);
-        int64_t inner = ap->dims.empty() ? 1 : ap->dims.back().step;
-        q.contiguous &= inner == 1 || ap->free_count() == 1;
-        q.wide_stride |=
-            std::abs(inner) * neff::dtype_size(ap->dtype) > m.target().fast_stride_bytes;
-    }
-    return q;
-}
-
 } // namespace nhc::rt

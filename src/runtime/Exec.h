@@ -60,9 +60,6 @@ void require_reduce_op(const neff::Instr &i, const Where &w);
 /** Per-partition values of a Scalar operand for P partitions. */
 std::vector<float> scalar_values(const Machine &m, const neff::Scalar &s, int partitions,
                                  const Where &w, const char *field);
-/** Fills the operand-dependent parts of a CostQuery (N, P, PSUM, 16-bit, strides). */
-target::CostQuery base_cost(const Machine &m, const neff::Instr &i, const Where &w,
-                            target::CostQuery::Kind kind, int64_t n);
 
 } // namespace nhc::rt
 

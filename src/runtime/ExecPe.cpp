@@ -9,6 +9,8 @@
  */
 #include "runtime/Exec.h"
 
+#include "neff/ComputeCost.h"
+
 #include "support/Error.h"
 
 #include <Eigen/Core>
@@ -76,10 +78,7 @@ ExecInfo exec_matmul(Machine &m, const neff::Instr &i, const Where &w) {
                    i.dst.free_count(), "]: expected [", mm, " x ", n, "]");
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, target::CostQuery::Kind::Matmul, n);
-    info.cost.stationary_free = mm;
-    // nc.md:L80, L142, L422: tf32 runs at the bf16 rate; only an fp32 operand makes it 4x slower.
-    info.cost.fp32_matmul = i.src.dtype == DType::F32 || i.src1.dtype == DType::F32;
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     info.flops = target::matmul_flops(k, mm, n);
     bool fp8 = i.src.dtype == DType::FP8E4M3 || i.src.dtype == DType::FP8E5M2;
     info.peak_flops_per_ns = t.pe_peak_flops_per_ns(info.cost.fp32_matmul, fp8);
@@ -122,9 +121,7 @@ ExecInfo exec_transpose(Machine &m, const neff::Instr &i, const Where &w) {
                    ": the PE transpose writes fp32 (or the source dtype on NeuronCore-v3)");
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, target::CostQuery::Kind::Transpose, f);
-    info.cost.partitions = int(p);
-    info.cost.fp32_matmul = i.src.dtype == DType::F32; // tf32 at the bf16 rate (nc.md:L80)
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }

@@ -4,6 +4,8 @@
  */
 #include "runtime/Exec.h"
 
+#include "neff/ComputeCost.h"
+
 #include "runtime/AluOps.h"
 #include "support/Error.h"
 
@@ -15,7 +17,6 @@ using neff::AluOp;
 using neff::DType;
 using neff::Engine;
 using neff::MemSpace;
-using Kind = target::CostQuery::Kind;
 
 namespace {
 
@@ -63,15 +64,14 @@ ExecInfo exec_tensor_copy(Machine &m, const neff::Instr &i, const Where &w) {
         m.write(i.dst, m.read(i.src));
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorCopy, i.src.free_count());
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     return info;
 }
 
 ExecInfo exec_memset(Machine &m, const neff::Instr &i, const Where &w) {
     check_compute_operand(m, i.dst, w, "dst");
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Memset, i.dst.free_count());
-    info.cost.cheap_variant = i.value == 0 && neff::dtype_is_16bit_float(i.dst.dtype);
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }
@@ -87,7 +87,7 @@ ExecInfo exec_iota(Machine &m, const neff::Instr &i, const Where &w) {
     require_space(i.dst, {MemSpace::SBUF}, w, "dst"); // nc.md:L312: dst SBUF
     m.check(i.dst, w, "dst", true);
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Iota, i.dst.free_count());
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         affine_row(i, i.dst, 0, w); // the pattern check only
         return info;
@@ -115,7 +115,7 @@ ExecInfo exec_affine_select(Machine &m, const neff::Instr &i, const Where &w) {
                    ": expected is_equal, not_equal, is_gt, is_ge, is_lt or is_le");
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::AffineSelect, i.src.free_count());
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         affine_row(i, i.src, 0, w); // the pattern check only
         return info;
@@ -142,8 +142,7 @@ ExecInfo exec_partition_reduce(Machine &m, const neff::Instr &i, const Where &w)
                    i.src.free_count(), "] across partitions gives [1 x ", i.src.free_count(), "]");
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::PartitionReduce, i.src.free_count());
-    info.cost.partitions = i.src.num_partitions;
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }

@@ -5,6 +5,8 @@
  */
 #include "runtime/Exec.h"
 
+#include "neff/ComputeCost.h"
+
 #include "runtime/AluOps.h"
 #include "support/Error.h"
 
@@ -16,7 +18,6 @@ using neff::AluOp;
 using neff::DType;
 using neff::Engine;
 using neff::MemSpace;
-using Kind = target::CostQuery::Kind;
 
 namespace {
 
@@ -58,8 +59,7 @@ ExecInfo exec_activation(Machine &m, const neff::Instr &i, const Where &w) {
         }
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Activation, i.src.free_count());
-    info.cost.accumulate = i.accum.present();
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }
@@ -93,11 +93,7 @@ ExecInfo exec_tensor_tensor(Machine &m, const neff::Instr &i, const Where &w) {
     require_same_shape(i.dst, i.src1, w, "dst", "src1");
     require_alu(i.alu0, w, "op");
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorTensor, i.src.free_count());
-    // nc.md:L301: bf16 add/mult/subtract contiguous in SBUF runs in one pass.
-    bool simple = i.alu0 == AluOp::Add || i.alu0 == AluOp::Mult || i.alu0 == AluOp::Subtract;
-    info.cost.cheap_variant = simple && info.cost.all_16bit_sbuf && info.cost.contiguous &&
-                              i.src.dtype == DType::BF16 && i.src1.dtype == DType::BF16;
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }
@@ -129,7 +125,7 @@ ExecInfo exec_tensor_scalar(Machine &m, const neff::Instr &i, const Where &w) {
     std::vector<float> s1 = scalar_values(m, i.s1, P, w, "s1");
     bool r0 = i.has(neff::kFlagReverse0), r1 = i.has(neff::kFlagReverse1);
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorScalar, i.src.free_count());
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }
@@ -170,10 +166,7 @@ ExecInfo exec_tensor_reduce(Machine &m, const neff::Instr &i, const Where &w) {
                    " x ", outer, "]");
     }
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::TensorReduce, i.src.free_count());
-    // nc.md:L306: N/2 for bf16 in/out with add or max.
-    info.cost.cheap_variant = i.src.dtype == DType::BF16 && i.dst.dtype == DType::BF16 &&
-                              (i.alu0 == AluOp::Add || i.alu0 == AluOp::Max);
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }
@@ -208,7 +201,7 @@ ExecInfo exec_select(Machine &m, const neff::Instr &i, const Where &w) {
     require_same_shape(i.dst, i.src, w, "dst", "on_true");
     require_same_shape(i.dst, i.src1, w, "dst", "on_false");
     ExecInfo info;
-    info.cost = base_cost(m, i, w, Kind::Select, i.dst.free_count());
+    info.cost = neff::compute_query(m.target(), w.engine, i);
     if (!m.functional()) {
         return info;
     }
