@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Issue 16's cost-model check: for every workload of a tuning database (neuron-halide-tune) with
 at least --min feasible candidates, the Spearman rank correlation between the analytic estimate
-recorded with each candidate (predicted_ns: the list schedule's estimate of the window the
-candidate is measured in, from src/target's cost formulas, autoscheduler/MeasureGroup.h) and its
+recorded with each candidate (predicted_ns: the window the candidate is measured in, its
+scheduled instructions replayed as the simulator runs them without semaphores or values, from
+src/target's cost formulas: codegen::replay_estimate, autoscheduler/MeasureGroup.h) and its
 simulated time in that window, between its neighbours (simulated_ns). Then the search's pruning
 (Autoschedule.h's kPruneAbove) replayed on each workload's candidates in search order, under two
 rules: a candidate is not simulated when its estimate is above 1.1 times the best simulated time

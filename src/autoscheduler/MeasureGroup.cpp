@@ -32,7 +32,8 @@ double busiest_engine_ns(const std::vector<codegen::SelectedInstr> &instrs,
 }
 
 /** The window of `group` in context `cx`: lowered, selected between the context's groups and
- *  scheduled by the list schedule (its finish is the estimate). A refusal propagates. */
+ *  scheduled by the list schedule, then estimated by replaying that order. A refusal
+ *  propagates. */
 Window prepare(const sched::Group &group, const Graph &g, const target::TargetInfo &target,
                const ProgramContext &cx) {
     codegen::LoweredGroup lg = codegen::lower_group(group);
@@ -100,7 +101,8 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
         codegen::narrow_stores(instrs);
     if (cx.tile_weights) // the window's weights have no bytes: only their loads change
         codegen::tile_weights(instrs, prog, target, 1);
-    w.timing.estimated_ns = codegen::schedule_instructions(instrs, target, cx.dependency_overhead);
+    codegen::schedule_instructions(instrs, target, cx.dependency_overhead);
+    w.timing.estimated_ns = codegen::replay_estimate(instrs, target);
     return w;
 }
 

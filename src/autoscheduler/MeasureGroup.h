@@ -83,8 +83,9 @@ struct GroupTiming {
     bool feasible = false;
     std::string why_not;     ///< the refusal, when not feasible
     double simulated_ns = 0; ///< simulated time of the prefix, the group and those following
-    /** The analytic estimate of that same window: the list schedule's finish
-     *  (codegen::schedule_instructions), from src/target's cost formulas, without simulating. */
+    /** The analytic estimate of that same window: its scheduled instructions replayed as the
+     *  simulator runs them (codegen::replay_estimate), from src/target's cost formulas, without
+     *  semaphores or values. */
     double estimated_ns = 0;
     double busiest_ns = 0;  ///< the group's busiest engine, summed instruction estimates
     bool simulated = false; ///< false until simulate_window (the search may prune it)

@@ -120,9 +120,10 @@ TuningDb::~TuningDb() {
 // list schedule's estimate of the window, no longer the busiest engine of the group alone;
 // plans4: convolutions and poolings have plans, ImagePlan, so older records of their workloads
 // lack a candidate; plans5: A^T in blocks beside output tiles of a quarter bank, a candidate
-// older records of matmul workloads lack).
+// older records of matmul workloads lack; plans6: predicted_ns is the replay of the window's
+// scheduled order, codegen::replay_estimate).
 std::string TuningDb::compiler_version() {
-    return NHC_VERSION "+plans5";
+    return NHC_VERSION "+plans6";
 }
 
 void TuningDb::exec(const std::string &sql) const {

@@ -1,5 +1,6 @@
 #include "neff/ScheduleInstructions.h"
 
+#include "neff/ComputeCost.h"
 #include "neff/DmaCost.h"
 #include "neff/Footprint.h"
 #include "neff/Hazards.h"
@@ -65,6 +66,11 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
            bytes / (std::max(1, engines) * d.bytes_per_ns * std::min(1.0, d.small_row_efficiency));
 }
 
+/** What the schedule models: -O1's coarse costs (estimated_ns); -O2's adds the dependency
+ *  overhead; the replay of a scheduled order (replay_estimate) charges what the simulator charges
+ *  (neff/ComputeCost.h's costs, and DMA engines taken by transfers as they are issued). */
+enum class Model { Coarse, WithDependencyOverhead, AsSimulated };
+
 /** Where the list scheduler expects each engine, DMA queue and DMA engine to be free. All
  *  queues share the DMA engines, as in the simulator (target::dma_split): a transfer waits for
  *  the engines it is split over, so loads issued together are estimated one after another rather
@@ -74,14 +80,20 @@ class Resources {
     static constexpr size_t kMaxQueues = 64;
 
 public:
-    Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs,
-              bool dependency_overhead)
-        : t_(t), instrs_(instrs), dependency_overhead_(dependency_overhead), shares_(instrs.size()),
-          free_(neff::kNumEngines + kMaxQueues, 0), dma_free_(size_t(t.dma.num_engines), 0),
-          last_(neff::kNumEngines, -1) {
-        for (size_t i = 0; i < instrs.size(); i++) // once: start() asks at every step
-            if (instrs[i].instr.op == Opcode::Dma)
-                shares_[i] = target::dma_split(t, neff::dma_query(instrs[i].instr));
+    Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs, Model model)
+        : t_(t), instrs_(instrs), dependency_overhead_(model != Model::Coarse),
+          as_simulated_(model == Model::AsSimulated), shares_(instrs.size()),
+          compute_ns_(instrs.size(), 0), free_(neff::kNumEngines + kMaxQueues, 0),
+          dma_free_(size_t(t.dma.num_engines), 0), last_(neff::kNumEngines, -1) {
+        for (size_t i = 0; i < instrs.size(); i++) { // once: start() asks at every step
+            const SelectedInstr &si = instrs[i];
+            if (si.instr.op == Opcode::Dma)
+                shares_[i] = target::dma_split(t, neff::dma_query(si.instr));
+            else if (as_simulated_)
+                compute_ns_[i] = target::compute_ns(t, neff::compute_query(t, si.engine, si.instr));
+            else
+                compute_ns_[i] = estimated_ns(t, si.engine, si.instr);
+        }
         if (dependency_overhead_) {
             reads_.resize(instrs.size());
             writes_.resize(instrs.size());
@@ -105,8 +117,9 @@ public:
     /** When instruction `i` could start if it were issued now and were ready at `ready`. */
     double start(int i, double ready) const {
         double s = std::max(ready, free_[resource(i)]);
-        for (const target::DmaShare &sh : shares_[size_t(i)])
-            s = std::max(s, dma_free_[size_t(sh.engine)] - t_.dma.fixed_latency_ns);
+        if (!as_simulated_) // the simulator's engines take transfers as they are issued
+            for (const target::DmaShare &sh : shares_[size_t(i)])
+                s = std::max(s, dma_free_[size_t(sh.engine)] - t_.dma.fixed_latency_ns);
         return s;
     }
 
@@ -138,7 +151,7 @@ public:
             free_[resource(i)] = start;
             return finish;
         }
-        finish += estimated_ns(t_, si.engine, si.instr);
+        finish += compute_ns_[size_t(i)];
         free_[resource(i)] = finish;
         return finish;
     }
@@ -167,8 +180,11 @@ private:
 
     const target::TargetInfo &t_;
     const std::vector<SelectedInstr> &instrs_;
-    bool dependency_overhead_;
+    bool dependency_overhead_, as_simulated_;
     std::vector<std::vector<target::DmaShare>> shares_; // per DMA instruction
+    /** Per compute instruction, its engine time: estimated_ns, or as simulated the simulator's
+     *  own cost query (neff/ComputeCost.h). */
+    std::vector<double> compute_ns_;
     std::vector<double> free_, dma_free_;
     std::vector<double> queue_done_ = std::vector<double>(kMaxQueues, 0); ///< per queue, last done
     std::vector<int> last_; ///< per engine, the last compute instruction issued
@@ -321,6 +337,18 @@ void rank_by_critical_path(const std::vector<SelectedInstr> &instrs,
         priority[size_t(ranked[k])] = priorities[k];
 }
 
+/** Each instruction's successors by Hazards.h's dependencies, and how many it waits for. */
+void dependencies(const std::vector<SelectedInstr> &instrs, std::vector<std::vector<int>> &succs,
+                  std::vector<int> &pending) {
+    HazardTracker hazards;
+    for (int i = 0; i < static_cast<int>(instrs.size()); i++) {
+        std::vector<int> deps = hazards.add(instrs[size_t(i)].instr, i);
+        pending[size_t(i)] = static_cast<int>(deps.size());
+        for (int d : deps)
+            succs[size_t(d)].push_back(i);
+    }
+}
+
 } // namespace
 
 double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
@@ -347,15 +375,9 @@ double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::T
     int n = static_cast<int>(instrs.size());
     std::vector<std::vector<int>> succs(n);
     std::vector<int> pending(n, 0);
-    HazardTracker hazards;
-    for (int i = 0; i < n; i++) {
-        std::vector<int> deps = hazards.add(instrs[i].instr, i);
-        pending[i] = static_cast<int>(deps.size());
-        for (int d : deps)
-            succs[d].push_back(i);
-    }
+    dependencies(instrs, succs, pending);
     std::vector<double> ready_at(n, 0);
-    Resources res(t, instrs, dependency_overhead);
+    Resources res(t, instrs, dependency_overhead ? Model::WithDependencyOverhead : Model::Coarse);
     std::vector<int> priority = issue_priority(instrs, succs);
     rank_by_critical_path(instrs, succs, t, priority);
     ReadyQueue ready(res, priority);
@@ -382,6 +404,55 @@ double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::T
     for (int i : order)
         reordered.push_back(std::move(instrs[static_cast<size_t>(i)]));
     instrs = std::move(reordered);
+    return makespan;
+}
+
+double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
+    int n = static_cast<int>(instrs.size());
+    std::vector<std::vector<int>> succs(n);
+    std::vector<int> pending(n, 0);
+    dependencies(instrs, succs, pending);
+    // Each engine's stream, in the order given; a DMA is in the stream of the engine issuing it.
+    std::vector<std::vector<int>> stream(neff::kNumEngines);
+    std::vector<bool> waits(n, false); // on a semaphore: a transfer or another engine's result
+    for (int i = 0; i < n; i++) {
+        stream[size_t(instrs[size_t(i)].engine)].push_back(i);
+        for (int s : succs[size_t(i)])
+            waits[size_t(s)] = waits[size_t(s)] || instrs[size_t(i)].instr.op == Opcode::Dma ||
+                               instrs[size_t(i)].engine != instrs[size_t(s)].engine;
+    }
+    Resources res(t, instrs, Model::AsSimulated);
+    std::vector<size_t> next(neff::kNumEngines, 0);
+    std::vector<double> ready_at(n, 0), engine_free(neff::kNumEngines, 0);
+    double makespan = 0;
+    for (int issued = 0; issued < n; issued++) {
+        // As the simulator does: of the engines whose next instruction's inputs are done, the
+        // one that can start it first (the lowest engine among equals).
+        int engine = -1;
+        double start = std::numeric_limits<double>::infinity();
+        for (int e = 0; e < neff::kNumEngines; e++) {
+            if (next[size_t(e)] == stream[size_t(e)].size())
+                continue;
+            int i = stream[size_t(e)][next[size_t(e)]];
+            if (pending[size_t(i)] > 0)
+                continue;
+            double s = std::max(res.start(i, ready_at[size_t(i)]), engine_free[size_t(e)]);
+            if (s < start)
+                engine = e, start = s;
+        }
+        nhc_assert(engine >= 0, "the replayed order issues an instruction before its inputs");
+        int i = stream[size_t(engine)][next[size_t(engine)]++];
+        bool waited = waits[size_t(i)] && ready_at[size_t(i)] > engine_free[size_t(engine)];
+        double finish = res.take(i, start, waited);
+        // Issuing a transfer takes its engine no time (TargetInfo::dma.issue_ns is 0 on trn1).
+        engine_free[size_t(engine)] =
+            instrs[size_t(i)].instr.op == Opcode::Dma ? start + t.dma.issue_ns : finish;
+        makespan = std::max(makespan, finish);
+        for (int s : succs[size_t(i)]) {
+            ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
+            pending[size_t(s)]--;
+        }
+    }
     return makespan;
 }
 

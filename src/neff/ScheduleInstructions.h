@@ -25,11 +25,12 @@ namespace nhc::codegen {
 /** An estimate of how long `i` keeps its engine (or DMA queue) busy, in ns. */
 double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Instr &i);
 
-/** Reorders `instrs` (see the file comment); returns the list schedule's estimate of when the
- *  last instruction finishes, in ns: the analytic cost model the autoscheduler reports next to
- *  the simulated time (estimated_ns per instruction, the dependencies, one instruction at a time
- *  per engine; a DMA queue's transfers start in order, each after its fixed latency, overlap
- *  while they share the DMA engines, and complete in order, as in the simulator; no semaphores).
+/** Reorders `instrs` (see the file comment); returns the list schedule's own estimate of when
+ *  the last instruction finishes, in ns (estimated_ns per instruction, the dependencies, one
+ *  instruction at a time per engine; a DMA queue's transfers start in order, each after its fixed
+ *  latency, overlap while they share the DMA engines, and complete in order; a transfer is held
+ *  back until the engines would be free for it; no semaphores). The autoscheduler's cost model is
+ *  replay_estimate of the order this returns.
  *
  *  With `dependency_overhead` (-O2 and -O3), the schedule also counts the overhead of a dependent
  *  instruction on ACT, DVE and GpSimd (nc.md:L161-162; the simulator charges it to one that reads
@@ -39,6 +40,17 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
  *  instead of each running its max -> negate -> exp chain back to back. */
 double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
                              bool dependency_overhead = false);
+
+/** The time the simulator would take to run `instrs` in their order, estimated without
+ *  semaphores or values: each engine issues its instructions (a DMA: the engine that issues it)
+ *  in that order once their dependencies are done, the first that can start first; each is
+ *  charged the simulator's own cost query (neff/ComputeCost.h, neff/DmaCost.h), the dependency
+ *  overhead as the simulator charges it, and a transfer takes the DMA engines when it is issued,
+ *  behind those issued before it (Simulator.cpp). Not modelled: the shared SBUF and PSUM ports
+ *  (nc.md:L227). The autoscheduler's analytic cost model (predicted_ns): schedule_instructions'
+ *  own estimate assumes that it can hold a transfer back until the engines are free, which the
+ *  in-order engines do not, and was 0.79-1.22 times the simulated window (bench/README.md). */
+double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
 
 } // namespace nhc::codegen
 

@@ -215,9 +215,8 @@ TEST_CASE("the instruction scheduler overlaps independent chains and keeps every
     std::vector<SelectedInstr> out = in;
     const target::TargetInfo &trn1 = target::target_by_name("trn1");
     double estimate = codegen::schedule_instructions(out, trn1);
-    // The estimate (the cost model the autoscheduler reports) is the list schedule's finish: no
-    // less than ACT's four steps one after another, nor than one chain's three; less than all six
-    // in a row, since the chains overlap.
+    // The list schedule's estimate is its finish: no less than ACT's four steps one after
+    // another, nor than one chain's three; less than all six in a row, since the chains overlap.
     double act = codegen::estimated_ns(trn1, Engine::ACT, in[0].instr),
            dve = codegen::estimated_ns(trn1, Engine::DVE, in[1].instr);
     CHECK(estimate >= 4 * act);
