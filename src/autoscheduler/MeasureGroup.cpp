@@ -101,8 +101,7 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
         codegen::narrow_stores(instrs);
     if (cx.tile_weights) // the window's weights have no bytes: only their loads change
         codegen::tile_weights(instrs, prog, target, 1);
-    codegen::schedule_instructions(instrs, target, cx.dependency_overhead);
-    w.timing.estimated_ns = codegen::replay_estimate(instrs, target);
+    codegen::schedule_instructions(instrs, target, cx.dependency_overhead, &w.timing.estimated_ns);
     return w;
 }
 

@@ -68,7 +68,8 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
 
 /** What the schedule models: -O1's coarse costs (estimated_ns); -O2's adds the dependency
  *  overhead; the replay of a scheduled order (replay_estimate) charges what the simulator charges
- *  (neff/ComputeCost.h's costs, and DMA engines taken by transfers as they are issued). */
+ *  (neff/ComputeCost.h's costs, the shared SBUF and PSUM ports, and DMA engines taken by transfers
+ *  as they are issued). Only the last may be replayed: ReadyQueue's signatures leave ports out. */
 enum class Model { Coarse, WithDependencyOverhead, AsSimulated };
 
 /** Where the list scheduler expects each engine, DMA queue and DMA engine to be free. All
@@ -83,15 +84,17 @@ public:
     Resources(const target::TargetInfo &t, const std::vector<SelectedInstr> &instrs, Model model)
         : t_(t), instrs_(instrs), dependency_overhead_(model != Model::Coarse),
           as_simulated_(model == Model::AsSimulated), shares_(instrs.size()),
-          compute_ns_(instrs.size(), 0), free_(neff::kNumEngines + kMaxQueues, 0),
+          compute_ns_(instrs.size(), 0), ports_(instrs.size()),
+          port_free_(size_t(1 + t.psum_banks), 0), free_(neff::kNumEngines + kMaxQueues, 0),
           dma_free_(size_t(t.dma.num_engines), 0), last_(neff::kNumEngines, -1) {
         for (size_t i = 0; i < instrs.size(); i++) { // once: start() asks at every step
             const SelectedInstr &si = instrs[i];
             if (si.instr.op == Opcode::Dma)
                 shares_[i] = target::dma_split(t, neff::dma_query(si.instr));
-            else if (as_simulated_)
+            else if (as_simulated_) {
                 compute_ns_[i] = target::compute_ns(t, neff::compute_query(t, si.engine, si.instr));
-            else
+                ports_[i] = shared_ports(si);
+            } else
                 compute_ns_[i] = estimated_ns(t, si.engine, si.instr);
         }
         if (dependency_overhead_) {
@@ -117,6 +120,8 @@ public:
     /** When instruction `i` could start if it were issued now and were ready at `ready`. */
     double start(int i, double ready) const {
         double s = std::max(ready, free_[resource(i)]);
+        for (int p : ports_[size_t(i)])
+            s = std::max(s, port_free_[size_t(p)]);
         if (!as_simulated_) // the simulator's engines take transfers as they are issued
             for (const target::DmaShare &sh : shares_[size_t(i)])
                 s = std::max(s, dma_free_[size_t(sh.engine)] - t_.dma.fixed_latency_ns);
@@ -153,6 +158,8 @@ public:
         }
         finish += compute_ns_[size_t(i)];
         free_[resource(i)] = finish;
+        for (int p : ports_[size_t(i)])
+            port_free_[size_t(p)] = std::max(port_free_[size_t(p)], finish);
         return finish;
     }
 
@@ -167,6 +174,37 @@ public:
     }
 
 private:
+    /** The shared ports a compute instruction occupies, as the simulator charges them
+     *  (nc.md:L227): 0 for the VectorE/GpSimdE SBUF port (NC-v2), 1 + b for the VectorE/ScalarE
+     *  port of PSUM bank b (NC-v2: one port for every bank). */
+    std::vector<int> shared_ports(const SelectedInstr &si) const {
+        std::vector<int> ports;
+        if (si.instr.op == Opcode::Dma || si.instr.op == Opcode::Nop)
+            return ports;
+        bool sbuf_port =
+            t_.dve_pool_share_sbuf_port && (si.engine == Engine::DVE || si.engine == Engine::POOL);
+        bool psum_port = si.engine == Engine::DVE || si.engine == Engine::ACT;
+        std::vector<neff::Footprint> reads, writes;
+        neff::instr_footprints(si.instr, reads, writes);
+        bool sbuf_used = false;
+        for (const auto *v : {&reads, &writes})
+            for (const neff::Footprint &fp : *v) {
+                sbuf_used |= fp.space == neff::MemSpace::SBUF;
+                if (!psum_port || fp.space != neff::MemSpace::PSUM)
+                    continue;
+                int64_t lo = 0, hi = t_.psum_banks - 1;
+                if (t_.dve_act_psum_contention_per_bank) {
+                    lo = fp.begin / t_.psum_bank_bytes;
+                    hi = std::min<int64_t>(hi, (fp.end - 1) / t_.psum_bank_bytes);
+                }
+                for (int64_t b = lo; b <= hi; b++)
+                    ports.push_back(1 + static_cast<int>(b));
+            }
+        if (sbuf_port && sbuf_used)
+            ports.push_back(0);
+        return ports;
+    }
+
     static bool pays_overhead(const SelectedInstr &si) {
         return si.instr.op != Opcode::Dma && si.instr.op != Opcode::Nop && si.engine != Engine::PE;
     }
@@ -185,6 +223,8 @@ private:
     /** Per compute instruction, its engine time: estimated_ns, or as simulated the simulator's
      *  own cost query (neff/ComputeCost.h). */
     std::vector<double> compute_ns_;
+    std::vector<std::vector<int>> ports_; ///< as simulated: shared_ports per instruction
+    std::vector<double> port_free_;       ///< per shared port, when it is free
     std::vector<double> free_, dma_free_;
     std::vector<double> queue_done_ = std::vector<double>(kMaxQueues, 0); ///< per queue, last done
     std::vector<int> last_; ///< per engine, the last compute instruction issued
@@ -349,69 +389,14 @@ void dependencies(const std::vector<SelectedInstr> &instrs, std::vector<std::vec
     }
 }
 
-} // namespace
-
-double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
-    if (i.op == Opcode::Dma)
-        return dma_ns(t, i);
-    target::CostQuery q;
-    q.kind = cost_kind(i.op);
-    if (q.kind == Kind::Nop)
-        return 0;
-    q.engine = e;
-    q.n = i.dst.present() ? i.dst.free_count() : 0;
-    q.partitions = i.dst.num_partitions;
-    if (i.op == Opcode::TensorReduce)
-        q.n = i.src.free_count();
-    if (i.op == Opcode::Matmul || i.op == Opcode::Transpose) {
-        q.stationary_free = i.src.num_partitions > 0 ? i.dst.num_partitions : 0;
-        q.fp32_matmul = i.src.dtype == neff::DType::F32;
-    }
-    return target::compute_ns(t, q);
-}
-
-double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
-                             bool dependency_overhead) {
+/** replay_estimate of `instrs`, whose dependencies `succs` gives. */
+double replay(const std::vector<SelectedInstr> &instrs, const std::vector<std::vector<int>> &succs,
+              const target::TargetInfo &t) {
     int n = static_cast<int>(instrs.size());
-    std::vector<std::vector<int>> succs(n);
     std::vector<int> pending(n, 0);
-    dependencies(instrs, succs, pending);
-    std::vector<double> ready_at(n, 0);
-    Resources res(t, instrs, dependency_overhead ? Model::WithDependencyOverhead : Model::Coarse);
-    std::vector<int> priority = issue_priority(instrs, succs);
-    rank_by_critical_path(instrs, succs, t, priority);
-    ReadyQueue ready(res, priority);
-    for (int i = 0; i < n; i++)
-        if (pending[i] == 0)
-            ready.push(i, ready_at[size_t(i)]);
-    std::vector<int> order;
-    order.reserve(n);
-    double makespan = 0;
-    while (!ready.empty()) {
-        auto [start, i, waited] = ready.pop();
-        double finish = res.take(i, start, waited);
-        makespan = std::max(makespan, finish);
-        order.push_back(i);
-        for (int s : succs[size_t(i)]) {
-            ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
-            if (--pending[size_t(s)] == 0)
-                ready.push(s, ready_at[size_t(s)]);
-        }
-    }
-    nhc_assert(static_cast<int>(order.size()) == n, "instruction dependencies form a cycle");
-    std::vector<SelectedInstr> reordered;
-    reordered.reserve(instrs.size());
-    for (int i : order)
-        reordered.push_back(std::move(instrs[static_cast<size_t>(i)]));
-    instrs = std::move(reordered);
-    return makespan;
-}
-
-double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
-    int n = static_cast<int>(instrs.size());
-    std::vector<std::vector<int>> succs(n);
-    std::vector<int> pending(n, 0);
-    dependencies(instrs, succs, pending);
+    for (const std::vector<int> &after : succs)
+        for (int s : after)
+            pending[size_t(s)]++;
     // Each engine's stream, in the order given; a DMA is in the stream of the engine issuing it.
     std::vector<std::vector<int>> stream(neff::kNumEngines);
     std::vector<bool> waits(n, false); // on a semaphore: a transfer or another engine's result
@@ -454,6 +439,81 @@ double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::T
         }
     }
     return makespan;
+}
+
+} // namespace
+
+double estimated_ns(const target::TargetInfo &t, Engine e, const Instr &i) {
+    if (i.op == Opcode::Dma)
+        return dma_ns(t, i);
+    target::CostQuery q;
+    q.kind = cost_kind(i.op);
+    if (q.kind == Kind::Nop)
+        return 0;
+    q.engine = e;
+    q.n = i.dst.present() ? i.dst.free_count() : 0;
+    q.partitions = i.dst.num_partitions;
+    if (i.op == Opcode::TensorReduce)
+        q.n = i.src.free_count();
+    if (i.op == Opcode::Matmul || i.op == Opcode::Transpose) {
+        q.stationary_free = i.src.num_partitions > 0 ? i.dst.num_partitions : 0;
+        q.fp32_matmul = i.src.dtype == neff::DType::F32;
+    }
+    return target::compute_ns(t, q);
+}
+
+double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
+                             bool dependency_overhead, double *replayed_ns) {
+    int n = static_cast<int>(instrs.size());
+    std::vector<std::vector<int>> succs(n);
+    std::vector<int> pending(n, 0);
+    dependencies(instrs, succs, pending);
+    std::vector<double> ready_at(n, 0);
+    Resources res(t, instrs, dependency_overhead ? Model::WithDependencyOverhead : Model::Coarse);
+    std::vector<int> priority = issue_priority(instrs, succs);
+    rank_by_critical_path(instrs, succs, t, priority);
+    ReadyQueue ready(res, priority);
+    for (int i = 0; i < n; i++)
+        if (pending[i] == 0)
+            ready.push(i, ready_at[size_t(i)]);
+    std::vector<int> order;
+    order.reserve(n);
+    double makespan = 0;
+    while (!ready.empty()) {
+        auto [start, i, waited] = ready.pop();
+        double finish = res.take(i, start, waited);
+        makespan = std::max(makespan, finish);
+        order.push_back(i);
+        for (int s : succs[size_t(i)]) {
+            ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
+            if (--pending[size_t(s)] == 0)
+                ready.push(s, ready_at[size_t(s)]);
+        }
+    }
+    nhc_assert(static_cast<int>(order.size()) == n, "instruction dependencies form a cycle");
+    std::vector<SelectedInstr> reordered;
+    reordered.reserve(instrs.size());
+    for (int i : order)
+        reordered.push_back(std::move(instrs[static_cast<size_t>(i)]));
+    instrs = std::move(reordered);
+    if (replayed_ns) { // the dependencies again, by position in the new order
+        std::vector<int> position(instrs.size(), 0);
+        for (int k = 0; k < n; k++)
+            position[size_t(order[size_t(k)])] = k;
+        std::vector<std::vector<int>> moved(instrs.size());
+        for (int i = 0; i < n; i++)
+            for (int s : succs[size_t(i)])
+                moved[size_t(position[size_t(i)])].push_back(position[size_t(s)]);
+        *replayed_ns = replay(instrs, moved, t);
+    }
+    return makespan;
+}
+
+double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t) {
+    std::vector<std::vector<int>> succs(instrs.size());
+    std::vector<int> pending(instrs.size(), 0);
+    dependencies(instrs, succs, pending);
+    return replay(instrs, succs, t);
 }
 
 } // namespace nhc::codegen

@@ -30,7 +30,8 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
  *  instruction at a time per engine; a DMA queue's transfers start in order, each after its fixed
  *  latency, overlap while they share the DMA engines, and complete in order; a transfer is held
  *  back until the engines would be free for it; no semaphores). The autoscheduler's cost model is
- *  replay_estimate of the order this returns.
+ *  replay_estimate of the order this returns: given `replayed_ns`, it is stored there, from the
+ *  dependencies this pass found (replay_estimate finds them again).
  *
  *  With `dependency_overhead` (-O2 and -O3), the schedule also counts the overhead of a dependent
  *  instruction on ACT, DVE and GpSimd (nc.md:L161-162; the simulator charges it to one that reads
@@ -39,17 +40,18 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
  *  does not read its engine's last writes: the softmaxes of several attention heads interleave
  *  instead of each running its max -> negate -> exp chain back to back. */
 double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
-                             bool dependency_overhead = false);
+                             bool dependency_overhead = false, double *replayed_ns = nullptr);
 
 /** The time the simulator would take to run `instrs` in their order, estimated without
  *  semaphores or values: each engine issues its instructions (a DMA: the engine that issues it)
  *  in that order once their dependencies are done, the first that can start first; each is
  *  charged the simulator's own cost query (neff/ComputeCost.h, neff/DmaCost.h), the dependency
  *  overhead as the simulator charges it, and a transfer takes the DMA engines when it is issued,
- *  behind those issued before it (Simulator.cpp). Not modelled: the shared SBUF and PSUM ports
- *  (nc.md:L227). The autoscheduler's analytic cost model (predicted_ns): schedule_instructions'
- *  own estimate assumes that it can hold a transfer back until the engines are free, which the
- *  in-order engines do not, and was 0.79-1.22 times the simulated window (bench/README.md). */
+ *  behind those issued before it, and an ACT, DVE or GpSimd instruction waits for the SBUF and PSUM
+ *  ports it shares (nc.md:L227), as in Simulator.cpp. The autoscheduler's analytic cost model
+ * (predicted_ns): schedule_instructions' own estimate assumes that it can hold a transfer back
+ * until the engines are free, which the in-order engines do not, and was 0.79-1.22 times the
+ * simulated window (bench/README.md). */
 double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
 
 } // namespace nhc::codegen
