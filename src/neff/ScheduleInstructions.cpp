@@ -69,7 +69,8 @@ double dma_ns(const target::TargetInfo &t, const Instr &i) {
 /** What the schedule models: -O1's coarse costs (estimated_ns); -O2's adds the dependency
  *  overhead; the replay of a scheduled order (replay_estimate) charges what the simulator charges
  *  (neff/ComputeCost.h's costs, the shared SBUF and PSUM ports, and DMA engines taken by transfers
- *  as they are issued). Only the last may be replayed: ReadyQueue's signatures leave ports out. */
+ *  as they are issued). The list schedule uses the first two only: ReadyQueue's signatures leave
+ *  the ports out. */
 enum class Model { Coarse, WithDependencyOverhead, AsSimulated };
 
 /** Where the list scheduler expects each engine, DMA queue and DMA engine to be free. All
@@ -427,11 +428,21 @@ double replay(const std::vector<SelectedInstr> &instrs, const std::vector<std::v
         }
         nhc_assert(engine >= 0, "the replayed order issues an instruction before its inputs");
         int i = stream[size_t(engine)][next[size_t(engine)]++];
+        const Instr &ins = instrs[size_t(i)].instr;
         bool waited = waits[size_t(i)] && ready_at[size_t(i)] > engine_free[size_t(engine)];
-        double finish = res.take(i, start, waited);
-        // Issuing a transfer takes its engine no time (TargetInfo::dma.issue_ns is 0 on trn1).
-        engine_free[size_t(engine)] =
-            instrs[size_t(i)].instr.op == Opcode::Dma ? start + t.dma.issue_ns : finish;
+        double finish = 0;
+        if (ins.op == Opcode::Dma) {
+            // Its engine issues it (TargetInfo::dma.issue_ns), generating an indirect transfer's
+            // descriptors first (nc.md:L267); the transfer starts from there.
+            double issued = start + t.dma.issue_ns;
+            if (ins.src1.present())
+                issued += target::swdge_descriptor_ns(t, ins.src1.free_count());
+            finish = res.take(i, issued, waited);
+            engine_free[size_t(engine)] = issued;
+        } else {
+            finish = res.take(i, start, waited);
+            engine_free[size_t(engine)] = finish;
+        }
         makespan = std::max(makespan, finish);
         for (int s : succs[size_t(i)]) {
             ready_at[size_t(s)] = std::max(ready_at[size_t(s)], finish);
