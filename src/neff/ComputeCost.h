@@ -5,9 +5,9 @@
  * What a compute instruction asks of its engine (target::CostQuery): its kind, elements per
  * partition, partitions and the operand properties the cost formulas depend on (PSUM operands,
  * 16-bit SBUF operands, strides, the cheap variants). One definition for the simulator, which
- * charges it, and the compiler's list scheduler, which estimates with it, as DmaCost.h is for
- * transfers. The `dependent` flag is left false: whether an instruction waits on its engine's
- * previous one is known only in a schedule.
+ * charges it, and the compiler's replay of a scheduled order (codegen::replay_estimate), which
+ * estimates with it, as DmaCost.h is for transfers. The `dependent` flag is left false: whether an
+ * instruction waits on its engine's previous one is known only in a schedule.
  */
 
 #include "neff/Isa.h"

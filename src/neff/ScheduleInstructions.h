@@ -45,13 +45,13 @@ double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::T
 /** The time the simulator would take to run `instrs` in their order, estimated without
  *  semaphores or values: each engine issues its instructions (a DMA: the engine that issues it)
  *  in that order once their dependencies are done, the first that can start first; each is
- *  charged the simulator's own cost query (neff/ComputeCost.h, neff/DmaCost.h), the dependency
- *  overhead as the simulator charges it, and a transfer takes the DMA engines when it is issued,
- *  behind those issued before it, and an ACT, DVE or GpSimd instruction waits for the SBUF and PSUM
- *  ports it shares (nc.md:L227), as in Simulator.cpp. The autoscheduler's analytic cost model
- * (predicted_ns): schedule_instructions' own estimate assumes that it can hold a transfer back
- * until the engines are free, which the in-order engines do not, and was 0.79-1.22 times the
- * simulated window (bench/README.md). */
+ *  charged the simulator's own cost query (neff/ComputeCost.h, neff/DmaCost.h) and the dependency
+ *  overhead as the simulator charges it; a transfer takes the DMA engines when it is issued (an
+ *  indirect one after its descriptors), behind those issued before it; an ACT, DVE or GpSimd
+ *  instruction waits for the SBUF and PSUM ports it shares (nc.md:L227); all as in
+ *  Simulator.cpp. The autoscheduler's analytic cost model (predicted_ns): schedule_instructions'
+ *  own estimate assumes that it can hold a transfer back until the engines are free, which the
+ *  in-order engines do not, and was 0.79-1.22 times the simulated window (bench/README.md). */
 double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
 
 } // namespace nhc::codegen
