@@ -30,8 +30,8 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
  *  instruction at a time per engine; a DMA queue's transfers start in order, each after its fixed
  *  latency, overlap while they share the DMA engines, and complete in order; a transfer is held
  *  back until the engines would be free for it; no semaphores). The autoscheduler's cost model is
- *  replay_estimate of the order this returns: given `replayed_ns`, it is stored there, from the
- *  dependencies this pass found (replay_estimate finds them again).
+ *  replay_estimate (ReplaySchedule.h) of the order this returns: given `replayed_ns`, it is
+ *  stored there, from the dependencies this pass found.
  *
  *  With `dependency_overhead` (-O2 and -O3), the schedule also counts the overhead of a dependent
  *  instruction on ACT, DVE and GpSimd (nc.md:L161-162; the simulator charges it to one that reads
@@ -41,18 +41,6 @@ double estimated_ns(const target::TargetInfo &t, neff::Engine e, const neff::Ins
  *  instead of each running its max -> negate -> exp chain back to back. */
 double schedule_instructions(std::vector<SelectedInstr> &instrs, const target::TargetInfo &t,
                              bool dependency_overhead = false, double *replayed_ns = nullptr);
-
-/** The time the simulator would take to run `instrs` in their order, estimated without
- *  semaphores or values: each engine issues its instructions (a DMA: the engine that issues it)
- *  in that order once their dependencies are done, the first that can start first; each is
- *  charged the simulator's own cost query (neff/ComputeCost.h, neff/DmaCost.h) and the dependency
- *  overhead as the simulator charges it; a transfer takes the DMA engines when it is issued (an
- *  indirect one after its descriptors), behind those issued before it; an ACT, DVE or GpSimd
- *  instruction waits for the SBUF and PSUM ports it shares (nc.md:L227); all as in
- *  Simulator.cpp. The autoscheduler's analytic cost model (predicted_ns): schedule_instructions'
- *  own estimate assumes that it can hold a transfer back until the engines are free, which the
- *  in-order engines do not, and was 0.79-1.22 times the simulated window (bench/README.md). */
-double replay_estimate(const std::vector<SelectedInstr> &instrs, const target::TargetInfo &t);
 
 } // namespace nhc::codegen
 

@@ -4,6 +4,7 @@
 // are issued, takes the simulated time.
 #include "neff/ComputeCost.h"
 #include "neff/InsertSemaphores.h"
+#include "neff/ReplaySchedule.h"
 #include "neff/ScheduleInstructions.h"
 #include "runtime/Simulator.h"
 
