@@ -40,10 +40,12 @@ inline void instruction_dependencies(const std::vector<SelectedInstr> &instrs,
  *  queue (ScheduleInstructions.cpp) leave the ports out. */
 enum class ScheduleModel { Coarse, WithDependencyOverhead, AsSimulated };
 
-/** Where the list scheduler expects each engine, DMA queue and DMA engine to be free. All
- *  queues share the DMA engines, as in the simulator (target::dma_split): a transfer waits for
- *  the engines it is split over, so loads issued together are estimated one after another rather
- *  than each at the full bandwidth of its queue. */
+/** Where the list schedule (or the replay) expects each engine, DMA queue, DMA engine and shared
+ *  port to be free. All queues share the DMA engines, as in the simulator (target::dma_split): a
+ *  transfer's data waits for the engines it is split over, so loads issued together are estimated
+ *  one after another rather than each at the full bandwidth of its queue. In the list schedule's
+ *  models a transfer is also held back until those engines would be free for it; in the replay's
+ *  it is issued as soon as its queue allows and queues behind the transfers issued before it. */
 class ScheduleResources {
     /** DMA queue numbers the schedule keeps state for (issue and store queues together). */
     static constexpr size_t kMaxQueues = 64;
