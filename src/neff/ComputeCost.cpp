@@ -1,5 +1,6 @@
 #include "neff/ComputeCost.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace nhc::neff {
@@ -89,6 +90,33 @@ target::CostQuery compute_query(const target::TargetInfo &t, Engine e, const Ins
         return q;
     }
     return q;
+}
+
+void shared_ports(const target::TargetInfo &t, Engine e, const Instr &i, std::vector<int> &ports,
+                  std::vector<Footprint> &reads, std::vector<Footprint> &writes) {
+    if (i.op == Opcode::Dma || i.op == Opcode::Nop)
+        return;
+    bool sbuf_port = t.dve_pool_share_sbuf_port && (e == Engine::DVE || e == Engine::POOL);
+    bool psum_port = e == Engine::DVE || e == Engine::ACT;
+    if (!sbuf_port && !psum_port)
+        return;
+    instr_footprints(i, reads, writes);
+    bool sbuf_used = false;
+    for (const auto *v : {&reads, &writes})
+        for (const Footprint &fp : *v) {
+            sbuf_used |= fp.space == MemSpace::SBUF;
+            if (!psum_port || fp.space != MemSpace::PSUM)
+                continue;
+            int64_t lo = 0, hi = t.psum_banks - 1;
+            if (t.dve_act_psum_contention_per_bank) {
+                lo = fp.begin / t.psum_bank_bytes;
+                hi = std::min<int64_t>(hi, (fp.end - 1) / t.psum_bank_bytes);
+            }
+            for (int64_t b = lo; b <= hi; b++)
+                ports.push_back(1 + static_cast<int>(b));
+        }
+    if (sbuf_port && sbuf_used)
+        ports.push_back(0);
 }
 
 } // namespace nhc::neff

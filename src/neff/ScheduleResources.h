@@ -56,15 +56,18 @@ public:
         : t_(t), instrs_(instrs), dependency_overhead_(model != ScheduleModel::Coarse),
           as_simulated_(model == ScheduleModel::AsSimulated), shares_(instrs.size()),
           compute_ns_(instrs.size(), 0), ports_(instrs.size()),
-          port_free_(size_t(1 + t.psum_banks), 0), free_(neff::kNumEngines + kMaxQueues, 0),
-          dma_free_(size_t(t.dma.num_engines), 0), last_(neff::kNumEngines, -1) {
+          port_free_(size_t(neff::num_shared_ports(t)), 0),
+          free_(neff::kNumEngines + kMaxQueues, 0), dma_free_(size_t(t.dma.num_engines), 0),
+          last_(neff::kNumEngines, -1) {
+        std::vector<neff::Footprint> reads_scratch, writes_scratch;
         for (size_t i = 0; i < instrs.size(); i++) { // once: start() asks at every step
             const SelectedInstr &si = instrs[i];
             if (si.instr.op == neff::Opcode::Dma)
                 shares_[i] = target::dma_split(t, neff::dma_query(si.instr));
             else if (as_simulated_) {
                 compute_ns_[i] = target::compute_ns(t, neff::compute_query(t, si.engine, si.instr));
-                ports_[i] = shared_ports(si);
+                neff::shared_ports(t, si.engine, si.instr, ports_[i], reads_scratch,
+                                   writes_scratch);
             } else
                 compute_ns_[i] = estimated_ns(t, si.engine, si.instr);
         }
@@ -145,37 +148,6 @@ public:
     }
 
 private:
-    /** The shared ports a compute instruction occupies, as the simulator charges them
-     *  (nc.md:L227): 0 for the VectorE/GpSimdE SBUF port (NC-v2), 1 + b for the VectorE/ScalarE
-     *  port of PSUM bank b (NC-v2: one port for every bank). */
-    std::vector<int> shared_ports(const SelectedInstr &si) const {
-        std::vector<int> ports;
-        if (si.instr.op == neff::Opcode::Dma || si.instr.op == neff::Opcode::Nop)
-            return ports;
-        bool sbuf_port = t_.dve_pool_share_sbuf_port &&
-                         (si.engine == neff::Engine::DVE || si.engine == neff::Engine::POOL);
-        bool psum_port = si.engine == neff::Engine::DVE || si.engine == neff::Engine::ACT;
-        std::vector<neff::Footprint> reads, writes;
-        neff::instr_footprints(si.instr, reads, writes);
-        bool sbuf_used = false;
-        for (const auto *v : {&reads, &writes})
-            for (const neff::Footprint &fp : *v) {
-                sbuf_used |= fp.space == neff::MemSpace::SBUF;
-                if (!psum_port || fp.space != neff::MemSpace::PSUM)
-                    continue;
-                int64_t lo = 0, hi = t_.psum_banks - 1;
-                if (t_.dve_act_psum_contention_per_bank) {
-                    lo = fp.begin / t_.psum_bank_bytes;
-                    hi = std::min<int64_t>(hi, (fp.end - 1) / t_.psum_bank_bytes);
-                }
-                for (int64_t b = lo; b <= hi; b++)
-                    ports.push_back(1 + static_cast<int>(b));
-            }
-        if (sbuf_port && sbuf_used)
-            ports.push_back(0);
-        return ports;
-    }
-
     static bool pays_overhead(const SelectedInstr &si) {
         return si.instr.op != neff::Opcode::Dma && si.instr.op != neff::Opcode::Nop &&
                si.engine != neff::Engine::PE;
@@ -195,7 +167,7 @@ private:
     /** Per compute instruction, its engine time: estimated_ns, or as simulated the simulator's
      *  own cost query (neff/ComputeCost.h). */
     std::vector<double> compute_ns_;
-    std::vector<std::vector<int>> ports_; ///< as simulated: shared_ports per instruction
+    std::vector<std::vector<int>> ports_; ///< as simulated: neff::shared_ports of each
     std::vector<double> port_free_;       ///< per shared port, when it is free
     std::vector<double> free_, dma_free_;
     std::vector<double> queue_done_ = std::vector<double>(kMaxQueues, 0); ///< per queue, last done

@@ -1,5 +1,6 @@
 #include "runtime/Simulator.h"
 
+#include "neff/ComputeCost.h"
 #include "neff/Footprint.h"
 #include "runtime/RaceDetector.h"
 #include "support/Error.h"
@@ -43,7 +44,7 @@ class Sim {
 public:
     Sim(Machine &m, const SimOptions &o) : m_(m), t_(m.target()), p_(m.program()), opt_(o) {
         dma_free_.assign(size_t(t_.dma.num_engines), 0.0);
-        psum_port_free_.assign(size_t(t_.psum_banks), 0.0);
+        port_free_.assign(size_t(neff::num_shared_ports(t_)), 0.0);
         std::fill(std::begin(ready_at_), std::end(ready_at_), -1.0);
         res_.summary.dma_engines = t_.dma.num_engines;
         if (o.check_races) {
@@ -215,48 +216,22 @@ private:
         return dep;
     }
 
-    /** The shared ports an instruction occupies (nc.md:L227): the VectorE/GpSimdE SBUF port
-     *  (NC-v2) and the VectorE/ScalarE PSUM port (NC-v2: all of PSUM; NC-v3: per bank). Calls
-     *  f(free time&) for each. */
-    template <typename F>
-    void for_each_port(Engine e, const Instr &i, F &&f) {
-        if (i.op == neff::Opcode::Dma || i.op == neff::Opcode::Nop) {
-            return;
-        }
-        bool sbuf_port = t_.dve_pool_share_sbuf_port && (e == Engine::DVE || e == Engine::POOL);
-        bool psum_port = e == Engine::DVE || e == Engine::ACT;
-        if (!sbuf_port && !psum_port) {
-            return;
-        }
-        instr_footprints(i, port_reads_, port_writes_);
-        bool sbuf_used = false;
-        for (const auto *v : {&port_reads_, &port_writes_}) {
-            for (const Footprint &fp : *v) {
-                sbuf_used |= fp.space == neff::MemSpace::SBUF;
-                if (!psum_port || fp.space != neff::MemSpace::PSUM) {
-                    continue;
-                }
-                int64_t lo = 0, hi = t_.psum_banks - 1;
-                if (t_.dve_act_psum_contention_per_bank) {
-                    lo = fp.begin / t_.psum_bank_bytes;
-                    hi = std::min<int64_t>(hi, (fp.end - 1) / t_.psum_bank_bytes);
-                }
-                for (int64_t b = lo; b <= hi; b++) {
-                    f(psum_port_free_[size_t(b)]);
-                }
-            }
-        }
-        if (sbuf_port && sbuf_used) {
-            f(sbuf_port_free_);
-        }
-    }
+    /** When the shared ports instruction `i` occupies on `e` are free (neff::shared_ports). */
     double port_free(Engine e, const Instr &i) {
+        ports_.clear();
+        neff::shared_ports(t_, e, i, ports_, port_reads_, port_writes_);
         double t = 0;
-        for_each_port(e, i, [&](double &free) { t = std::max(t, free); });
+        for (int p : ports_) {
+            t = std::max(t, port_free_[size_t(p)]);
+        }
         return t;
     }
     void take_ports(Engine e, const Instr &i, double end) {
-        for_each_port(e, i, [&](double &free) { free = std::max(free, end); });
+        ports_.clear();
+        neff::shared_ports(t_, e, i, ports_, port_reads_, port_writes_);
+        for (int p : ports_) {
+            port_free_[size_t(p)] = std::max(port_free_[size_t(p)], end);
+        }
     }
 
     static std::string label(const Instr &i) {
@@ -296,8 +271,8 @@ private:
     double ready_at_[neff::kNumEngines]; ///< when the next instruction's waits came to hold
     std::vector<Footprint> last_writes_[neff::kNumEngines];
     std::vector<Footprint> reads_, writes_, port_reads_, port_writes_; // scratch
-    double sbuf_port_free_ = 0;
-    std::vector<double> psum_port_free_;
+    std::vector<int> ports_;        ///< scratch: neff::shared_ports of one instruction
+    std::vector<double> port_free_; ///< per shared port (neff::shared_ports), when it is free
     std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> events_;
     uint64_t seq_ = 0;
     std::unique_ptr<RaceDetector> races_; ///< null unless SimOptions::check_races
