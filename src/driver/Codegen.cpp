@@ -46,8 +46,9 @@ autosched::SearchOptions search_options(const CompileOptions &o) {
 
 class ProgramBuilder {
 public:
-    ProgramBuilder(const Graph &g, const CompileOptions &o)
-        : g_(g), o_(o), target_(&target::target_by_name(o.target)),
+    /** `consumed`: the same graph as `g`, whose constants build() may release (or null). */
+    ProgramBuilder(const Graph &g, const CompileOptions &o, Graph *consumed = nullptr)
+        : g_(g), consumed_(consumed), o_(o), target_(&target::target_by_name(o.target)),
           autoscheduler_(g, *target_, search_options(o)) {
         prog_.target = o.target;
         prog_.name = g.name;
@@ -81,6 +82,7 @@ public:
             o_.used_schedules->trailing_comments = std::move(unscheduled_);
         keep_tensors_resident();
         round_on_engines();
+        release_graph_constants();
         tile_weight_layouts();
         codegen::schedule_instructions(selected_, *target_, dependency_aware_schedule());
         codegen::insert_semaphores(selected_, prog_);
@@ -361,14 +363,27 @@ private:
                  " stores that cast, of tensors no longer read from HBM, dropped");
     }
 
+    /** Nothing reads the graph's constants after this point: the program's weights share the
+     *  bytes they need (HbmVariables::add_var), and the graph's references go, so that laying
+     *  a weight out anew frees the bytes it was made from. */
+    void release_graph_constants() {
+        if (!consumed_)
+            return;
+        for (auto &[name, v] : consumed_->values)
+            v.constant.reset();
+    }
+
     /** Whole-model move: weights stored in the order their loads read them, loads of adjacent
      *  K-chunks merged into long rows. */
     void tile_weight_layouts() {
         if (o_.optlevel < 2)
             return;
         TimedStep step("tile weight layouts");
+        // With the graph's constants released, on this thread: each new layout then reuses the
+        // heap memory the weight before it freed (glibc gives other threads arenas of their own,
+        // whose pages would be touched, and zeroed by the kernel, for the first time).
         codegen::TileWeightStats t =
-            codegen::tile_weights(selected_, prog_, *target_, parallel_jobs(o_));
+            codegen::tile_weights(selected_, prog_, *target_, consumed_ ? 1 : parallel_jobs(o_));
         log_info("weight layouts: ", t.weights, " weights stored in load order, ", t.loads_merged,
                  " of their loads merged into the one before");
     }
@@ -396,6 +411,7 @@ private:
     }
 
     const Graph &g_;
+    Graph *consumed_ = nullptr; ///< g_, when the builder may release its constants
     const CompileOptions &o_;
     const target::TargetInfo *target_ = nullptr;
     autosched::Autoscheduler autoscheduler_;
@@ -416,6 +432,11 @@ private:
 
 neff::Program generate_program(const Graph &g, const CompileOptions &options) {
     return ProgramBuilder(g, options).build();
+}
+
+neff::Program generate_program(Graph &&g, const CompileOptions &options) {
+    Graph consumed = std::move(g);
+    return ProgramBuilder(consumed, options, &consumed).build();
 }
 
 } // namespace nhc

@@ -19,6 +19,11 @@ namespace nhc {
 void register_codegen_operators();
 
 neff::Program generate_program(const Graph &g, const CompileOptions &options);
+/** The same program, consuming `g`: once the groups are compiled, the graph lets go of its
+ *  constants (the program's weights hold the bytes they need), so that each weight laid out in
+ *  load order (neff/TileWeights.h) frees the bytes it was made from and the next one can reuse
+ *  that memory: the weights are held once, not twice, and the NEFF's bytes are the same. */
+neff::Program generate_program(Graph &&g, const CompileOptions &options);
 
 } // namespace nhc
 

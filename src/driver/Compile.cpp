@@ -164,9 +164,8 @@ void compile_model(const CompileOptions &options) {
     neff::Program program;
     {
         TimedStep step("code generation");
-        program = generate_program(graph, codegen_options);
+        program = generate_program(std::move(graph), codegen_options); // weights held once
     }
-    graph = Graph(); // its constants are the program's weights now: one copy, not two
     if (!options.dump_schedules.empty())
         write_used_schedules(used, options);
     program.options = recorded_options(options);

@@ -4,6 +4,7 @@
 
 #include "E2E.h"
 #include "TextCases.h"
+#include "neff/NeffFile.h"
 #include "neff/TileWeights.h"
 
 #include <doctest/doctest.h>
@@ -188,7 +189,10 @@ TEST_CASE("a last tile shifted inward stores the columns it shares twice, the we
     CHECK(codegen::tile_weights(w, q, target::target_by_name("trn1")).weights == 0);
 }
 
-TEST_CASE("weights stored in load order change no value: a two-layer bf16 program at -O1, -O2") {
+namespace {
+
+/** x [128, 256] through two MatMuls whose weights are constants (small integers: exact in bf16). */
+Graph two_layer_graph() {
     Graph g = test::load_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[128, 256] x, float[256, 768] w1, float[768, 256] w2) => (float[128, 256] y) {
@@ -197,7 +201,6 @@ g (float[128, 256] x, float[256, 768] w1, float[768, 256] w2) => (float[128, 256
   y = MatMul(a, w2)
 }
 )");
-    // The weights become constants (small integers: exact in bf16).
     for (const char *name : {"w1", "w2"}) {
         Value &w = g.values.at(name);
         auto t = std::make_shared<HostTensor>(DType::Float32, w.shape);
@@ -206,6 +209,13 @@ g (float[128, 256] x, float[256, 768] w1, float[768, 256] w2) => (float[128, 256
         w.constant = t;
         g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), name));
     }
+    return g;
+}
+
+} // namespace
+
+TEST_CASE("weights stored in load order change no value: a two-layer bf16 program at -O1, -O2") {
+    Graph g = two_layer_graph();
     CompileOptions o;
     o.auto_cast = "matmult";
     o.auto_cast_type = "bf16";
@@ -218,4 +228,17 @@ g (float[128, 256] x, float[256, 768] w1, float[768, 256] w2) => (float[128, 256
                                         p.vars[size_t(i.src.var)].kind == neff::VarKind::Weight;
         });
     CHECK(loads[1] < loads[0]); // merged at -O2
+}
+
+TEST_CASE("a program compiled from a consumed graph, its constants let go of, is the same") {
+    CompileOptions o;
+    o.auto_cast = "matmult";
+    o.auto_cast_type = "bf16";
+    o.optlevel = 2;
+    Graph kept = two_layer_graph();
+    apply_graph_passes(kept, o);
+    Graph consumed = kept;
+    neff::Program from_kept = generate_program(kept, o);
+    neff::Program from_consumed = generate_program(std::move(consumed), o);
+    CHECK(neff::write_neff(from_kept, {}) == neff::write_neff(from_consumed, {}));
 }
