@@ -3,15 +3,17 @@
 //                     [--profile trace.json] [--summary-json FILE] [--target T] [--timing-only]
 // Prints a summary of the outputs, the simulated latency and the engine utilisation; writes each
 // output as DIR/<output name>.npy (bf16, tf32 and fp8 outputs are widened to float32, which NumPy
-// reads). --timing-only times every instruction from its operands' shapes without computing any
-// value (inputs optional, no outputs): for large kernels, see docs/timing.md. Exit status: 0 on
-// success, 1 on a user error (a coded message and the NRT-like status on stderr), 70 on an internal
-// error.
+// reads; bool outputs are bool). Inputs are bound as runtime/TensorFiles.h says (int64 to int32,
+// bool, bfloat16 given as its uint16 bits). --timing-only times every instruction from its
+// operands' shapes without computing any value (inputs optional, no outputs): for large kernels,
+// see docs/timing.md. Exit status: 0 on success, 1 on a user error (a coded message and the
+// NRT-like status on stderr), 70 on an internal error.
 
 #include "neff/NeffFile.h"
 #include "runtime/Numerics.h"
 #include "runtime/Profile.h"
 #include "runtime/Runtime.h"
+#include "runtime/TensorFiles.h"
 #include "support/Error.h"
 #include "support/MallocTunables.h"
 #include "support/TensorFile.h"
@@ -56,54 +58,7 @@ cl::opt<bool> check_races("check-races",
 constexpr int kExitUserError = 1;
 constexpr int kExitInternalError = 70;
 
-rt::Tensor to_runtime(const NpyTensor &h, const std::string &name) {
-    rt::Tensor t;
-    if (h.dtype == "int64") {
-        // NEFFs hold int64 tensors as int32 (the compiler's int64 downcast, like neuronx-cc's
-        // default --native-int64); values must fit.
-        t.dtype = neff::DType::I32;
-        t.shape = h.shape;
-        for (size_t i = 0; i + 8 <= h.data.size(); i += 8) {
-            int64_t v;
-            std::memcpy(&v, h.data.data() + i, 8);
-            if (v < INT32_MIN || v > INT32_MAX)
-                user_error("NHC_ERT003", "input '", name, "' holds ", v,
-                           ", which does not fit the int32 the NEFF takes");
-            int32_t w = static_cast<int32_t>(v);
-            const uint8_t *b = reinterpret_cast<const uint8_t *>(&w);
-            t.data.insert(t.data.end(), b, b + 4);
-        }
-        return t;
-    }
-    if (!neff::parse_dtype_numpy_name(h.dtype, t.dtype)) {
-        user_error("NHC_ERT003", "input '", name, "' is ", h.dtype,
-                   ", which no NEFF input can have");
-    }
-    t.shape = h.shape;
-    t.data = h.data;
-    return t;
-}
-
-NpyTensor to_host(const rt::Tensor &t) {
-    NpyTensor h;
-    h.shape = t.shape;
-    const char *np = neff::dtype_numpy_name(t.dtype);
-    if (host_dtype_size(np) == neff::dtype_size(t.dtype) && t.dtype != neff::DType::BF16) {
-        h.dtype = np;
-        h.data = t.data;
-        return h;
-    }
-    h.dtype = "float32";
-    size_t n = t.data.size() / size_t(neff::dtype_size(t.dtype));
-    h.data.resize(n * 4);
-    for (size_t i = 0; i < n; i++) {
-        float v = rt::load_elem(t.dtype, t.data.data() + i * size_t(neff::dtype_size(t.dtype)));
-        std::memcpy(h.data.data() + i * 4, &v, 4);
-    }
-    return h;
-}
-
-std::string describe(const std::string &name, const rt::Tensor &t) {
+std::string describe(const std::string &name, const rt::Tensor &t, const neff::Variable &var) {
     size_t es = size_t(neff::dtype_size(t.dtype)), n = t.data.size() / es;
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     size_t nan = 0;
@@ -119,8 +74,9 @@ std::string describe(const std::string &name, const rt::Tensor &t) {
     }
     char buf[256];
     std::snprintf(buf, sizeof buf, "output %s: %s %s min %.6g max %.6g mean %.6g%s", name.c_str(),
-                  neff::dtype_name(t.dtype), rt::shape_str(t.shape).c_str(), lo, hi,
-                  n ? sum / double(n) : 0.0, nan ? (" nan " + std::to_string(nan)).c_str() : "");
+                  var.holds_bool ? "bool" : neff::dtype_name(t.dtype),
+                  rt::shape_str(t.shape).c_str(), lo, hi, n ? sum / double(n) : 0.0,
+                  nan ? (" nan " + std::to_string(nan)).c_str() : "");
     return buf;
 }
 
@@ -144,7 +100,13 @@ int run() {
             user_error("NHC_ERT015", "--input '", arg, "' is not of the form name=file");
         }
         std::string name = arg.substr(0, eq);
-        bound[name] = to_runtime(read_tensor_file(arg.substr(eq + 1)), name);
+        int v = model->program().var_index(name);
+        if (v < 0 || model->program().vars[size_t(v)].kind != neff::VarKind::Input) {
+            user_error("NHC_ERT002", "unknown input '", name, "': model '", model->program().name,
+                       "' has no input of that name");
+        }
+        bound[name] =
+            rt::input_from_file(read_tensor_file(arg.substr(eq + 1)), model->program().vars[v]);
     }
     rt::ExecOptions eo;
     eo.trace = !profile.empty();
@@ -160,12 +122,13 @@ int run() {
         std::filesystem::create_directories(std::string(output_dir), ec);
     }
     for (const auto &[name, t] : res.outputs) {
-        std::cout << describe(name, t) << "\n";
+        const neff::Variable &var = model->program().vars[model->program().var_index(name)];
+        std::cout << describe(name, t, var) << "\n";
         if (!output_dir.empty()) {
             // ONNX names may contain '/', which must not become folders.
             std::string file = name;
             std::replace(file.begin(), file.end(), '/', '_');
-            write_npy_file(output_dir + "/" + file + ".npy", to_host(t));
+            write_npy_file(output_dir + "/" + file + ".npy", rt::output_for_file(t, var));
         }
     }
     if (timing_only) {

@@ -82,6 +82,7 @@ int HbmVariables::add_var(const std::string &name, neff::VarKind kind, const Val
     var.name = name;
     var.kind = kind;
     var.dtype = codegen::isa_dtype_of(v.dtype, v.name);
+    var.holds_bool = v.dtype == DType::Bool;
     var.shape = v.shape;
     if (kind == neff::VarKind::Weight && !without_weight_bytes_)
         var.data = std::shared_ptr<const std::vector<uint8_t>>(v.constant, &v.constant->bytes());

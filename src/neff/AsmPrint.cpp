@@ -163,7 +163,7 @@ std::string print_program(const Program &p) {
         for (size_t k = 0; k < v.shape.size(); k++) {
             os << (k ? "," : "") << v.shape[k];
         }
-        os << "]\n";
+        os << "]" << (v.holds_bool ? " bool" : "") << "\n";
     }
     for (int e = 0; e < kNumEngines; e++) {
         if (p.streams[e].empty()) {

@@ -373,6 +373,10 @@ void parse_var(const std::vector<std::string> &t, Program &p,
     c.expect(']');
     c.end();
     for (size_t k = 5; k < t.size(); k++) {
+        if (t[k] == "bool" && v.dtype == DType::U8) { // an ONNX bool, held as u8 0 or 1
+            v.holds_bool = true;
+            continue;
+        }
         if (t[k].rfind("file=", 0) != 0) {
             user_error("NHC_EASM003", "unknown attribute '", t[k], "' of variable '", v.name, "'");
         }

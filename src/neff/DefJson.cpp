@@ -123,6 +123,9 @@ std::string make_def_json(const Program &p) {
         if (v.kind == VarKind::Weight) {
             o["file_name"] = weight_member(int(i));
         }
+        if (v.holds_bool) {
+            o["element_type"] = "bool";
+        }
         vars.push_back(std::move(o));
     }
     json::Array engines;
@@ -199,6 +202,14 @@ std::vector<std::string> parse_def_json(const std::string &text, Program &p) {
                 bad_field(m, "shape[]", "a non-negative integer");
             }
             v.shape.push_back(*i);
+        }
+        if (auto e = vo->getString("element_type")) {
+            v.holds_bool = *e == "bool";
+            if (!v.holds_bool || v.dtype != DType::U8) {
+                user_error("NHC_ENEFF006", m, ": variable '", v.name, "' has element type '",
+                           e->str(), "' and dtype ", dtype,
+                           "; expected element type 'bool', held as uint8");
+            }
         }
         v.hbm_offset = get_int(*vo, m, "hbm_offset");
         if (get_int(*vo, m, "size") != v.size_bytes() || v.hbm_offset < 0) {

@@ -255,6 +255,10 @@ struct Variable {
     DType dtype = DType::F32;
     std::vector<int64_t> shape;
     int64_t hbm_offset = 0;
+    /** An ONNX bool tensor, held as u8 0 or 1 (the engines have no bool type): the runtime takes
+     *  and gives such an input or output as bool, one byte per element as ONNX and NumPy store
+     *  it. Recorded in def.json as "element_type": "bool". */
+    bool holds_bool = false;
     /** Weights only: their bytes, immutable and shared. The compiler points them at the graph's
      *  constants (a shared_ptr aliasing the HostTensor), so a model's weights are not copied
      *  between the front end and the NEFF: one copy fewer of BERT-base's 438 MB. */

@@ -149,6 +149,39 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t> &gz, bool &ok) {
 
 } // namespace
 
+TEST_CASE("a variable holding an ONNX bool keeps saying so through a NEFF; another element type "
+          "is refused") {
+    neff::Program p = sample_program();
+    neff::Variable flag;
+    flag.name = "flag";
+    flag.kind = neff::VarKind::Input;
+    flag.dtype = neff::DType::U8;
+    flag.shape = {4};
+    flag.holds_bool = true;
+    p.vars.push_back(flag);
+    p.layout_hbm();
+    std::vector<uint8_t> good = neff::write_neff(p);
+    neff::NeffContents c = neff::read_neff(good);
+    REQUIRE(c.program.vars.size() == 4);
+    CHECK(!c.program.vars[0].holds_bool);
+    CHECK(c.program.vars[3].holds_bool);
+    // In the assembly text too: neff-dump prints it, neff-as reads it back.
+    std::string text = neff::print_program(p);
+    CHECK(text.find(".var flag input u8 [4] bool") != std::string::npos);
+    CHECK(neff::parse_program(text).vars[3].holds_bool);
+    std::string def = neff::make_def_json(p);
+    size_t key = def.find("\"element_type\"");
+    REQUIRE(key != std::string::npos);
+    size_t at = def.find("\"bool\"", key);
+    REQUIRE(at != std::string::npos);
+    std::string other = def;
+    other.replace(at, 6, "\"int4\"");
+    std::unique_ptr<rt::Model> m;
+    rt::Result r = rt::nrt_load(with_member(good, "sg00/def.json", other), {}, m);
+    CHECK(r.code == "NHC_ENEFF006");
+    CHECK(r.message.find("element type 'int4'") != std::string::npos);
+}
+
 TEST_CASE("gzip in blocks: one standard stream, the same bytes for any job count") {
     // Sizes around the block (empty, one byte, a block less one, one, two less 7 bytes, two and a
     // half): even blocks alternate text and random bytes and are deflated, odd blocks are random
