@@ -35,12 +35,17 @@ std::vector<uint8_t> weight_bytes(const neff::Variable &v, const NpyTensor &h,
         user_error("NHC_EASM006", "weight '", v.name, "' has ", v.num_elements(),
                    " elements, file '", file, "' holds ", n);
     }
-    if (h.dtype == neff::dtype_numpy_name(v.dtype)) {
+    // As neuron-halide-run binds inputs (runtime/TensorFiles.h): a bool file for a variable that
+    // holds an ONNX bool, uint16 bits for a bfloat16 one.
+    if ((h.dtype == neff::dtype_numpy_name(v.dtype) && !v.holds_bool) ||
+        (h.dtype == "bool" && v.holds_bool) ||
+        (h.dtype == "uint16" && v.dtype == neff::DType::BF16)) {
         return h.data;
     }
     if (h.dtype != "float32") {
-        user_error("NHC_EASM006", "weight '", v.name, "' is ", neff::dtype_name(v.dtype),
-                   ", file '", file, "' holds ", h.dtype, ": expected that dtype or float32");
+        user_error("NHC_EASM006", "weight '", v.name, "' is ",
+                   v.holds_bool ? "bool" : neff::dtype_name(v.dtype), ", file '", file, "' holds ",
+                   h.dtype, ": expected that dtype or float32");
     }
     std::vector<uint8_t> out(size_t(v.size_bytes()));
     for (int64_t i = 0; i < n; i++) {

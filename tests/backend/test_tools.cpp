@@ -4,6 +4,7 @@
 
 #include "BackendTest.h"
 
+#include "neff/NeffFile.h"
 #include "support/TensorFile.h"
 
 #include <llvm/Support/JSON.h>
@@ -207,6 +208,34 @@ TEST_CASE("command-line errors are coded and exit 1") {
            "NHC_ENEFF003");
     write_npy(dir + "/w.npy", {128, 32}, random_floats(128 * 32, 65));
     expect(sh(dir, tool("NHC_AS") + " k.s -o k2.neff"), "NHC_EASM006");
+}
+
+TEST_CASE("neff-as takes a bool weight from a bool file, a bfloat16 one from uint16 bits") {
+    ScratchDir scratch;
+    const std::string &dir = scratch.path;
+    write(dir + "/k.s", R"(.target trn1
+.name flags
+.var m weight u8 [1,4] bool file="m.npy"
+.var b weight bf16 [1,2] file="b.npy"
+.var y output u8 [1,4]
+.engine sp
+  dma queue=0 dst=hbm.u8[y,0][[4,1],[1,4]] src=hbm.u8[m,0][[4,1],[1,4]]
+)");
+    NpyTensor m{"bool", {1, 4}, {1, 0, 0, 1}}, b{"uint16", {1, 2}, {0xc0, 0x3f, 0x00, 0xc1}};
+    write_npy_file(dir + "/m.npy", m);
+    write_npy_file(dir + "/b.npy", b);
+    REQUIRE(sh(dir, tool("NHC_AS") + " k.s -o k.neff").status == 0);
+    neff::NeffContents c = neff::read_neff_file(dir + "/k.neff", {});
+    CHECK(c.program.vars[0].holds_bool);
+    CHECK(c.program.vars[0].bytes() == m.data);
+    CHECK(c.program.vars[1].bytes() == b.data); // 1.5 and -8 in bfloat16
+    CHECK(sh(dir, tool("NHC_DUMP") + " k.neff").out.find(".var m weight u8 [1,4] bool") !=
+          std::string::npos);
+    // A bool weight takes bool data, not the uint8 the device holds it in.
+    write_npy_file(dir + "/m.npy", NpyTensor{"uint8", {1, 4}, {1, 0, 0, 1}});
+    Run u8 = sh(dir, tool("NHC_AS") + " k.s -o k2.neff");
+    CHECK(u8.status == 1);
+    CHECK(u8.err.find("weight 'm' is bool, file './m.npy' holds uint8") != std::string::npos);
 }
 
 TEST_CASE("neuron-halide-run --timing-only times without values or inputs") {
