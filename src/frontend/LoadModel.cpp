@@ -4,6 +4,7 @@
 #include "support/Files.h"
 #include "support/Log.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -36,6 +37,34 @@ std::unique_ptr<MappedFile> map_model_file(const std::string &path) {
     return file;
 }
 
+/** The file `location` names for tensor `tensor`, which must stay inside the model's directory
+ *  `dir`: a relative path without "..", and no symbolic link on it leading out (a model from a
+ *  stranger must not read other files: ONNX 1.12 itself had this hole, CVE-2022-25882). */
+std::filesystem::path confined_location(const std::string &tensor, const std::string &location,
+                                        const std::filesystem::path &dir) {
+    std::filesystem::path rel(location);
+    bool climbs = std::any_of(rel.begin(), rel.end(), [](const auto &c) { return c == ".."; });
+    auto refuse = [&](const char *why) {
+        user_error("NHC_EONX009", "external data of tensor '", tensor, "' is at '", location, "', ",
+                   why, "; expected a file inside the model's directory '", dir.string(), "'");
+    };
+    if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
+        refuse("an absolute path");
+    if (climbs)
+        refuse("a path through '..'");
+    std::filesystem::path file = dir / rel;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+        return file; // reported as missing by the caller (NHC_EONX005)
+    std::filesystem::path real_dir = std::filesystem::canonical(dir, ec);
+    std::filesystem::path real_file = std::filesystem::canonical(file, ec);
+    auto inside =
+        std::mismatch(real_dir.begin(), real_dir.end(), real_file.begin(), real_file.end());
+    if (ec || inside.first != real_dir.end())
+        refuse("a symbolic link leading out of the model's directory");
+    return file;
+}
+
 // Resolves one tensor stored outside the model file into raw_data.
 void inline_tensor(onnx::TensorProto &t, const std::filesystem::path &dir) {
     std::string location;
@@ -56,7 +85,7 @@ void inline_tensor(onnx::TensorProto &t, const std::filesystem::path &dir) {
     if (location.empty())
         user_error("NHC_EONX005", "tensor '", t.name(),
                    "' is stored externally but has no 'location' key");
-    std::filesystem::path file = dir / location;
+    std::filesystem::path file = confined_location(t.name(), location, dir);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec))
         user_error("NHC_EONX005", "external data file '", file.string(), "' of tensor '", t.name(),

@@ -273,6 +273,46 @@ TEST_CASE("external data is read from beside the model, and its absence is repor
     CHECK(g.value("W").constant->get_f64(1) == -2.0);
 }
 
+TEST_CASE("external data outside the model's directory is refused: absolute, '..', symbolic "
+          "link") {
+    TempDir dir, elsewhere;
+    float data[3] = {9.0f, 1.5f, -2.0f};
+    for (const TempDir *d : {&dir, &elsewhere})
+        std::ofstream(d->file("weights.bin"), std::ios::binary)
+            .write(reinterpret_cast<const char *>(data), sizeof data);
+    std::filesystem::create_symlink(elsewhere.file("weights.bin"), dir.file("link_out.bin"));
+    std::filesystem::create_symlink(dir.file("weights.bin"), dir.file("link_in.bin"));
+    auto load = [&](const std::string &location) {
+        onnx::TensorProto *w = nullptr;
+        onnx::ModelProto m = add_of_weight(&w);
+        w->set_data_location(onnx::TensorProto::EXTERNAL);
+        auto *loc = w->add_external_data();
+        loc->set_key("location");
+        loc->set_value(location);
+        auto *off = w->add_external_data();
+        off->set_key("offset");
+        off->set_value("4");
+        return run_frontend(test::write_model(m, dir.file("m.onnx")), {});
+    };
+    std::string sibling = "../" + elsewhere.path.filename().string() + "/weights.bin";
+    for (const std::string &escape :
+         {elsewhere.file("weights.bin"), sibling, std::string("link_out.bin")}) {
+        CAPTURE(escape);
+        try {
+            load(escape);
+            FAIL("a location outside the model's directory was read");
+        } catch (const UserError &e) {
+            CHECK(e.code() == "NHC_EONX009");
+            CHECK(std::string(e.what()).find(escape) != std::string::npos);
+        }
+    }
+    // Inside it, also through a link that stays inside, the data is read.
+    for (const char *inside : {"weights.bin", "link_in.bin", "./weights.bin"}) {
+        CAPTURE(inside);
+        CHECK(load(inside).value("W").constant->get_f64(1) == -2.0);
+    }
+}
+
 TEST_CASE("a model read from a pipe loads as from a file (process substitution, /dev/stdin)") {
     onnx::TensorProto *w = nullptr;
     onnx::ModelProto m = add_of_weight(&w);
