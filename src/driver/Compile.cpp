@@ -1,5 +1,7 @@
 #include "driver/Compile.h"
 
+#include "driver/TensorSizes.h"
+
 #include "autoscheduler/TuningDb.h"
 #include "driver/Codegen.h"
 #include "driver/WholeProgramCheck.h"
@@ -135,6 +137,10 @@ void compile_model(const CompileOptions &options) {
     {
         TimedStep step("check operator support");
         check_operator_support(graph);
+    }
+    {
+        TimedStep step("check tensor sizes");
+        check_tensor_sizes(graph, target::target_by_name(options.target));
     }
     std::map<std::string, std::string> onnx_ops; // node name -> ONNX operator, before the passes
     for (const Node &n : graph.nodes)
