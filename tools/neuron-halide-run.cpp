@@ -1,6 +1,7 @@
 // neuron-halide-run: load a NEFF and run it once on the NeuronCore simulator.
 //   neuron-halide-run model.neff --input name=file.npy|.pb ... [--output-dir DIR]
 //                     [--profile trace.json] [--summary-json FILE] [--target T] [--timing-only]
+//                     [--check-races] [--max-instructions N]
 // Prints a summary of the outputs, the simulated latency and the engine utilisation; writes each
 // output as DIR/<output name>.npy (bf16, tf32 and fp8 outputs are widened to float32, which NumPy
 // reads; bool outputs are bool). Inputs are bound as runtime/TensorFiles.h says (int64 to int32,
@@ -51,6 +52,10 @@ cl::opt<std::string> device("target", cl::desc("device target (default: the NEFF
 
 cl::opt<bool> timing_only("timing-only",
                           cl::desc("time the NEFF without computing values (no outputs)"));
+cl::opt<int64_t> max_instructions("max-instructions",
+                                  cl::desc("refuse to run a NEFF of more instructions than this "
+                                           "(NHC_ERT022); 0: no limit"),
+                                  cl::value_desc("N"), cl::init(0));
 cl::opt<bool> check_races("check-races",
                           cl::desc("stop at the first pair of accesses to the same bytes, one a "
                                    "write, that no semaphore orders (NHC_ERT019)"));
@@ -112,6 +117,7 @@ int run() {
     eo.trace = !profile.empty();
     eo.timing_only = timing_only;
     eo.check_races = check_races;
+    eo.max_instructions = max_instructions;
     rt::ExecResult res;
     r = rt::nrt_execute(*model, bound, eo, res);
     if (!r.ok()) {
@@ -159,6 +165,7 @@ int main(int argc, char **argv) {
     device.addCategory(options);
     timing_only.addCategory(options);
     check_races.addCategory(options);
+    max_instructions.addCategory(options);
     cl::HideUnrelatedOptions(options);
     cl::ParseCommandLineOptions(argc, argv, "run a NEFF on the NeuronCore simulator\n");
     try {

@@ -80,6 +80,14 @@ ExecResult Model::execute(const std::map<std::string, Tensor> &inputs,
                    "' was loaded for timing only (its weights were not read): run it timing only, "
                    "or load it without LoadOptions::timing_only");
     }
+    int64_t instructions = 0;
+    for (const auto &stream : program_.streams)
+        instructions += int64_t(stream.size());
+    if (opt.max_instructions > 0 && instructions > opt.max_instructions) {
+        user_error("NHC_ERT022", "model '", program_.name, "' has ", instructions,
+                   " instructions; the run may execute at most ", opt.max_instructions,
+                   " (--max-instructions)");
+    }
     Machine machine(*target_, program_, !opt.timing_only);
     for (size_t v = 0; v < program_.vars.size(); v++) {
         const neff::Variable &var = program_.vars[v];

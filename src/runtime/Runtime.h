@@ -54,6 +54,11 @@ struct ExecOptions {
     /** Race detection (runtime/RaceDetector.h): two accesses to the same bytes, one a write,
      *  that no semaphore orders are NHC_ERT019. Works in timing-only mode too. */
     bool check_races = false;
+    /** The most instructions the run may execute (0: no limit): a NEFF with more is NHC_ERT022
+     *  before anything runs, so that a NEFF from a stranger cannot keep the simulator busy
+     *  without end (neuron-halide-run --max-instructions). The streams have no branches: a run
+     *  executes each instruction once. */
+    int64_t max_instructions = 0;
 };
 
 struct ExecResult {

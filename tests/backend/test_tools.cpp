@@ -200,6 +200,11 @@ TEST_CASE("command-line errors are coded and exit 1") {
     expect(sh(dir, run + "--input x=bad.npy"), "NHC_ERT003");
     expect(sh(dir, run + "--input x=junk.npy"), "NHC_ERT013");
     expect(sh(dir, run + "--input x=x.txt"), "NHC_ERT013");
+    // The kernel has 5 instructions: a budget of 4 refuses it before it runs, 5 runs it.
+    Run over = sh(dir, run + "--input x=x.npy --max-instructions 4");
+    expect(over, "NHC_ERT022");
+    CHECK(over.err.find("has 5 instructions; the run may execute at most 4") != std::string::npos);
+    CHECK(sh(dir, run + "--input x=x.npy --max-instructions 5").status == 0);
     expect(sh(dir, tool("NHC_RUN") + " nothere.neff"), "NHC_ENEFF010");
     expect(sh(dir, tool("NHC_RUN") + " k.neff --target trn2 --input x=x.npy"), "NHC_ENEFF009");
     expect(sh(dir, "cp k.neff c.neff && printf 'X' | dd of=c.neff bs=1 seek=1100 conv=notrunc "
