@@ -1,9 +1,8 @@
 #include "driver/Compile.h"
 
-#include "driver/TensorSizes.h"
-
 #include "autoscheduler/TuningDb.h"
 #include "driver/Codegen.h"
+#include "driver/TensorSizes.h"
 #include "driver/WholeProgramCheck.h"
 #include "frontend/Frontend.h"
 #include "graph/OperatorSupport.h"

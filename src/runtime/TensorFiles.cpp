@@ -14,11 +14,11 @@ std::string describe(const std::string &dtype, const std::vector<int64_t> &shape
     return dtype + " " + shape_str(shape);
 }
 
-[[noreturn]] void refuse(const NpyTensor &file, const neff::Variable &var,
-                         const std::string &why = "") {
+/** NHC_ERT003: the file's type and shape, and what input `var` takes. */
+[[noreturn]] void refuse(const NpyTensor &file, const neff::Variable &var) {
     user_error("NHC_ERT003", "input '", var.name, "' is ", describe(file.dtype, file.shape),
                ": expected ", var.holds_bool ? "bool" : neff::dtype_numpy_name(var.dtype), " ",
-               shape_str(var.shape), why);
+               shape_str(var.shape));
 }
 
 /** int64 values narrowed to the int32 the NEFF holds them as; each must fit. */

@@ -62,7 +62,7 @@ struct Result {
     Outcome outcome;
     std::string detail;     // the code or what went wrong
     std::string frozen;     // the inputs frozen to their test values, comma-separated
-    bool disagrees = false; // passed in-process, not through the files
+    bool disagrees = false; // passed in-process, not through the tools
 };
 
 /** The stored name of a .pb tensor file. */
@@ -115,10 +115,12 @@ std::string error_code(const std::string &out) {
     return end == std::string::npos ? "" : out.substr(at + 1, end - at - 1);
 }
 
-/** The tool's error line, for a failure's detail. */
+/** The tool's error line (else its first line), for a failure's detail. */
 std::string error_line(const std::string &out) {
     size_t at = out.find("error: ");
-    return out.substr(at == std::string::npos ? 0 : at, out.find('\n', at) - at);
+    if (at == std::string::npos)
+        at = 0;
+    return out.substr(at, out.find('\n', at) - at);
 }
 
 /** The case in `dir` the user's way (see the file comment): its outcome and detail (the code of
@@ -183,9 +185,9 @@ std::pair<Outcome, std::string> run_through_files(const Tools &tools, const fs::
     return {Passed, ""};
 }
 
-// The verdict on one case, through the files (the user's path), after the in-process run. The
+// The verdict on one case, through the tools (the user's path), after the in-process run. The
 // message starts with "frozen=NAMES " when inputs were frozen, then "disagrees " when the case
-// passed in-process and not through the files; a pass says "folded" when the device computes
+// passed in-process and not through the tools; a pass says "folded" when the device computes
 // nothing.
 std::pair<int, std::string> judge(const Tools &tools, const fs::path &dir) {
     Graph g, compiled; // as loaded, and after the graph passes (the types the program has)
@@ -364,6 +366,6 @@ int main(int argc, char **argv) {
         std::cout << " " << code << "=" << n;
     std::cout << "\n"
               << regressions << " regressions against the table, " << broken << " crashed or hung, "
-              << disagreements << " passed in-process but not through the files\n";
+              << disagreements << " passed in-process but not through the tools\n";
     return regressions == 0 && broken == 0 && disagreements == 0 ? 0 : 1;
 }
