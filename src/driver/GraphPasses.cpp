@@ -25,6 +25,7 @@
 #include "graph/ReduceLastAxis.h"
 #include "graph/RemoveDeadNodes.h"
 #include "graph/ResizeMatmul.h"
+#include "graph/SaturateInfinity.h"
 #include "graph/SkipMaskedKeys.h"
 #include "graph/SplitLinear.h"
 #include "graph/UnitAxisTransposes.h"
@@ -136,10 +137,19 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     log_info("transpose folding: ", folded, " Transpose nodes read by their MatMul directly");
     int relaid = layout_matmul_weights(g);
     log_info("weight layout: ", relaid, " matmul weights stored with K outermost");
+    std::optional<DType> cast;
     if (options.auto_cast == "matmult") {
-        DType t = matmul_operand_type(options);
-        int n = auto_cast_matmuls(g, t);
+        cast = matmul_operand_type(options);
+        int n = auto_cast_matmuls(g, *cast);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
+    }
+    // Before the operands are stored narrow: the clipped values are the ones matmuls read.
+    if (options.enable_saturate_infinity && !target.pe_transpose_exact) {
+        int clips = saturate_matmul_operands(g);
+        log_info("saturate infinity: ", clips, " matmul operands clipped to their largest finite");
+    }
+    if (cast) {
+        DType t = *cast;
         if (t != DType::TFloat32) { // tf32 takes the bytes of fp32: nothing to save in HBM
             int narrowed = store_matmul_operands_narrow(g, t);
             log_info("auto-cast: ", narrowed, " values read only as matmul operands stored as ",

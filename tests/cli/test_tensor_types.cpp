@@ -4,6 +4,7 @@
 
 #include "CliRun.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace nhc::cli_test;
@@ -156,4 +157,40 @@ g (bfloat16[2] x, bool[2] c, float[2] a) => (float[2] y) {
     INFO(ran.out);
     REQUIRE(ran.status == 0);
     CHECK(floats(read_npy(dir, "out/y.npy")) == std::vector<float>{7.0f, -8.0f});
+}
+
+TEST_CASE("--enable-saturate-infinity: an infinity no longer turns the PE transpose's row to NaN") {
+    TempDir dir;
+    // x [128, 256] @ w [256, 64]: x is transposed on the PE in front of the matmul. x[0][5] is
+    // +inf; on trn1 the transpose makes row 5 of x^T NaN, and so every output element.
+    std::string m = model_file(dir, "mm.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x) => (float[128, 64] y) {
+  s = Constant <value = int64[2] {256, 64}> ()
+  w = ConstantOfShape <value = float[1] {1.0}> (s)
+  y = MatMul(x, w)
+}
+)");
+    std::vector<float> xs(128 * 256, 0.5f);
+    xs[5] = INFINITY;
+    std::vector<uint8_t> xb(xs.size() * 4);
+    std::memcpy(xb.data(), xs.data(), xb.size());
+    write_npy(dir, "x.npy", tensor("float32", {128, 256}, xb));
+    auto row_finite = [&](const std::string &flags, int row) {
+        Run c = run(m + " --output o.neff" + flags, dir.path.string());
+        INFO(c.out);
+        REQUIRE(c.status == 0);
+        Run r = run_neff("o.neff --input x=x.npy --output-dir out", dir.path.string());
+        INFO(r.out);
+        REQUIRE(r.status == 0);
+        std::vector<float> y = floats(read_npy(dir, "out/y.npy"));
+        bool finite = true;
+        for (int n = 0; n < 64; n++)
+            finite = finite && std::isfinite(y[size_t(row * 64 + n)]) &&
+                     y[size_t(row * 64 + n)] == 128.0f; // 256 x 0.5 x 1
+        return finite;
+    };
+    CHECK_FALSE(row_finite("", 1)); // NaN: the flag is off
+    CHECK(row_finite(" --enable-saturate-infinity", 1));
+    CHECK(row_finite(" --enable-saturate-infinity", 127));
 }

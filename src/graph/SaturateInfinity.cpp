@@ -1,0 +1,64 @@
+#include "graph/SaturateInfinity.h"
+
+#include "support/Error.h"
+
+#include <cfloat>
+#include <map>
+
+namespace nhc {
+
+namespace {
+
+/** The largest finite value of a float type the PE takes. */
+double largest_finite(DType t) {
+    switch (t) {
+    case DType::BFloat16:
+        return 3.3895313892515355e38; // 0x7F7F: 1.1111111b x 2^127
+    case DType::Float16:
+        return 65504.0;
+    default:
+        return double(FLT_MAX); // fp32 and tf32 (held in fp32's bytes)
+    }
+}
+
+bool is_matmul(const Node &n) {
+    return n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm");
+}
+
+} // namespace
+
+int saturate_matmul_operands(Graph &g) {
+    std::map<std::pair<std::string, DType>, std::string> clipped; // (value, PE type) -> clip's
+    std::vector<Node> nodes;
+    for (Node &n : g.nodes) {
+        if (is_matmul(n)) {
+            for (size_t i = 0; i < 2 && i < n.inputs.size(); i++) {
+                const Value &v = g.value(n.inputs[i]);
+                if (v.is_constant() || !dtype_is_float(v.dtype))
+                    continue;
+                DType pe = n.operand_cast.value_or(v.dtype);
+                auto [it, fresh] = clipped.emplace(std::make_pair(v.name, pe), "");
+                if (fresh) {
+                    Node clip;
+                    clip.name = n.name + "__saturate" + std::to_string(i);
+                    clip.op_type = "Clip";
+                    clip.inputs = {v.name};
+                    it->second = v.name + "__saturated_" + dtype_name(pe);
+                    clip.outputs = {it->second};
+                    clip.attrs["min"] = -largest_finite(pe);
+                    clip.attrs["max"] = largest_finite(pe);
+                    Value out = v;
+                    out.name = it->second;
+                    g.values[out.name] = out;
+                    nodes.push_back(std::move(clip));
+                }
+                n.inputs[i] = it->second;
+            }
+        }
+        nodes.push_back(std::move(n));
+    }
+    g.nodes = std::move(nodes);
+    return static_cast<int>(clipped.size());
+}
+
+} // namespace nhc
