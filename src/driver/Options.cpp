@@ -249,7 +249,9 @@ CompileOptions resolve(const CompileFlags &f) {
         o.mixed_precision_accumulation = !f.disable_mpa;
     else if (f.enable_mpa.getNumOccurrences())
         o.mixed_precision_accumulation = f.enable_mpa;
-    o.logical_nc_config = o.target == "trn2" ? 2 : 1;
+    // neuronx-cc's default on trn2 is 2; a NEFF of ours runs on one NeuronCore, so ours is 1
+    // everywhere and 2 is refused when compiling (check_implemented), not recorded and ignored.
+    o.logical_nc_config = 1;
     if (f.lnc.getNumOccurrences()) {
         o.logical_nc_config = int_in_range("--logical-nc-config", f.lnc, 1, 2);
         if (o.logical_nc_config == 2 && o.target != "trn2")

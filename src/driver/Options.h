@@ -38,7 +38,7 @@ struct CompileOptions {
     bool enable_saturate_infinity = false;
     bool enable_fast_loading_neuron_binaries = false;
     bool mixed_precision_accumulation = true; ///< on by default since neuronx-cc 2.27
-    int logical_nc_config = 1;                ///< default 2 on trn2
+    int logical_nc_config = 1;                ///< 2 (neuronx-cc's trn2 default) is refused
     std::string output = "file.neff";
     std::string logfile = "log-neuron-cc.txt";
     int verbose = 30; ///< Python logging level; "warning"

@@ -156,6 +156,9 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     expect_user_error(
         run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3", dir.path.string()),
         "NHC_ENYI001");
+    Run lnc = run(example_model() + " --target trn2 --lnc 2", dir.path.string());
+    expect_user_error(lnc, "NHC_ENYI001");
+    CHECK(lnc.has("--logical-nc-config 2 is not implemented"));
     Run mpa = run(example_model() + " --disable-mixed-precision-accumulation", dir.path.string());
     expect_user_error(mpa, "NHC_ENYI001");
     CHECK(mpa.has("--disable-mixed-precision-accumulation is not implemented"));
