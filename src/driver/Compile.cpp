@@ -44,13 +44,13 @@ void check_implemented(const CompileOptions &o) {
         user_error("NHC_ENYI001", "--auto-cast-type ", o.auto_cast_type,
                    " is not implemented "
                    "yet in this version; use bf16, fp16 or tf32");
-    // On (the default) is what the code generator does: softmax, layernorm and reductions
-    // accumulate in fp32, the engines' internal precision (nc.md:L117, L172), whatever their
-    // tensors' type. Accumulating in the tensors' own type is not built.
     if (o.logical_nc_config == 2)
         user_error("NHC_ENYI001", "--logical-nc-config 2 is not implemented yet in this version: "
                                   "a NEFF runs on one physical NeuronCore; use "
                                   "--logical-nc-config 1 (the default here)");
+    // On (the default) is what the code generator does: softmax, layernorm and reductions
+    // accumulate in fp32, the engines' internal precision (nc.md:L117, L172), whatever their
+    // tensors' type. Accumulating in the tensors' own type is not built.
     if (!o.mixed_precision_accumulation)
         user_error("NHC_ENYI001", "--disable-mixed-precision-accumulation is not implemented yet "
                                   "in this version: softmax, layernorm and reductions accumulate "

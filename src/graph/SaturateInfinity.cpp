@@ -1,7 +1,5 @@
 #include "graph/SaturateInfinity.h"
 
-#include "support/Error.h"
-
 #include <cfloat>
 #include <map>
 

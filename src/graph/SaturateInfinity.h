@@ -2,7 +2,7 @@
 #define NHC_GRAPH_SATURATEINFINITY_H
 
 /** \file
- * --enable-saturate-infinity (neuronx-cc's option, neuron-compiler.md L441): ±inf becomes the
+ * --enable-saturate-infinity (neuronx-cc's option, nc.md:L441): ±inf becomes the
  * largest finite value of its sign before the matmuls, so that the transposes the compiler puts
  * in front of them do not turn a row into NaN. On NeuronCore-v2 a PE transpose is a matmul with
  * the identity, and an infinity in a source column makes its whole output row NaN (nc.md:L125,
