@@ -7,6 +7,7 @@
 #include "neff/Assembler.h"
 #include "neff/NeffFile.h"
 #include "runtime/Numerics.h"
+#include "runtime/TensorFiles.h"
 #include "support/Error.h"
 #include "support/TensorFile.h"
 
@@ -35,11 +36,7 @@ std::vector<uint8_t> weight_bytes(const neff::Variable &v, const NpyTensor &h,
         user_error("NHC_EASM006", "weight '", v.name, "' has ", v.num_elements(),
                    " elements, file '", file, "' holds ", n);
     }
-    // As neuron-halide-run binds inputs (runtime/TensorFiles.h): a bool file for a variable that
-    // holds an ONNX bool, uint16 bits for a bfloat16 one.
-    if ((h.dtype == neff::dtype_numpy_name(v.dtype) && !v.holds_bool) ||
-        (h.dtype == "bool" && v.holds_bool) ||
-        (h.dtype == "uint16" && v.dtype == neff::DType::BF16)) {
+    if (rt::holds_bytes_of(h.dtype, v)) { // as neuron-halide-run binds inputs
         return h.data;
     }
     if (h.dtype != "float32") {

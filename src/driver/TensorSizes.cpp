@@ -14,13 +14,11 @@ constexpr int64_t kMaxElements = INT32_MAX;
 
 /** `v`'s size in bytes; NHC_EMOD026 if its element count overflows or passes kMaxElements. */
 int64_t checked_bytes(const Value &v) {
-    int64_t n = 1;
-    bool overflow = false;
-    for (int64_t d : v.shape)
-        overflow = overflow || __builtin_mul_overflow(n, d, &n);
-    if (overflow)
+    std::optional<int64_t> count = checked_numel(v.shape);
+    if (!count)
         user_error("NHC_EMOD026", "tensor '", v.name, "' has shape ", shape_str(v.shape),
                    ", whose element count overflows a 64-bit integer");
+    int64_t n = *count;
     if (n > kMaxElements)
         user_error("NHC_EMOD026", "tensor '", v.name, "' has shape ", shape_str(v.shape), ", ", n,
                    " elements; the code generator indexes at most ", kMaxElements,

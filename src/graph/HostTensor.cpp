@@ -17,6 +17,14 @@ int64_t shape_numel(const Shape &shape) {
     return n;
 }
 
+std::optional<int64_t> checked_numel(const Shape &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+        if (__builtin_mul_overflow(n, d, &n))
+            return std::nullopt;
+    return n;
+}
+
 std::string shape_str(const Shape &shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); i++)
@@ -363,16 +371,15 @@ HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::stri
                    onnx_elem_type_name(proto.data_type()),
                    "; expected a numeric or bool type (string and complex are not supported)");
     Shape shape(proto.dims().begin(), proto.dims().end());
-    int64_t count = 1;
-    for (int64_t d : shape) {
+    for (int64_t d : shape)
         if (d < 0)
             user_error("NHC_EONX007", "tensor '", what, "' has a negative dimension in ",
                        shape_str(shape));
-        if (__builtin_mul_overflow(count, d, &count)) // else its byte count could wrap to match
-            user_error("NHC_EMOD026", "tensor '", what, "' has shape ", shape_str(shape),
-                       ", whose element count overflows a 64-bit integer");
-    }
-    if (count > INT64_MAX / dtype_size(*dt))
+    std::optional<int64_t> count = checked_numel(shape); // else a wrapped byte count could match
+    if (!count)
+        user_error("NHC_EMOD026", "tensor '", what, "' has shape ", shape_str(shape),
+                   ", whose element count overflows a 64-bit integer");
+    if (*count > INT64_MAX / dtype_size(*dt))
         user_error("NHC_EMOD026", "tensor '", what, "' has shape ", shape_str(shape),
                    ", whose byte count overflows a 64-bit integer");
     nhc_assert(proto.data_location() != onnx::TensorProto::EXTERNAL,

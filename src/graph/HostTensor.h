@@ -24,6 +24,9 @@ namespace nhc {
 using Shape = std::vector<int64_t>;
 
 int64_t shape_numel(const Shape &shape);
+/** The element count of `shape`, or nullopt when it overflows a 64-bit integer (for shapes a
+ *  model declares: checked before anything is sized by them). */
+std::optional<int64_t> checked_numel(const Shape &shape);
 /** "[1,64,256]" */
 std::string shape_str(const Shape &shape);
 /** The multidirectional (numpy) broadcast of `shapes` (ONNX Broadcasting.md); nullopt when they do

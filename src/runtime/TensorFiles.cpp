@@ -40,25 +40,27 @@ std::vector<uint8_t> narrowed_int64(const NpyTensor &file, const neff::Variable 
 
 } // namespace
 
+bool holds_bytes_of(const std::string &file_dtype, const neff::Variable &var) {
+    if (var.holds_bool)
+        return file_dtype == "bool";
+    return file_dtype == neff::dtype_numpy_name(var.dtype) ||
+           (file_dtype == "uint16" && var.dtype == neff::DType::BF16);
+}
+
 Tensor input_from_file(const NpyTensor &file, const neff::Variable &var) {
     Tensor t;
     t.dtype = var.dtype;
     t.shape = file.shape;
-    if (file.dtype == "bool") {
-        if (!var.holds_bool)
-            refuse(file, var);
-        for (uint8_t b : file.data)
-            if (b > 1)
-                user_error("NHC_ERT003", "input '", var.name, "' is bool but holds the byte ",
-                           int(b), "; expected 0 or 1");
-        t.data = file.data;
-    } else if (file.dtype == "int64" && var.dtype == neff::DType::I32) {
+    if (file.dtype == "int64" && var.dtype == neff::DType::I32) {
         t.data = narrowed_int64(file, var);
-    } else if (file.dtype == "uint16" && var.dtype == neff::DType::BF16) {
-        t.data = file.data; // the bits of bfloat16 numbers
-    } else if (var.holds_bool || file.dtype != neff::dtype_numpy_name(var.dtype)) {
+    } else if (!holds_bytes_of(file.dtype, var)) {
         refuse(file, var);
     } else {
+        if (var.holds_bool)
+            for (uint8_t b : file.data)
+                if (b > 1)
+                    user_error("NHC_ERT003", "input '", var.name, "' is bool but holds the byte ",
+                               int(b), "; expected 0 or 1");
         t.data = file.data;
     }
     if (t.shape != var.shape)

@@ -21,6 +21,10 @@
 
 namespace nhc::rt {
 
+/** Whether a file of NumPy type `file_dtype` holds `var`'s bytes as they are: its own type, bool
+ *  for a variable holding a bool, the uint16 bits of a bfloat16 one. */
+bool holds_bytes_of(const std::string &file_dtype, const neff::Variable &var);
+
 /** The tensor for input `var` from a file's contents `file` (see the file comment). */
 Tensor input_from_file(const NpyTensor &file, const neff::Variable &var);
 

@@ -120,8 +120,9 @@ inline Comparison compare(const HostTensor &got_in, const HostTensor &want_in, d
     const HostTensor &got = got_in;
     // ONNX's test data stores expected bfloat16 outputs as their uint16 bits: read those bits as
     // the bf16 numbers they are, so both sides compare as values (a tolerance on bit patterns is
-    // no tolerance on numbers).
-    if (got.dtype() == DType::BFloat16 && want_in.dtype() == DType::UInt16) {
+    // no tolerance on numbers). The output is bf16, or float32 as neuron-halide-run writes it.
+    if ((got.dtype() == DType::BFloat16 || got.dtype() == DType::Float32) &&
+        want_in.dtype() == DType::UInt16) {
         HostTensor decoded(DType::BFloat16, want_in.shape());
         decoded.bytes() = want_in.bytes();
         return compare(got_in, decoded, rtol, atol);

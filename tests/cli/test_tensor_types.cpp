@@ -51,6 +51,14 @@ std::vector<uint8_t> bf16_bytes(const std::vector<float> &values) {
     return out;
 }
 
+/** neuron-halide-run of file.neff in `dir` with `inputs` (its --input arguments) refuses an input
+ *  with NHC_ERT003 and a message holding `why`. */
+void expect_input_refused(const TempDir &dir, const std::string &inputs, const std::string &why) {
+    Run r = run_neff("file.neff " + inputs, dir.path.string());
+    expect_user_error(r, "NHC_ERT003");
+    CHECK(r.has(why));
+}
+
 std::vector<float> floats(const nhc::NpyTensor &t) {
     REQUIRE(t.dtype == "float32");
     std::vector<float> v(t.data.size() / 4);
@@ -87,13 +95,10 @@ g (bool[2, 3] x, bool[2, 3] y) => (bool[2, 3] z, bool[2, 3] w) {
     CHECK(w.data == std::vector<uint8_t>{0, 1, 0, 0, 1, 1});
     // A bool input takes bool data, 0 or 1: uint8 bytes, or a byte 2, are coded errors.
     write_npy(dir, "u8.npy", tensor("uint8", {2, 3}, y));
-    Run u8 = run_neff("file.neff --input x=x.pb --input y=u8.npy", dir.path.string());
-    expect_user_error(u8, "NHC_ERT003");
-    CHECK(u8.has("input 'y' is uint8 [2,3]: expected bool [2,3]"));
+    expect_input_refused(dir, "--input x=x.pb --input y=u8.npy",
+                         "input 'y' is uint8 [2,3]: expected bool [2,3]");
     write_npy(dir, "two.npy", tensor("bool", {2, 3}, {1, 2, 0, 0, 0, 0}));
-    Run two = run_neff("file.neff --input x=x.pb --input y=two.npy", dir.path.string());
-    expect_user_error(two, "NHC_ERT003");
-    CHECK(two.has("holds the byte 2"));
+    expect_input_refused(dir, "--input x=x.pb --input y=two.npy", "holds the byte 2");
 }
 
 TEST_CASE("bfloat16 inputs as bf16 or uint16 bits, .pb and .npy, outputs widened exactly") {
@@ -130,9 +135,8 @@ g (bfloat16[2, 2] x, float[2, 2] f) => (float[2, 2] y, bfloat16[2, 2] b) {
     }
     // Other integer bits are not bfloat16.
     write_npy(dir, "x_i16.npy", tensor("int16", {2, 2}, bf16_bytes(xs)));
-    Run i16 = run_neff("file.neff --input x=x_i16.npy --input f=f.npy", dir.path.string());
-    expect_user_error(i16, "NHC_ERT003");
-    CHECK(i16.has("input 'x' is int16 [2,2]: expected bfloat16 [2,2]"));
+    expect_input_refused(dir, "--input x=x_i16.npy --input f=f.npy",
+                         "input 'x' is int16 [2,2]: expected bfloat16 [2,2]");
 }
 
 TEST_CASE("--freeze-input takes a bfloat16 input's uint16 bits and a bool input's file") {

@@ -169,12 +169,6 @@ std::pair<Outcome, std::string> run_through_files(const Tools &tools, const fs::
             std::replace(file.begin(), file.end(), '/', '_');
             HostTensor got = host_tensor(read_tensor_file(tmp.file("out/" + file + ".npy")));
             HostTensor want = test::read_pb(set / ("output_" + std::to_string(i) + ".pb"));
-            // ONNX's test data stores bfloat16 tensors as their uint16 bits: numbers to compare.
-            if (g.value(name).dtype == DType::BFloat16 && want.dtype() == DType::UInt16) {
-                HostTensor numbers(DType::BFloat16, want.shape());
-                numbers.bytes() = want.bytes();
-                want = numbers;
-            }
             test::Comparison c = test::compare(got, want, 1e-3, 1e-5);
             if (!c.ok)
                 return {Failed, "wrong output '" + name + "': " + c.why};
