@@ -24,7 +24,7 @@ Halide::Buffer<> to_buffer(const HostTensor &t) {
 
 HostTensor from_buffer(const Halide::Buffer<> &buf, DType dtype, const Shape &shape) {
     HostTensor t(dtype, shape);
-    std::memcpy(t.bytes().data(), buf.data(), t.bytes().size());
+    std::memcpy(t.mutable_bytes().data(), buf.data(), t.bytes().size());
     return t;
 }
 

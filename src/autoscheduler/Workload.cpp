@@ -27,7 +27,7 @@ void write_list(std::ostream &os, const std::vector<T> &v) {
     os << "]";
 }
 
-void write_bytes(std::ostream &os, const std::vector<uint8_t> &bytes) {
+void write_bytes(std::ostream &os, ByteView bytes) {
     os << "#" << bytes.size() << ":" << fnv1a(std::string(bytes.begin(), bytes.end()));
 }
 

@@ -85,7 +85,7 @@ int HbmVariables::add_var(const std::string &name, neff::VarKind kind, const Val
     var.holds_bool = v.dtype == DType::Bool;
     var.shape = v.shape;
     if (kind == neff::VarKind::Weight && !without_weight_bytes_)
-        var.data = std::shared_ptr<const std::vector<uint8_t>>(v.constant, &v.constant->bytes());
+        var.share_bytes(v.constant->bytes(), v.constant);
     prog_.vars.push_back(std::move(var));
     return static_cast<int>(prog_.vars.size()) - 1;
 }

@@ -29,7 +29,7 @@ HostTensor gather_along(const HostTensor &x, int64_t axis, const std::vector<int
     for (int64_t a = 0; a < outer; a++)
         for (int64_t p : picks) {
             std::copy_n(x.bytes().begin() + ((a * dim + p) * inner) * esize, inner * esize,
-                        out.bytes().begin() + o * esize);
+                        out.mutable_bytes().begin() + o * esize);
             o += inner;
         }
     return out;
@@ -37,7 +37,7 @@ HostTensor gather_along(const HostTensor &x, int64_t axis, const std::vector<int
 
 HostTensor with_shape(const HostTensor &x, const Shape &s) {
     HostTensor out(x.dtype(), s);
-    out.bytes() = x.bytes();
+    out.mutable_bytes() = x.bytes().to_vector();
     return out;
 }
 
@@ -135,7 +135,7 @@ Outputs concat(const Ctx &c) {
     for (int64_t a = 0; a < outer; a++)
         for (size_t i = 0; i < c.in.size(); i++) {
             int64_t n = c.input(i).shape()[axis] * inner * esize;
-            std::copy_n(c.input(i).bytes().begin() + a * n, n, out.bytes().begin() + o);
+            std::copy_n(c.input(i).bytes().begin() + a * n, n, out.mutable_bytes().begin() + o);
             o += n;
         }
     return std::vector<HostTensor>{std::move(out)};
@@ -251,7 +251,8 @@ Outputs transpose(const Ctx &c) {
         int64_t flat = 0;
         for (size_t d = 0; d < perm.size(); d++)
             flat += idx[d] * in_st[perm[d]];
-        std::copy_n(x.bytes().begin() + flat * esize, esize, out.bytes().begin() + o * esize);
+        std::copy_n(x.bytes().begin() + flat * esize, esize,
+                    out.mutable_bytes().begin() + o * esize);
         for (int d = static_cast<int>(perm.size()) - 1; d >= 0; d--) {
             if (++idx[d] < out_shape[d])
                 break;
@@ -274,7 +275,7 @@ Outputs constant_of_shape(const Ctx &c) {
     HostTensor out(fill.dtype(), s);
     int64_t esize = dtype_size(fill.dtype());
     for (int64_t i = 0; i < out.numel(); i++)
-        std::copy_n(fill.bytes().begin(), esize, out.bytes().begin() + i * esize);
+        std::copy_n(fill.bytes().begin(), esize, out.mutable_bytes().begin() + i * esize);
     return std::vector<HostTensor>{std::move(out)};
 }
 
@@ -337,7 +338,8 @@ Outputs expand(const Ctx &c) {
     std::vector<int64_t> map = broadcast_map(x.shape(), out_shape);
     int64_t esize = dtype_size(x.dtype());
     for (int64_t o = 0; o < out.numel(); o++)
-        std::copy_n(x.bytes().begin() + map[o] * esize, esize, out.bytes().begin() + o * esize);
+        std::copy_n(x.bytes().begin() + map[o] * esize, esize,
+                    out.mutable_bytes().begin() + o * esize);
     return std::vector<HostTensor>{std::move(out)};
 }
 

@@ -14,8 +14,8 @@ namespace {
 
 class Folder {
 public:
-    Folder(onnx::ModelProto &model, int opset)
-        : model_(model), g_(*model.mutable_graph()), opset_(opset) {
+    Folder(LoadedModel &model, int opset)
+        : loaded_(model), model_(model.proto), g_(*model.proto.mutable_graph()), opset_(opset) {
         for (const auto &t : g_.initializer())
             initializers_[t.name()] = &t;
         types_ = collect_value_types(g_);
@@ -61,7 +61,7 @@ private:
         auto it = initializers_.find(name);
         if (it == initializers_.end())
             return nullptr;
-        decoded_[name] = std::make_shared<HostTensor>(HostTensor::from_onnx(*it->second, name));
+        decoded_[name] = std::make_shared<HostTensor>(loaded_.initializer(*it->second));
         return decoded_[name].get();
     }
 
@@ -168,6 +168,7 @@ private:
             initializers_[t.name()] = &t;
     }
 
+    const LoadedModel &loaded_;
     onnx::ModelProto &model_;
     onnx::GraphProto &g_;
     int opset_;
@@ -179,16 +180,16 @@ private:
 
 } // namespace
 
-int fold_constants_once(onnx::ModelProto &model, int opset) {
+int fold_constants_once(LoadedModel &model, int opset) {
     return Folder(model, opset).run();
 }
 
-FoldStats infer_and_fold(onnx::ModelProto &model, int opset) {
+FoldStats infer_and_fold(LoadedModel &model, int opset) {
     FoldStats stats;
     // Each round folds at least one node, so the node count bounds the rounds.
-    int max_rounds = model.graph().node_size() + 1;
+    int max_rounds = model.proto.graph().node_size() + 1;
     while (stats.inference_rounds < max_rounds) {
-        infer_shapes(model);
+        infer_shapes(model.proto);
         stats.inference_rounds++;
         int folded = fold_constants_once(model, opset);
         stats.folded_nodes += folded;

@@ -10,7 +10,7 @@
  * node reads any more are dropped.
  */
 
-#include <onnx/onnx_pb.h>
+#include "frontend/LoadModel.h"
 
 namespace nhc {
 
@@ -20,10 +20,10 @@ struct FoldStats {
 };
 
 /** Runs inference and folding to a fixed point. `opset` is the default-domain opset. */
-FoldStats infer_and_fold(onnx::ModelProto &model, int opset);
+FoldStats infer_and_fold(LoadedModel &model, int opset);
 
 /** One folding sweep over the nodes in order (exposed for tests); returns nodes folded. */
-int fold_constants_once(onnx::ModelProto &model, int opset);
+int fold_constants_once(LoadedModel &model, int opset);
 
 } // namespace nhc
 

@@ -11,9 +11,9 @@
 
 namespace nhc {
 
-onnx::ModelProto prepare_model(const std::string &model_path, const FrontendOptions &options,
-                               int *opset_out, int *declared_out) {
-    onnx::ModelProto model;
+LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &options,
+                          int *opset_out, int *declared_out) {
+    LoadedModel model;
     {
         TimedStep step("frontend: load model");
         model = load_model_file(model_path);
@@ -21,19 +21,20 @@ onnx::ModelProto prepare_model(const std::string &model_path, const FrontendOpti
     int declared_opset, opset;
     {
         TimedStep step("frontend: onnx checker");
-        declared_opset = check_model(model);
+        declared_opset = check_model(model.proto);
     }
     if (!options.frozen_inputs.empty()) {
         TimedStep step("frontend: freeze inputs");
-        freeze_inputs(model, options.frozen_inputs);
+        freeze_inputs(model.proto, options.frozen_inputs);
     }
     {
         TimedStep step("frontend: convert opset");
-        opset = convert_to_canonical_opset(model, declared_opset);
+        opset = convert_to_canonical_opset(model.proto, declared_opset);
+        model.reattach_in_place();
     }
     {
         TimedStep step("frontend: apply input shapes");
-        apply_input_shapes(model, options.input_shapes);
+        apply_input_shapes(model.proto, options.input_shapes);
     }
     {
         TimedStep step("frontend: infer shapes and fold");
@@ -48,10 +49,10 @@ onnx::ModelProto prepare_model(const std::string &model_path, const FrontendOpti
 
 Graph run_frontend(const std::string &model_path, const FrontendOptions &options) {
     int opset = 0, declared_opset = 0;
-    onnx::ModelProto model = prepare_model(model_path, options, &opset, &declared_opset);
+    LoadedModel model = prepare_model(model_path, options, &opset, &declared_opset);
     {
         TimedStep step("frontend: check constant operands");
-        check_constant_operands(model);
+        check_constant_operands(model.proto);
     }
     TimedStep step("frontend: import graph");
     Graph g = import_graph(model, opset, declared_opset);

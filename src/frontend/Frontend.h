@@ -3,13 +3,15 @@
 
 /** \file
  * The front end: ONNX file -> Graph IR with static shapes (DESIGN.md §1). Its steps, each timed:
- * load (with external data), check, freeze the --freeze-input inputs, convert to the canonical
- * opset, apply --input-shape overrides, shape inference with data propagation alternating with
- * constant folding, check that compile-time operands are constants (NHC_EALG002), import.
+ * load (large weights and external data left in their mapped files: frontend/LoadModel), check,
+ * freeze the --freeze-input inputs, convert to the canonical opset, apply --input-shape overrides,
+ * shape inference with data propagation alternating with constant folding, check that compile-time
+ * operands are constants (NHC_EALG002), import.
  */
 
 #include "frontend/FreezeInputs.h"
 #include "frontend/InputShapes.h"
+#include "frontend/LoadModel.h"
 #include "graph/Graph.h"
 
 #include <string>
@@ -27,8 +29,8 @@ Graph run_frontend(const std::string &model_path, const FrontendOptions &options
 /** The front end's steps up to folding: the model as import would take it, for tools that
  *  inspect it (the conformance runner asks which inputs to freeze). The opsets are returned
  *  through the pointers when given. */
-onnx::ModelProto prepare_model(const std::string &model_path, const FrontendOptions &options,
-                               int *opset = nullptr, int *declared_opset = nullptr);
+LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &options,
+                          int *opset = nullptr, int *declared_opset = nullptr);
 
 } // namespace nhc
 

@@ -54,7 +54,7 @@ std::string symbolic_input_hint(const onnx::GraphProto &g,
 
 class Importer {
 public:
-    Importer(onnx::ModelProto &model) : model_(model), g_(model.graph()) {
+    Importer(LoadedModel &model) : loaded_(model), model_(model.proto), g_(model.proto.graph()) {
         types_ = collect_value_types(g_);
         for (const auto &t : g_.initializer())
             initializers_.insert(t.name());
@@ -68,7 +68,7 @@ public:
         reject_control_flow();
         for (onnx::TensorProto &t : *model_.mutable_graph()->mutable_initializer()) {
             Value v = typed_value(t.name(), "weight");
-            v.constant = std::make_shared<const HostTensor>(HostTensor::from_onnx(t, t.name()));
+            v.constant = std::make_shared<const HostTensor>(loaded_.initializer(t));
             graph.values[t.name()] = v;
             std::string().swap(*t.mutable_raw_data()); // freed: the next weight reuses it
         }
@@ -155,6 +155,7 @@ private:
         return node;
     }
 
+    const LoadedModel &loaded_;
     onnx::ModelProto &model_;
     const onnx::GraphProto &g_;
     std::map<std::string, ValueType> types_;
@@ -163,7 +164,7 @@ private:
 
 } // namespace
 
-Graph import_graph(onnx::ModelProto &model, int opset, int original_opset) {
+Graph import_graph(LoadedModel &model, int opset, int original_opset) {
     return Importer(model).run(opset, original_opset);
 }
 

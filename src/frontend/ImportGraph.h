@@ -9,16 +9,16 @@
  * tensors the IR cannot hold are NHC_EDTY001.
  */
 
+#include "frontend/LoadModel.h"
 #include "graph/Graph.h"
-
-#include <onnx/onnx_pb.h>
 
 namespace nhc {
 
-/** The Graph of `model`. Each initializer's bytes are taken out of `model` (its raw data freed)
- *  once copied into the graph, so that the next weight's copy can reuse that memory rather than
- *  fault in fresh pages: the model is spent afterwards. */
-Graph import_graph(onnx::ModelProto &model, int opset, int original_opset);
+/** The Graph of `model`. An initializer whose bytes stay in the model file becomes a constant
+ *  viewing them; any other initializer's bytes are taken out of `model` (its raw data freed) once
+ *  copied into the graph, so that the next weight's copy can reuse that memory rather than fault
+ *  in fresh pages: the model is spent afterwards. */
+Graph import_graph(LoadedModel &model, int opset, int original_opset);
 
 } // namespace nhc
 

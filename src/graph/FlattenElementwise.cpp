@@ -71,7 +71,7 @@ std::string last_axis_constant(Graph &g, const Value &v, int64_t n) {
     std::string name = v.name + "__row";
     if (!g.has_value(name)) {
         auto t = std::make_shared<HostTensor>(v.dtype, Shape{n});
-        t->bytes() = v.constant->bytes();
+        t->mutable_bytes() = v.constant->bytes().to_vector();
         g.values[name] = Value{name, v.dtype, {n}, t};
     }
     return name;

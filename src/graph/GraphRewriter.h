@@ -148,7 +148,7 @@ public:
             return reshape(v, shape);
         std::string name = value(val.dtype, shape);
         auto t = std::make_shared<HostTensor>(val.dtype, shape);
-        t->bytes() = val.constant->bytes();
+        t->mutable_bytes() = val.constant->bytes().to_vector();
         g_.values[name].constant = t;
         return name;
     }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <onnx/onnx_pb.h>
+#include <tuple>
 
 namespace nhc {
 
@@ -60,6 +61,31 @@ HostTensor::HostTensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::mo
     for (int64_t d : shape_)
         nhc_assert(d >= 0, "negative dimension in host tensor shape " << shape_str(shape_));
     bytes_.assign(static_cast<size_t>(numel()) * dtype_size(dtype_), 0);
+}
+
+std::vector<uint8_t> &HostTensor::mutable_bytes() {
+    if (view_) {
+        bytes_.assign(view_, view_ + view_size_);
+        view_ = nullptr;
+        view_size_ = 0;
+        keeper_.reset();
+    }
+    return bytes_;
+}
+
+HostTensor HostTensor::viewing(DType dtype, Shape shape, ByteView bytes,
+                               std::shared_ptr<const void> keeper) {
+    HostTensor t;
+    t.dtype_ = dtype;
+    t.shape_ = std::move(shape);
+    nhc_assert(bytes.size() == size_t(t.numel()) * dtype_size(dtype),
+               "a view of " << bytes.size() << " bytes for a tensor of shape "
+                            << shape_str(t.shape_));
+    nhc_assert(keeper, "a view needs an owner of its bytes");
+    t.view_ = bytes.data();
+    t.view_size_ = bytes.size();
+    t.keeper_ = std::move(keeper);
+    return t;
 }
 
 float half_to_float(uint16_t h) {
@@ -143,7 +169,7 @@ static void store(uint8_t *p, T v) {
 
 double HostTensor::get_f64(int64_t i) const {
     nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
-    const uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    const uint8_t *p = bytes().data() + i * dtype_size(dtype_);
     switch (dtype_) {
     case DType::Float32:
     case DType::TFloat32:
@@ -178,7 +204,7 @@ double HostTensor::get_f64(int64_t i) const {
 
 int64_t HostTensor::get_i64(int64_t i) const {
     nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
-    const uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    const uint8_t *p = bytes().data() + i * dtype_size(dtype_);
     switch (dtype_) {
     case DType::Int8:
         return load<int8_t>(p);
@@ -214,7 +240,7 @@ int64_t HostTensor::get_i64(int64_t i) const {
 
 void HostTensor::set_f64(int64_t i, double v) {
     nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
-    uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    uint8_t *p = mutable_bytes().data() + i * dtype_size(dtype_);
     switch (dtype_) {
     case DType::Float32:
         store<float>(p, static_cast<float>(v));
@@ -266,7 +292,7 @@ void convert_floats(const uint8_t *src, uint8_t *dst, int64_t n, Convert convert
 HostTensor HostTensor::converted(DType to) const {
     HostTensor out(to, shape_);
     const int64_t n = numel();
-    const uint8_t *src = bytes_.data();
+    const uint8_t *src = bytes().data();
     uint8_t *dst = out.bytes_.data();
     auto as_float = [](uint32_t x) {
         float f;
@@ -296,7 +322,7 @@ HostTensor HostTensor::converted(DType to) const {
 
 void HostTensor::set_i64(int64_t i, int64_t v) {
     nhc_assert(i >= 0 && i < numel(), "element " << i << " out of range");
-    uint8_t *p = bytes_.data() + i * dtype_size(dtype_);
+    uint8_t *p = mutable_bytes().data() + i * dtype_size(dtype_);
     switch (dtype_) {
     case DType::Int8:
         store<int8_t>(p, static_cast<int8_t>(v));
@@ -364,7 +390,10 @@ void copy_typed(const Field &field, HostTensor &t, const std::string &what, Sett
 
 } // namespace
 
-HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::string &what) {
+namespace {
+
+/** The element type and shape `proto` declares, checked (NHC_EDTY001, NHC_EONX007, NHC_EMOD026). */
+std::pair<DType, Shape> declared_type(const onnx::TensorProto &proto, const std::string &what) {
     std::optional<DType> dt = dtype_from_onnx(proto.data_type());
     if (!dt)
         user_error("NHC_EDTY001", "tensor '", what, "' has element type ",
@@ -382,25 +411,46 @@ HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::stri
     if (*count > INT64_MAX / dtype_size(*dt))
         user_error("NHC_EMOD026", "tensor '", what, "' has shape ", shape_str(shape),
                    ", whose byte count overflows a 64-bit integer");
+    return {*dt, shape};
+}
+
+/** Raw bytes of `size` must be what the shape and type need (NHC_EONX007). */
+void check_raw_size(size_t size, DType dt, const Shape &shape, const std::string &what) {
+    size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
+    if (size != need)
+        user_error("NHC_EONX007", "tensor '", what, "' has ", size,
+                   " bytes of raw data but its shape ", shape_str(shape), " and type ",
+                   dtype_name(dt), " need ", need);
+}
+
+} // namespace
+
+HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::string &what,
+                                 ByteView stored, std::shared_ptr<const void> keeper) {
+    auto [dt, shape] = declared_type(proto, what);
+    check_raw_size(stored.size(), dt, shape, what);
+    return viewing(dt, std::move(shape), stored, std::move(keeper));
+}
+
+HostTensor HostTensor::from_onnx(const onnx::TensorProto &proto, const std::string &what) {
+    DType dt;
+    Shape shape;
+    std::tie(dt, shape) = declared_type(proto, what);
     nhc_assert(proto.data_location() != onnx::TensorProto::EXTERNAL,
                "external data of '" << what << "' must be resolved before decoding");
     if (proto.has_raw_data()) {
         const std::string &raw = proto.raw_data();
+        check_raw_size(raw.size(), dt, shape, what);
         HostTensor t;
-        t.dtype_ = *dt;
+        t.dtype_ = dt;
         t.shape_ = shape;
-        size_t need = static_cast<size_t>(t.numel()) * dtype_size(*dt);
-        if (raw.size() != need)
-            user_error("NHC_EONX007", "tensor '", what, "' has ", raw.size(),
-                       " bytes of raw data but its shape ", shape_str(shape), " and type ",
-                       dtype_name(*dt), " need ", need);
         t.bytes_.assign(raw.begin(), raw.end()); // one pass over the weights, not zeros first
         return t;
     }
-    HostTensor t(*dt, shape);
+    HostTensor t(dt, shape);
     auto set_i = [&](int64_t i, int64_t v) { t.set_i64(i, v); };
     auto set_bits16 = [&](int64_t i, int32_t v) { store<uint16_t>(t.bytes_.data() + 2 * i, v); };
-    switch (*dt) {
+    switch (dt) {
     case DType::Float32:
         copy_typed(proto.float_data(), t, what, [&](int64_t i, float v) { t.set_f64(i, v); });
         break;
@@ -432,7 +482,7 @@ void HostTensor::to_onnx(onnx::TensorProto *proto, const std::string &name) cons
     proto->set_data_type(dtype_to_onnx(dtype_));
     for (int64_t d : shape_)
         proto->add_dims(d);
-    proto->set_raw_data(std::string(bytes_.begin(), bytes_.end()));
+    proto->set_raw_data(std::string(bytes().begin(), bytes().end()));
 }
 
 } // namespace nhc

@@ -5,12 +5,16 @@
  * A dense, row-major tensor held on the host: the constants of the Graph IR (weights, folded
  * values) and the values the constant folder computes with. Elements are stored in their own
  * dtype (little-endian bytes, as in an ONNX raw_data field); element access converts through
- * double or int64.
+ * double or int64. A tensor either owns its bytes or views bytes another object keeps alive (a
+ * weight left where the mapped model file holds it: frontend/LoadModel); writing to a view
+ * copies it first.
  */
 
 #include "graph/DType.h"
+#include "support/ByteView.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,8 +48,15 @@ public:
     const Shape &shape() const { return shape_; }
     int64_t numel() const { return shape_numel(shape_); }
     int rank() const { return static_cast<int>(shape_.size()); }
-    const std::vector<uint8_t> &bytes() const { return bytes_; }
-    std::vector<uint8_t> &bytes() { return bytes_; }
+    ByteView bytes() const { return view_ ? ByteView(view_, view_size_) : ByteView(bytes_); }
+    /** The bytes to write; a view is copied into bytes of the tensor's own first. */
+    std::vector<uint8_t> &mutable_bytes();
+    /** True when the bytes are another object's (viewing()). */
+    bool is_view() const { return view_ != nullptr; }
+
+    /** A tensor of `bytes`, which `keeper` keeps alive; they must be exactly the shape's size. */
+    static HostTensor viewing(DType dtype, Shape shape, ByteView bytes,
+                              std::shared_ptr<const void> keeper);
 
     /** Element i (flat index) as a double / int64, converting from the stored dtype. */
     double get_f64(int64_t i) const;
@@ -66,13 +77,20 @@ public:
      *  `what` names the tensor in error messages. Throws NHC_EONX007 on a size mismatch and
      *  NHC_EDTY001 for element types the Graph IR cannot hold. */
     static HostTensor from_onnx(const onnx::TensorProto &proto, const std::string &what);
+    /** A view of `stored`, the raw bytes of `proto` kept elsewhere (its dtype and dims from the
+     *  proto, checked as from_onnx checks them), which `keeper` keeps alive. */
+    static HostTensor from_onnx(const onnx::TensorProto &proto, const std::string &what,
+                                ByteView stored, std::shared_ptr<const void> keeper);
     /** Encodes as raw_data with the given name. */
     void to_onnx(onnx::TensorProto *proto, const std::string &name) const;
 
 private:
     DType dtype_ = DType::Float32;
     Shape shape_;
-    std::vector<uint8_t> bytes_;
+    std::vector<uint8_t> bytes_;    ///< the bytes, when the tensor owns them
+    const uint8_t *view_ = nullptr; ///< else the bytes `keeper_` keeps alive
+    size_t view_size_ = 0;
+    std::shared_ptr<const void> keeper_;
 };
 
 /** IEEE half / bfloat16 conversions (round to nearest even), for folding and weight decoding. */

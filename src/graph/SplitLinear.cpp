@@ -81,11 +81,11 @@ std::string cut_constant(Graph &g, const Value &c, bool rows, int64_t begin, int
     auto t = std::make_shared<HostTensor>(from.dtype(), shape);
     size_t elem = from.bytes().size() / static_cast<size_t>(from.numel());
     if (rows)
-        std::memcpy(t->bytes().data(), from.bytes().data() + size_t(begin * cols) * elem,
+        std::memcpy(t->mutable_bytes().data(), from.bytes().data() + size_t(begin * cols) * elem,
                     size_t(width * cols) * elem);
     else
         for (int64_t r = 0; r < n_rows; r++)
-            std::memcpy(t->bytes().data() + size_t(r * width) * elem,
+            std::memcpy(t->mutable_bytes().data() + size_t(r * width) * elem,
                         from.bytes().data() + size_t(r * cols + begin) * elem,
                         size_t(width) * elem);
     g.values[name] = Value{name, from.dtype(), shape, t};

@@ -16,7 +16,7 @@ std::string transposed_constant(Graph &g, const std::string &name) {
     auto t = std::make_shared<HostTensor>(v.dtype, Shape{cols, rows});
     int64_t es = dtype_size(v.dtype);
     const uint8_t *src = v.constant->bytes().data();
-    uint8_t *dst = t->bytes().data();
+    uint8_t *dst = t->mutable_bytes().data();
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
             std::copy_n(src + (r * cols + c) * es, es, dst + (c * rows + r) * es);

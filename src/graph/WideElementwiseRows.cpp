@@ -154,7 +154,7 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
             const Value &v = g.value(in);
             if (v.is_constant()) { // its one element, as a [1, 1] operand of the 2-D node
                 auto t = std::make_shared<HostTensor>(v.dtype, Shape{1, 1});
-                t->bytes() = v.constant->bytes();
+                t->mutable_bytes() = v.constant->bytes().to_vector();
                 in = b.constant(std::move(t));
                 continue;
             }

@@ -302,9 +302,9 @@ uint8_t slot_flag_bit(Slot s) {
     return 0;
 }
 
-const std::vector<uint8_t> &Variable::bytes() const {
-    static const std::vector<uint8_t> none;
-    return data ? *data : none;
+void Variable::set_bytes(std::vector<uint8_t> b) {
+    auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(b));
+    share_bytes(*owned, owned);
 }
 
 int64_t Variable::num_elements() const {

@@ -13,6 +13,7 @@
  */
 
 #include "neff/DType.h"
+#include "support/ByteView.h"
 #include "target/Target.h"
 
 #include <array>
@@ -259,16 +260,21 @@ struct Variable {
      *  and gives such an input or output as bool, one byte per element as ONNX and NumPy store
      *  it. Recorded in def.json as "element_type": "bool". */
     bool holds_bool = false;
-    /** Weights only: their bytes, immutable and shared. The compiler points them at the graph's
-     *  constants (a shared_ptr aliasing the HostTensor), so a model's weights are not copied
-     *  between the front end and the NEFF: one copy fewer of BERT-base's 438 MB. */
-    std::shared_ptr<const std::vector<uint8_t>> data;
+    /** Weights only: their bytes, immutable and shared, and their size. The compiler points
+     *  them at the graph's constants (a shared_ptr aliasing the HostTensor, whose bytes may in
+     *  turn be the mapped model file's), so a model's weights are not copied between the front
+     *  end and the NEFF: one copy fewer of BERT-base's 438 MB. */
+    std::shared_ptr<const uint8_t> data;
+    size_t data_size = 0;
 
     /** The weight's bytes (empty if it has none, as when read for timing only). */
-    const std::vector<uint8_t> &bytes() const;
-    void set_bytes(std::vector<uint8_t> b) {
-        data = std::make_shared<const std::vector<uint8_t>>(std::move(b));
+    ByteView bytes() const { return {data.get(), data ? data_size : 0}; }
+    /** Bytes kept alive by `keeper`. */
+    void share_bytes(ByteView b, std::shared_ptr<const void> keeper) {
+        data = std::shared_ptr<const uint8_t>(std::move(keeper), b.data());
+        data_size = b.size();
     }
+    void set_bytes(std::vector<uint8_t> b);
     int64_t num_elements() const;
     int64_t size_bytes() const { return num_elements() * dtype_size(dtype); }
 };

@@ -87,8 +87,7 @@ std::optional<Tiling> tiling_of(const std::vector<TileLoad> &at, int64_t partiti
     return t;
 }
 
-std::vector<uint8_t> tiled_bytes(const std::vector<uint8_t> &from, const WeightShape &w,
-                                 const Tiling &t) {
+std::vector<uint8_t> tiled_bytes(ByteView from, const WeightShape &w, const Tiling &t) {
     std::vector<uint8_t> to(size_t(t.elements * w.elem));
     for (const auto &[col0, tile] : t.tiles)
         for (int64_t r = 0; r < w.rows; r++)

@@ -55,7 +55,7 @@ bool read_whole_file(const std::string &path, std::vector<uint8_t> *out) {
     return ok;
 }
 
-MappedFile::MappedFile(const std::string &path) {
+MappedFile::MappedFile(const std::string &path) : path_(path) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;

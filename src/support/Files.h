@@ -28,10 +28,14 @@ public:
     MappedFile(const MappedFile &) = delete;
     MappedFile &operator=(const MappedFile &) = delete;
     bool ok() const { return ok_; }
+    /** True when the bytes are the file's pages (a regular file), false when read into memory. */
+    bool mapped() const { return mapped_; }
     const uint8_t *data() const { return data_; }
     size_t size() const { return size_; }
+    const std::string &path() const { return path_; }
 
 private:
+    std::string path_;
     const uint8_t *data_ = nullptr;
     size_t size_ = 0;
     bool ok_ = false, mapped_ = false;

@@ -58,7 +58,7 @@ inline std::map<std::string, HostTensor> read_inputs(const Graph &g,
  */
 inline std::vector<FrozenInput> frozen_test_inputs(const std::filesystem::path &dir) {
     std::string model = (dir / "model.onnx").string();
-    onnx::ModelProto m = prepare_model(model, {});
+    onnx::ModelProto m = prepare_model(model, {}).proto;
     std::vector<std::string> names = inputs_to_freeze(m);
     if (names.empty())
         return {};
@@ -124,7 +124,7 @@ inline Comparison compare(const HostTensor &got_in, const HostTensor &want_in, d
     if ((got.dtype() == DType::BFloat16 || got.dtype() == DType::Float32) &&
         want_in.dtype() == DType::UInt16) {
         HostTensor decoded(DType::BFloat16, want_in.shape());
-        decoded.bytes() = want_in.bytes();
+        decoded.mutable_bytes() = want_in.bytes().to_vector();
         return compare(got_in, decoded, rtol, atol);
     }
     const HostTensor &want = want_in;

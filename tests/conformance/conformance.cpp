@@ -78,7 +78,7 @@ HostTensor host_tensor(const NpyTensor &f) {
     std::optional<DType> dt = dtype_from_onnx(onnx_data_type(f.dtype));
     nhc_assert(dt, "no graph type for a " << f.dtype << " file");
     HostTensor t(*dt, f.shape);
-    t.bytes() = f.data;
+    t.mutable_bytes() = f.data;
     return t;
 }
 

@@ -21,10 +21,10 @@ inline rt::Tensor to_rt(const HostTensor &t, neff::DType dt) {
         HostTensor n(DType::Int32, t.shape());
         for (int64_t i = 0; i < t.numel(); i++)
             n.set_i64(i, t.get_i64(i));
-        r.data = n.bytes();
+        r.data = n.bytes().to_vector();
         return r;
     }
-    r.data = t.bytes();
+    r.data = t.bytes().to_vector();
     return r;
 }
 
@@ -33,7 +33,7 @@ inline HostTensor from_rt(const rt::Tensor &t, DType dt) {
         dt = DType::Int32; // the compiler's int64 downcast
     HostTensor h(dt, t.shape);
     nhc_assert(h.bytes().size() == t.data.size(), "output size mismatch");
-    std::memcpy(h.bytes().data(), t.data.data(), t.data.size());
+    std::memcpy(h.mutable_bytes().data(), t.data.data(), t.data.size());
     return h;
 }
 

@@ -87,7 +87,7 @@ TEST_CASE("converted() to bf16 is float_to_bf16 on every bit pattern kind") {
         bits.push_back(x);
     }
     HostTensor src(DType::Float32, {int64_t(bits.size())});
-    std::memcpy(src.bytes().data(), bits.data(), 4 * bits.size());
+    std::memcpy(src.mutable_bytes().data(), bits.data(), 4 * bits.size());
     HostTensor got = src.converted(DType::BFloat16);
     for (size_t i = 0; i < bits.size(); i++) {
         float f;
