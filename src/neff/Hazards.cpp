@@ -119,15 +119,21 @@ std::vector<int> HazardTracker::add(const Instr &ins, int index) {
         touched.emplace_back(region_of(ap), write);
     });
     std::set<int> deps;
-    for (const auto &[r, write] : touched)
+    // Named, not structured bindings: C++17 lambdas cannot capture those (clang refuses).
+    for (const auto &touch : touched) {
+        const Region &r = touch.first;
+        bool write = touch.second;
         memory(static_cast<int>(r.space), r.var).visit(r, [&](const Access &a) {
             if ((write || a.write) && a.region.overlaps(r))
                 deps.insert(a.instr);
             return false;
         });
+    }
     // A write makes older accesses to the same bytes irrelevant for later instructions, since
     // anything that depends on this write also depends, transitively, on what it depended on.
-    for (const auto &[r, write] : touched) {
+    for (const auto &touch : touched) {
+        const Region &r = touch.first;
+        bool write = touch.second;
         MemoryHistory &same_memory = memory(static_cast<int>(r.space), r.var);
         if (write)
             same_memory.visit(r, [&](const Access &a) { return r.covers(a.region); });
