@@ -4,6 +4,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <set>
 
 namespace nhc {
 
@@ -17,6 +18,29 @@ static int declared_opset(const onnx::ModelProto &model) {
         if (imp.domain().empty() || imp.domain() == "ai.onnx")
             return static_cast<int>(imp.version());
     return 0;
+}
+
+/** Every output of `g` is an input, an initializer or a node's output (of `g`, or of a scope
+ *  around it: `outer`). ONNX 1.12's checker lets an output nobody computes through, and its
+ *  version converter then dereferences nothing (found by tests/fuzz's front-end target). */
+static void check_outputs_defined(const onnx::GraphProto &g, std::set<std::string> outer) {
+    for (const auto &vi : g.input())
+        outer.insert(vi.name());
+    for (const auto &t : g.initializer())
+        outer.insert(t.name());
+    for (const auto &n : g.node())
+        outer.insert(n.output().begin(), n.output().end());
+    for (const auto &vi : g.output())
+        if (!outer.count(vi.name()))
+            user_error("NHC_EONX002", "graph '", g.name(), "' has output '", vi.name(),
+                       "', which no node computes and which is no input or initializer");
+    for (const auto &n : g.node())
+        for (const auto &a : n.attribute()) {
+            if (a.has_g())
+                check_outputs_defined(a.g(), outer);
+            for (const auto &sub : a.graphs())
+                check_outputs_defined(sub, outer);
+        }
 }
 
 int check_model(const onnx::ModelProto &model) {
@@ -43,6 +67,7 @@ int check_model(const onnx::ModelProto &model) {
         user_error("NHC_EONX002", "the ONNX checker rejected model '", model.graph().name(),
                    "': ", e.what());
     }
+    check_outputs_defined(model.graph(), {});
     return opset;
 }
 

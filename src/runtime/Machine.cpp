@@ -49,10 +49,11 @@ void Machine::check(const AccessPattern &ap, const Where &w, const char *field,
         return; // HBM bounds are checked at load (validate_hbm_bounds)
     }
     const char *mem = neff::mem_space_name(ap.space);
-    if (ap.num_partitions < 1 || ap.start_partition < 0 ||
-        ap.start_partition + ap.num_partitions > t_.partitions) {
+    // In 64 bits: a NEFF from a stranger may hold any 32-bit values.
+    const int64_t end_partition = int64_t(ap.start_partition) + ap.num_partitions;
+    if (ap.num_partitions < 1 || ap.start_partition < 0 || end_partition > t_.partitions) {
         user_error("NHC_ERT005", w.str(), " operand ", field, " uses partitions [",
-                   ap.start_partition, ", ", ap.start_partition + ap.num_partitions, ") of ", mem,
+                   ap.start_partition, ", ", end_partition, ") of ", mem,
                    ": expected a range inside [0, ", t_.partitions, ")");
     }
     if (compute && !target::partition_start_allowed(t_, ap.start_partition, ap.num_partitions)) {
@@ -64,15 +65,24 @@ void Machine::check(const AccessPattern &ap, const Where &w, const char *field,
                                                            : t_.partitions / 4);
     }
     int64_t esize = neff::dtype_size(ap.dtype), lo = ap.offset, hi = ap.offset;
+    // Checked: the offsets, steps and counts of a NEFF from a stranger may be any 64-bit values.
+    auto refuse_span = [&] {
+        user_error(ap.space == MemSpace::SBUF ? "NHC_ERT004" : "NHC_ERT006", w.str(), " operand ",
+                   field, " spans more bytes than 64 bits count, far past ", mem);
+    };
     for (const auto &d : ap.dims) {
         if (d.num < 1) {
             user_error("NHC_ERT008", w.str(), " operand ", field, " has a dimension of ", d.num,
                        " elements");
         }
-        int64_t span = d.step * (d.num - 1) * esize;
-        (span < 0 ? lo : hi) += span;
+        int64_t span = 0;
+        if (__builtin_mul_overflow(d.step, d.num - 1, &span) ||
+            __builtin_mul_overflow(span, esize, &span) ||
+            __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+            refuse_span();
     }
-    hi += esize;
+    if (__builtin_add_overflow(hi, esize, &hi))
+        refuse_span();
     if (ap.space == MemSpace::SBUF && (lo < 0 || hi > t_.sbuf_usable_per_partition)) {
         user_error("NHC_ERT004", w.str(), " operand ", field, " touches sbuf bytes [", lo, ", ", hi,
                    ") of each partition: ", t_.name, " has ", t_.sbuf_usable_per_partition,

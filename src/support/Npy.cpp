@@ -94,25 +94,37 @@ NpyTensor parse_npy(const std::vector<uint8_t> &b, const std::string &what) {
         bad(what, "fortran_order arrays are not supported");
     }
     std::string shape = dict_value(h, "shape", what);
-    int64_t n = 1;
     for (size_t i = 0; i < shape.size();) {
         if (std::isdigit((unsigned char)shape[i])) {
             size_t e = i;
-            int64_t d = std::stoll(shape.substr(i), &e);
-            t.shape.push_back(d);
-            n *= d;
+            try {
+                t.shape.push_back(std::stoll(shape.substr(i), &e));
+            } catch (const std::exception &) {
+                bad(what, "shape " + shape + " has a dimension past 64 bits");
+            }
             i += e;
         } else {
             i++;
         }
     }
-    size_t bytes = size_t(n) * size_t(host_dtype_size(t.dtype));
+    std::optional<int64_t> need = tensor_bytes(t.shape, host_dtype_size(t.dtype));
+    if (!need)
+        bad(what, "shape " + shape + " has more bytes than 64 bits count");
+    size_t bytes = size_t(*need);
     if (b.size() - data_off != bytes) {
         bad(what, "data has " + std::to_string(b.size() - data_off) + " bytes, shape needs " +
                       std::to_string(bytes));
     }
     t.data.assign(b.begin() + long(data_off), b.end());
     return t;
+}
+
+std::optional<int64_t> tensor_bytes(const std::vector<int64_t> &shape, int elem_size) {
+    int64_t n = elem_size;
+    for (int64_t d : shape)
+        if (d < 0 || __builtin_mul_overflow(n, d, &n))
+            return std::nullopt;
+    return n;
 }
 
 std::vector<uint8_t> make_npy(const NpyTensor &t) {

@@ -8,6 +8,7 @@
  */
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct NpyTensor {
 
 /** Bytes per element of a dtype name, or 0 if unknown. */
 int host_dtype_size(const std::string &dtype);
+/** The bytes of a tensor of `shape` with elements of `elem_size` bytes; nullopt when a
+ *  dimension is negative or the count overflows 64 bits (a file's own word is not trusted). */
+std::optional<int64_t> tensor_bytes(const std::vector<int64_t> &shape, int elem_size);
 
 NpyTensor parse_npy(const std::vector<uint8_t> &bytes, const std::string &what);
 std::vector<uint8_t> make_npy(const NpyTensor &t);

@@ -63,6 +63,13 @@ void append(std::vector<uint8_t> &out, const Field &f) {
     }
 }
 
+std::string dims_text(const std::vector<int64_t> &dims) {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); i++)
+        s += (i ? "," : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
 NpyTensor parse_pb(const std::vector<uint8_t> &bytes, const std::string &path) {
     onnx::TensorProto p;
     if (!p.ParseFromArray(bytes.data(), int(bytes.size()))) {
@@ -75,12 +82,13 @@ NpyTensor parse_pb(const std::vector<uint8_t> &bytes, const std::string &path) {
     }
     NpyTensor t;
     t.dtype = dt;
-    int64_t n = 1;
-    for (int64_t d : p.dims()) {
-        t.shape.push_back(d);
-        n *= d;
-    }
+    t.shape.assign(p.dims().begin(), p.dims().end());
     int size = host_dtype_size(t.dtype);
+    std::optional<int64_t> need = tensor_bytes(t.shape, size);
+    if (!need) {
+        user_error("NHC_ERT013", "'", path, "' has shape ", dims_text(t.shape),
+                   ", a negative dimension or more bytes than 64 bits count");
+    }
     if (p.has_raw_data()) {
         t.data.assign(p.raw_data().begin(), p.raw_data().end());
     } else if (t.dtype == "float32") {
@@ -101,9 +109,9 @@ NpyTensor parse_pb(const std::vector<uint8_t> &bytes, const std::string &path) {
                           reinterpret_cast<uint8_t *>(&v) + size);
         }
     }
-    if (int64_t(t.data.size()) != n * size) {
+    if (int64_t(t.data.size()) != *need) {
         user_error("NHC_ERT013", "'", path, "' has ", t.data.size(),
-                   " bytes of data, its shape needs ", n * size);
+                   " bytes of data, its shape needs ", *need);
     }
     return t;
 }

@@ -309,6 +309,14 @@ TEST_CASE("vector rule violations are coded runtime errors") {
     CHECK_CODE(vec("dve", "memset dst=sbuf.f32[0:129,0][[1,4]] value=0"), "NHC_ERT005");
     CHECK_CODE(vec("dve", "memset dst=sbuf.f32[0:128,180220][[1,2]] value=0"), "NHC_ERT004");
     CHECK_CODE(vec("dve", "memset dst=psum.f32[0:128,2000][[1,32]] value=0"), "NHC_ERT006");
+    // Partitions, counts and steps past what 32 or 64 bits hold (a NEFF from a stranger): refused,
+    // not wrapped into range (found by tests/fuzz's NEFF target).
+    CHECK_CODE(vec("dve", "memset dst=sbuf.f32[2147483647:2147483647,0][[1,4]] value=0"),
+               "NHC_ERT005");
+    CHECK_CODE(vec("dve", "memset dst=sbuf.f32[0:128,0][[4611686018427387904,3]] value=0"),
+               "NHC_ERT004");
+    CHECK_CODE(vec("dve", "memset dst=psum.f32[0:128,0][[-4611686018427387904,3]] value=0"),
+               "NHC_ERT006");
     // an immediate bias needs NeuronCore-v3
     CHECK_CODE(vec("act", "activation dst=" + sb("f32", 0, P, 65536, F) +
                               " src=" + sb("f32", 0, P, 0, F) + " func=exp bias=1"),

@@ -477,3 +477,14 @@ TEST_CASE("--freeze-input errors: NHC_EARG014, NHC_EARG015, NHC_EARG016") {
     CHECK(freeze_error(kRuntimeScales, {{"s", dir.file("missing.npy")}}).rfind("NHC_ERT013", 0) ==
           0);
 }
+
+TEST_CASE("a graph output that no node computes is refused before ONNX's converter sees it") {
+    // ONNX 1.12's checker passes such a model, and its version converter then crashes on it
+    // (found by tests/fuzz's front-end target): old opset, so the converter would run.
+    std::string e = error_of(R"(
+<ir_version: 3, opset_import: ["" : 1]>
+g (bool[3, 4] x) => (bool[3, 4] y) { z = Not(x) }
+)");
+    CHECK(e.rfind("NHC_EONX002", 0) == 0);
+    CHECK(e.find("output 'y', which no node computes") != std::string::npos);
+}
