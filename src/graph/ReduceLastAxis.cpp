@@ -1,6 +1,7 @@
 #include "graph/ReduceLastAxis.h"
 
 #include "graph/GraphRewriter.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <memory>
@@ -138,8 +139,14 @@ bool rewrite_reduce(Graph &g, const Node &n, int opset, std::vector<Node> &out) 
     if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0)
         return false;
     std::set<int64_t> reduced;
-    for (int64_t ax : axes)
+    for (int64_t ax : axes) {
+        // ONNX 1.12's shape inference lets an axis past the rank through (found by tests/fuzz).
+        if (ax < -rank || ax >= rank)
+            user_error("NHC_EONX008", n.describe(), " reduces over axis ", ax,
+                       "; its input has rank ", rank, ", so the axis must be in [", -rank, ", ",
+                       rank - 1, "]");
         reduced.insert(normalized_axis(ax, rank));
+    }
     if (axes.empty())
         for (int64_t i = 0; i < rank; i++)
             reduced.insert(i);

@@ -34,6 +34,22 @@ struct Footprint {
     }
 };
 
+/** a * b and a + b clamped to int64's range. A NEFF from a stranger may hold any counts and
+ *  steps: Machine::check refuses an operand out of its memory, and the timing model, which takes
+ *  footprints before that, must not overflow on the way (found by tests/fuzz's NEFF target). */
+inline int64_t saturating_mul(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_mul_overflow(a, b, &r))
+        return r;
+    return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+inline int64_t saturating_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r))
+        return r;
+    return b < 0 ? INT64_MIN : INT64_MAX;
+}
+
 /** The box of an access pattern (an absent operand gives an empty box in MemSpace::None). */
 inline Footprint footprint(const AccessPattern &ap) {
     Footprint f;
@@ -45,15 +61,17 @@ inline Footprint footprint(const AccessPattern &ap) {
     int64_t unit = hbm ? 1 : esize; // HBM steps are bytes, on-chip steps elements
     int64_t lo = ap.offset, hi = ap.offset;
     for (const Dim &d : ap.dims) {
-        int64_t span = d.step * unit * (d.num - 1);
-        (span < 0 ? lo : hi) += span;
+        int64_t span = saturating_mul(saturating_mul(d.step, unit), d.num - 1);
+        int64_t &bound = span < 0 ? lo : hi;
+        bound = saturating_add(bound, span);
     }
     f.space = ap.space;
     if (hbm) {
         // Rows are partition_step apart inside the variable: fold them into the byte range.
         int64_t rows = std::max<int64_t>(1, ap.num_partitions);
-        int64_t span = ap.partition_step * (rows - 1);
-        (span < 0 ? lo : hi) += span;
+        int64_t span = saturating_mul(ap.partition_step, rows - 1);
+        int64_t &bound = span < 0 ? lo : hi;
+        bound = saturating_add(bound, span);
         f.var = ap.var;
         f.first_row = 0;
         f.end_row = 1;
@@ -62,7 +80,7 @@ inline Footprint footprint(const AccessPattern &ap) {
         f.end_row = int64_t(ap.start_partition) + ap.num_partitions;
     }
     f.begin = lo;
-    f.end = hi + esize;
+    f.end = saturating_add(hi, esize);
     return f;
 }
 

@@ -146,3 +146,21 @@ TEST_CASE("the hazard index finds exactly the dependencies of a scan of the whol
     }
     CHECK(found > 20 * 1500);
 }
+
+TEST_CASE("an operand's footprint saturates instead of wrapping on counts and steps past 64 bits") {
+    // A NEFF from a stranger may hold any steps: the timing model takes footprints before
+    // Machine::check refuses the operand (found by tests/fuzz's NEFF target, as signed overflow).
+    AccessPattern ap;
+    ap.space = MemSpace::SBUF;
+    ap.dtype = neff::DType::F32;
+    ap.start_partition = 0;
+    ap.num_partitions = 128;
+    ap.dims = {{int64_t(1) << 62, 3}}; // 2^62 elements of 4 bytes apart, twice: 2^65 bytes
+    neff::Footprint up = neff::footprint(ap);
+    CHECK(up.begin == 0);
+    CHECK(up.end == INT64_MAX);
+    ap.dims = {{-(int64_t(1) << 62), 3}};
+    neff::Footprint down = neff::footprint(ap);
+    CHECK(down.begin == INT64_MIN);
+    CHECK(down.end == 4);
+}

@@ -657,3 +657,20 @@ g (float[4, 4] x) => (float[4, 4] y, float[4, 4] z, float[4, 4] t)
     CHECK(g.has_value("u__bf16"));
     g.verify();
 }
+
+TEST_CASE("a reduction over an axis past its input's rank is refused, naming the node") {
+    // ONNX 1.12's shape inference lets ArgMin's axis 1 of a rank-1 input through; moving the
+    // reduction to the last axis then indexed past the shape (found by tests/fuzz).
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] data) => (int64[2, 1] result) { result = ArgMin <axis = 1, keepdims = 1> (data) }
+)");
+    try {
+        move_reductions_to_last_axis(g);
+        FAIL("no error");
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_EONX008");
+        CHECK(std::string(e.what()).find("reduces over axis 1; its input has rank 1") !=
+              std::string::npos);
+    }
+}
