@@ -26,7 +26,9 @@ target::CostQuery base_query(const target::TargetInfo &t, Engine e, const Instr 
         q.all_16bit_sbuf &= ap->space == MemSpace::SBUF && dtype_is_16bit_float(ap->dtype);
         int64_t inner = ap->dims.empty() ? 1 : ap->dims.back().step;
         q.contiguous &= inner == 1 || ap->free_count() == 1;
-        q.wide_stride |= std::abs(inner) * dtype_size(ap->dtype) > t.fast_stride_bytes;
+        // |inner| * size > limit, without the product (a stranger's step may be any int64).
+        int64_t limit = t.fast_stride_bytes / dtype_size(ap->dtype);
+        q.wide_stride |= inner > limit || inner < -limit;
     }
     return q;
 }

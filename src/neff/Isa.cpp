@@ -164,9 +164,12 @@ const char *mem_space_name(MemSpace m) {
 }
 
 int64_t AccessPattern::free_count() const {
+    // Saturating: a NEFF from a stranger may hold any counts (found by tests/fuzz's NEFF target).
     int64_t n = 1;
     for (const auto &d : dims) {
-        n *= d.num;
+        if (__builtin_mul_overflow(n, d.num, &n)) {
+            return INT64_MAX;
+        }
     }
     return n;
 }

@@ -147,7 +147,7 @@ TEST_CASE("the hazard index finds exactly the dependencies of a scan of the whol
     CHECK(found > 20 * 1500);
 }
 
-TEST_CASE("an operand's footprint saturates instead of wrapping on counts and steps past 64 bits") {
+TEST_CASE("an operand's footprint and element count saturate instead of wrapping past 64 bits") {
     // A NEFF from a stranger may hold any steps: the timing model takes footprints before
     // Machine::check refuses the operand (found by tests/fuzz's NEFF target, as signed overflow).
     AccessPattern ap;
@@ -163,4 +163,7 @@ TEST_CASE("an operand's footprint saturates instead of wrapping on counts and st
     neff::Footprint down = neff::footprint(ap);
     CHECK(down.begin == INT64_MIN);
     CHECK(down.end == 4);
+    // Element counts saturate too (the cost queries multiply them).
+    ap.dims = {{0, int64_t(1) << 40}, {0, int64_t(1) << 40}};
+    CHECK(ap.free_count() == INT64_MAX);
 }
