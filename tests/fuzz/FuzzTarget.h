@@ -22,15 +22,27 @@
 
 namespace nhc::fuzz {
 
-/** Writes `data` to this process's scratch file with extension `ext` (the readers take paths)
- *  and returns its path. */
-inline std::string scratch_file(const uint8_t *data, size_t size, const std::string &ext) {
-    static const std::filesystem::path dir = std::filesystem::temp_directory_path();
-    std::string path = (dir / ("nhc_fuzz_" + std::to_string(getpid()) + ext)).string();
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char *>(data), std::streamsize(size));
-    return path;
-}
+/** This process's scratch file with extension `ext`, removed when the process exits. */
+class ScratchFile {
+public:
+    explicit ScratchFile(const std::string &ext)
+        : path_((std::filesystem::temp_directory_path() /
+                 ("nhc_fuzz_" + std::to_string(getpid()) + ext))
+                    .string()) {}
+    ~ScratchFile() {
+        std::error_code ec;
+        std::filesystem::remove(path_, ec);
+    }
+    /** Writes `data` to the file (the readers take paths) and returns its path. */
+    const std::string &write(const uint8_t *data, size_t size) const {
+        std::ofstream(path_, std::ios::binary | std::ios::trunc)
+            .write(reinterpret_cast<const char *>(data), std::streamsize(size));
+        return path_;
+    }
+
+private:
+    std::string path_;
+};
 
 /** Runs `f`; a UserError (bad input, refused with its code) is the expected way out. */
 template <typename F>

@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     nhc::Logger::instance().set_console_level(100);
-    std::string path = nhc::fuzz::scratch_file(data, size, ".onnx");
+    static const nhc::fuzz::ScratchFile file(".onnx");
+    const std::string &path = file.write(data, size);
     nhc::fuzz::expect_user_errors([&] {
         nhc::Graph g = nhc::run_frontend(path, {});
         nhc::CompileOptions options; // -O2, trn1: every pass of the default compile

@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool npy = size >= 6 && std::memcmp(data, "\x93NUMPY", 6) == 0;
-    std::string path = nhc::fuzz::scratch_file(data, size, npy ? ".npy" : ".pb");
+    static const nhc::fuzz::ScratchFile npy_file(".npy"), pb_file(".pb");
+    const std::string &path = (npy ? npy_file : pb_file).write(data, size);
     nhc::fuzz::expect_user_errors([&] { nhc::read_tensor_file(path); });
     return 0;
 }
