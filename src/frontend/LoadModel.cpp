@@ -145,11 +145,15 @@ void point_at(onnx::TensorProto &t, const MappedBytes &b, const std::string &abs
     }
 }
 
-void inline_tensor(onnx::TensorProto &t, ExternalFiles &files) {
-    MappedBytes b = files.bytes_of(t);
+/** Makes `t` hold a copy of `b` as its raw data. */
+void copy_in(onnx::TensorProto &t, const MappedBytes &b) {
     t.set_raw_data(std::string(chars_of(b), b.size));
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::DEFAULT);
+}
+
+void inline_tensor(onnx::TensorProto &t, ExternalFiles &files) {
+    copy_in(t, files.bytes_of(t));
 }
 
 void inline_graph(onnx::GraphProto &g, ExternalFiles &files, bool initializers) {
@@ -188,9 +192,7 @@ void keep_in_place(LoadedModel &m, onnx::TensorProto &t, const MappedBytes &b) {
         point_at(t, b, absolute_path(*b.file));
         return;
     }
-    t.set_raw_data(std::string(chars_of(b), b.size));
-    t.clear_external_data();
-    t.set_data_location(onnx::TensorProto::DEFAULT);
+    copy_in(t, b);
 }
 
 /** Initializers' raw data of this size or more stays in the model file. Small ones are decoded
