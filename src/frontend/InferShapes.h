@@ -4,7 +4,9 @@
 /** \file
  * Runs ONNX shape inference with data propagation (so that Shape -> Gather -> Concat -> Reshape
  * chains resolve, as in torch exports of GroupNorm) and collects what is known about every value:
- * element type and shape, with -1 for a dimension that is unknown or symbolic.
+ * element type and shape, with -1 for a dimension that is unknown or symbolic. ONNX 1.12's own
+ * inference functions read out of bounds on some malformed nodes; those found so far (a
+ * convolution whose weight rank differs from its input's) are checked before they run.
  */
 
 #include "graph/HostTensor.h"
@@ -24,7 +26,8 @@ struct ValueType {
     bool is_static() const;
 };
 
-/** Infers shapes in place (value_info is rewritten); NHC_EONX004 if ONNX reports a conflict. */
+/** Infers shapes in place (value_info is rewritten); NHC_EONX004 if ONNX reports a conflict,
+ *  NHC_EONX010 for a convolution whose input and weight ranks differ. */
 void infer_shapes(onnx::ModelProto &model);
 
 /** Types of graph inputs, outputs, value_info and initializers, by name. */

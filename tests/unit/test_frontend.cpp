@@ -377,6 +377,36 @@ TEST_CASE("asking an attribute for the wrong type is NHC_EONX008") {
     CHECK(n.attr_int("missing", 7) == 7);
 }
 
+// ONNX 1.12's convolution inference indexes the weight's kernel dimensions by the input's spatial
+// rank without comparing them, and read out of bounds on this (the ONNX fuzz target's finding 6).
+TEST_CASE("a convolution whose weight rank differs from its input's is NHC_EONX010") {
+    std::string graph_input = error_of(R"(
+<ir_version: 8, opset_import: ["" : 10]>
+g (uint8[1, 3, 3] x, uint8[1, 1, 2, 2] w, uint8 z) => (int32[1, 1, 4, 4] y) {
+  y = ConvInteger <pads = [1, 1]> (x, w, z)
+}
+)");
+    CHECK(graph_input.find("NHC_EONX010") != std::string::npos);
+    CHECK(graph_input.find("input 'x' has rank 3 and weight 'w' rank 4") != std::string::npos);
+    // An intermediate value's rank is known only once inference reaches its node.
+    std::string intermediate = error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 5] x) => (float[1, 1, 5] y) <float[1, 2, 3, 3] w = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}> {
+  r = Relu(x)
+  y = Conv (r, w)
+}
+)");
+    CHECK(intermediate.find("NHC_EONX010") != std::string::npos);
+    CHECK(intermediate.find("input 'r' has rank 3 and weight 'w' rank 4") != std::string::npos);
+    std::string transpose = error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 4, 4] x, float[2, 1, 3] w) => (float[1, 1, 6, 6] y) {
+  y = ConvTranspose (x, w)
+}
+)");
+    CHECK(transpose.find("NHC_EONX010") != std::string::npos);
+}
+
 // An operand the compiler needs at compile time that comes from runtime inputs is refused by the
 // front end, naming the node, the operand, the inputs and the flag that freezes them.
 const char *kRuntimeScales = R"(
