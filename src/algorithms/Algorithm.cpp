@@ -36,10 +36,15 @@ Namer::Namer(const std::string &node_name) : base_(sanitize(node_name)) {}
 std::string Namer::operator()(const std::string &role) {
     static std::mutex mu;
     static std::set<std::string> taken;
+    // Where the search for a free suffix resumes, per name: a node built again (every candidate
+    // of a search builds it) takes the next suffix at once, not after trying every earlier one.
+    static std::map<std::string, int> next_suffix;
     std::lock_guard<std::mutex> lock(mu);
-    std::string name = base_ + "__" + role;
-    for (int i = 2; taken.count(name); i++)
-        name = base_ + "__" + role + "__" + std::to_string(i);
+    const std::string plain = base_ + "__" + role;
+    std::string name = plain;
+    int &i = next_suffix.emplace(plain, 2).first->second;
+    while (taken.count(name))
+        name = plain + "__" + std::to_string(i++);
     taken.insert(name);
     return name;
 }

@@ -49,7 +49,7 @@ public:
     /** `consumed`: the same graph as `g`, whose constants build() may release (or null). */
     ProgramBuilder(const Graph &g, const CompileOptions &o, Graph *consumed = nullptr)
         : g_(g), consumed_(consumed), o_(o), target_(&target::target_by_name(o.target)),
-          autoscheduler_(g, *target_, search_options(o)) {
+          autoscheduler_(g, *target_, search_options(o)), readers_(sched::index_readers(g)) {
         prog_.target = o.target;
         prog_.name = g.name;
     }
@@ -159,7 +159,7 @@ private:
         }
         // A --schedule block for this node replaces its default schedule.
         std::map<std::string, std::vector<int64_t>> output_perm = output_perm_of(nodes);
-        sched::Group grp = sched::build_group(g_, nodes, output_perm);
+        sched::Group grp = sched::build_group(g_, readers_, nodes, output_perm);
         const sched::ScriptBlock *block =
             o_.schedule ? o_.schedule->find(nodes.front()->name) : nullptr;
         sched::SchedulePlan plan;
@@ -167,7 +167,8 @@ private:
             sched::apply_schedule_block(*o_.schedule, *block, grp);
         else {
             plan = autoscheduler_.plan_for(
-                grp, output_perm, [&] { return sched::build_group(g_, nodes, output_perm); },
+                grp, output_perm,
+                [&] { return sched::build_group(g_, readers_, nodes, output_perm); },
                 [&] { return program_context(); });
             // A plan chosen for the workload elsewhere keeps this output only where the next
             // group is all that reads it.
@@ -240,7 +241,7 @@ private:
             return std::nullopt;
         try {
             std::map<std::string, std::vector<int64_t>> perm = output_perm_of(nodes);
-            sched::Group next = sched::build_group(g_, nodes, perm);
+            sched::Group next = sched::build_group(g_, readers_, nodes, perm);
             autosched::FollowingGroup f;
             f.values = sched::hbm_values(next);
             const sched::ScriptBlock *block =
@@ -415,6 +416,7 @@ private:
     const CompileOptions &o_;
     const target::TargetInfo *target_ = nullptr;
     autosched::Autoscheduler autoscheduler_;
+    sched::ValueReaders readers_; ///< the nodes reading each value, for build_group
     LoweringCache lowering_;
     neff::Program prog_;
     std::unique_ptr<HbmVariables> hbm_; ///< which variable holds each value (plan_memory)

@@ -2,6 +2,7 @@
 
 #include "graph/CausalMask.h"
 #include "graph/FlattenElementwise.h"
+#include "graph/GraphLimits.h"
 #include "schedules/DefaultSchedule.h"
 #include "support/Error.h"
 
@@ -87,12 +88,15 @@ public:
 
     [[noreturn]] void refuse_block_group(const sched::ScriptBlock &b,
                                          const std::string &node) const {
-        user_error("NHC_ESCH119", cx_.schedule->file, ":", b.line, ": node ", b.quoted_nodes(),
-                   ": node \"", node, "\" cannot join the group of \"", b.nodes.front(),
-                   "\"; the nodes of a block must be a chain the code generator fuses, in graph "
-                   "order (a matmul and its elementwise epilogue, attention, or a compute chain of "
-                   "one shape whose intermediate values nothing outside the chain reads), as "
-                   "--dump-schedules writes them");
+        user_error(
+            "NHC_ESCH119", cx_.schedule->file, ":", b.line, ": node ", b.quoted_nodes(),
+            ": node \"", node, "\" cannot join the group of \"", b.nodes.front(),
+            "\"; the nodes of a block must be a chain the code generator fuses, in graph "
+            "order, at most ",
+            kMaxFusedNodes,
+            " nodes (a matmul and its elementwise epilogue, attention, or a compute chain of "
+            "one shape whose intermediate values nothing outside the chain reads), as "
+            "--dump-schedules writes them");
     }
 
     /** Whether `n` continues `group`: a compute chain, or elementwise nodes in a matmul's
@@ -101,7 +105,7 @@ public:
     bool can_join(const std::vector<const Node *> &group, const Node &n, Fusable fusable,
                   Scripted scripted) const {
         const Node &front = *group.front();
-        if (!fusable(n))
+        if (!fusable(n) || group.size() >= kMaxFusedNodes)
             return false;
         // A convolution's elementwise epilogue joins it when the channels fill the partitions
         // enough (conv_epilogue_joins; FlattenElementwise then left the chain in its shape).

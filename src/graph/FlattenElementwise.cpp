@@ -1,6 +1,7 @@
 #include "graph/FlattenElementwise.h"
 
 #include "graph/CausalMask.h"
+#include "graph/GraphLimits.h"
 #include "graph/GroupNorm.h"
 
 #include <algorithm>
@@ -129,6 +130,9 @@ ValueIndex index_values(const Graph &g) {
 
 bool joins_conv_group(const Graph &g, const ValueIndex &x, std::string v,
                       const ConvLimits &conv_limits) {
+    // A group holds the ConvTaps and at most kMaxFusedNodes - 1 nodes after it, the node reading
+    // v among them: past kMaxFusedNodes - 2 elementwise nodes back it cannot join.
+    size_t crossed = 0;
     for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
         const Node &n = *p->second;
         auto r = x.readers.find(v);
@@ -142,7 +146,7 @@ bool joins_conv_group(const Graph &g, const ValueIndex &x, std::string v,
             return !i.empty() && !g.value(i).is_constant() &&
                    g.value(i).shape == g.value(n.outputs[0]).shape;
         });
-        if (same == n.inputs.end())
+        if (same == n.inputs.end() || ++crossed > kMaxFusedNodes - 2)
             return false;
         v = *same;
     }
@@ -156,7 +160,11 @@ bool is_view_op(const std::string &op_type) {
 }
 
 bool computed_away_from_matmuls(const Graph &g, const ValueIndex &x, std::string v) {
+    // Past a group's length of row-wise nodes a value is in no matmul's group: away from it.
+    size_t crossed = 0;
     for (auto p = x.producer.find(v); p != x.producer.end(); p = x.producer.find(v)) {
+        if (++crossed > kMaxFusedNodes)
+            return true;
         const Node &n = *p->second;
         // A causal mask is row-wise too, though never flattened itself (graph/CausalMask.h).
         bool through = (n.domain.empty() && (is_view_op(n.op_type) || is_row_wise(g, n))) ||

@@ -4,6 +4,8 @@
 
 #include "CliRun.h"
 
+#include <cstring>
+
 using namespace nhc::cli_test;
 
 namespace {
@@ -67,4 +69,60 @@ g (float[1073741823] a, float[1073741823] b, float[1073741823] c, float[10737418
 )"));
     expect_user_error(r, "NHC_EMOD027");
     CHECK(r.has("take 21474836460 bytes together; one NeuronCore of trn1 addresses 17179869184"));
+}
+
+namespace {
+
+/** A model of `chains` chains of `length` Neg nodes each, from input x to outputs o0, o1, ... */
+std::string neg_chains(int chains, int length) {
+    std::string outputs, body;
+    for (int c = 0; c < chains; c++) {
+        outputs += (c ? ", float[4] o" : "float[4] o") + std::to_string(c);
+        std::string prev = "x";
+        for (int i = 0; i < length; i++) {
+            std::string out = i + 1 == length ? "o" + std::to_string(c)
+                                              : "t" + std::to_string(c) + "_" + std::to_string(i);
+            body += "  " + out + " = Neg(" + prev + ")\n";
+            prev = out;
+        }
+    }
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[4] x) => (" + outputs + ") {\n" +
+           body + "}\n";
+}
+
+} // namespace
+
+// A group's Halide lowering grows with the square of its nodes: one group of this chain took
+// 279 s and 6 GB before groups were capped at 32 nodes (graph/GraphLimits.h). Under the 4 GB of
+// address space it compiles in groups of 32, and its NEFF computes the chain.
+TEST_CASE("a chain of 2,000 elementwise nodes compiles in groups of at most 32 nodes") {
+    TempDir dir;
+    std::string model = model_file(dir, "deep.onnx", neg_chains(1, 2000));
+    Run r = compile_limited(dir, model + " --output deep.neff --verbose info");
+    REQUIRE(r.status == 0);
+    CHECK(r.has("code generation: 100% (63 of 63 groups)"));
+    const std::vector<float> x = {1, -2, 3, -4};
+    nhc::NpyTensor in;
+    in.dtype = "float32";
+    in.shape = {4};
+    in.data.resize(sizeof x[0] * x.size());
+    std::memcpy(in.data.data(), x.data(), in.data.size());
+    std::vector<uint8_t> npy = nhc::make_npy(in);
+    std::ofstream(dir.file("x.npy"), std::ios::binary).write((const char *)npy.data(), npy.size());
+    Run run = run_neff("deep.neff --input x=x.npy --output-dir out", dir.path.string());
+    INFO(run.out);
+    REQUIRE(run.status == 0);
+    CHECK(read_npy(dir, "out/o0.npy").data == in.data); // an even number of negations
+}
+
+TEST_CASE("a model past the node or graph input and output limits is refused as it is read") {
+    TempDir dir;
+    Run nodes = compile_limited(dir, model_file(dir, "nodes.onnx", neg_chains(1, 50001)));
+    expect_user_error(nodes, "NHC_EONX011");
+    CHECK(nodes.has("has 50001 nodes (its graph and subgraphs together); the compiler takes at "
+                    "most 50000"));
+    Run outputs = compile_limited(dir, model_file(dir, "outputs.onnx", neg_chains(10000, 1)));
+    expect_user_error(outputs, "NHC_EONX011");
+    CHECK(outputs.has("declares 1 graph inputs and 10000 outputs; the compiler takes at most 10000 "
+                      "together"));
 }

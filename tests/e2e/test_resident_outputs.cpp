@@ -187,8 +187,8 @@ TEST_CASE("a bf16 output kept resident is rounded by the engines as its store wo
     REQUIRE(g.value("r1").dtype == DType::BFloat16);
     sched::SchedulePlan keep;
     keep.output_resident = true;
-    sched::Group grp =
-        sched::build_group(g, {&node_with_output(g, "h1"), &node_with_output(g, "r1")});
+    sched::Group grp = sched::build_group(g, sched::index_readers(g),
+                                          {&node_with_output(g, "h1"), &node_with_output(g, "r1")});
     sched::apply_default_schedule(grp, target::target_by_name("trn1"), keep);
     codegen::LoweredGroup lg = codegen::lower_group(grp);
     REQUIRE(lg.resident.size() == 1);
