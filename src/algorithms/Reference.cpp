@@ -18,13 +18,15 @@ Halide::Type buffer_type(DType t) {
 Halide::Buffer<> to_buffer(const HostTensor &t) {
     std::vector<int> sizes(t.shape().rbegin(), t.shape().rend());
     Halide::Buffer<> buf(buffer_type(t.dtype()), sizes);
-    std::memcpy(buf.data(), t.bytes().data(), t.bytes().size()); // dense, dim 0 innermost
+    if (!t.bytes().empty()) // a tensor of no elements has no buffer memory to copy to
+        std::memcpy(buf.data(), t.bytes().data(), t.bytes().size()); // dense, dim 0 innermost
     return buf;
 }
 
 HostTensor from_buffer(const Halide::Buffer<> &buf, DType dtype, const Shape &shape) {
     HostTensor t(dtype, shape);
-    std::memcpy(t.mutable_bytes().data(), buf.data(), t.bytes().size());
+    if (!t.bytes().empty())
+        std::memcpy(t.mutable_bytes().data(), buf.data(), t.bytes().size());
     return t;
 }
 
