@@ -22,13 +22,14 @@ struct ConvOperands {
 constexpr ConvOperands kConvolutions[] = {
     {"Conv", 0, 1}, {"ConvInteger", 0, 1}, {"QLinearConv", 0, 3}, {"ConvTranspose", 0, 1}};
 
-/** The rank of input `i` if inference knows it, else -1. */
+/** The rank of a tensor of this type if inference knows it, else -1. */
 int64_t known_rank(const onnx::TypeProto *type) {
     if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
         return -1;
     return type->tensor_type().shape().dim_size();
 }
 
+/** The rank of the node's input `i` if inference knows it, else -1. */
 int64_t input_rank(onnx::InferenceContext &ctx, size_t i) {
     return i < ctx.getNumInputs() ? known_rank(ctx.getInputType(i)) : -1;
 }
