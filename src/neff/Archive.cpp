@@ -94,13 +94,49 @@ la_ssize_t read_cb(struct archive *, void *user, const void **out) {
     return la_ssize_t((*ctx->source)(ctx->buf.data(), ctx->buf.size()));
 }
 
+// Deflate expands a byte to at most 1032 (zlib's technical details, zlib.net/zlib_tech.html,
+// "Maximum Compression Factor": 258 bytes per 2-bit code at best); gzip's framing only lowers it.
+constexpr uint64_t kDeflateMaxExpansion = 1032;
+
+/** The most bytes the archive in `a` can unpack to: its packed size, times deflate's largest
+ *  expansion if it is gzip, and never more than the caller accepts. Called after the first
+ *  header, when libarchive has recognised the filter. */
+uint64_t unpacked_bound(struct archive *a, const ArchiveLimits &limits) {
+    bool gzip = false;
+    for (int i = 0; i < archive_filter_count(a); i++)
+        gzip = gzip || archive_filter_code(a, i) == ARCHIVE_FILTER_GZIP;
+    uint64_t packed = limits.packed_bytes;
+    uint64_t bound = gzip && packed <= UINT64_MAX / kDeflateMaxExpansion
+                         ? packed * kDeflateMaxExpansion
+                         : (gzip ? UINT64_MAX : packed);
+    return std::min(bound, limits.max_unpacked);
+}
+
+/** Adds `bytes` of member `name` to `total`, refusing a size the payload cannot hold or the
+ *  caller does not accept: before any allocation for it. */
+void count_unpacked(const std::string &name, int64_t bytes, uint64_t bound, uint64_t &total) {
+    if (bytes < 0 || uint64_t(bytes) > bound - total) {
+        user_error("NHC_ENEFF014", "NEFF payload member '", name, "' declares ", bytes,
+                   " bytes; with the ", total,
+                   " before it that is more than the payload can "
+                   "unpack to or a NeuronCore's HBM holds (at most ",
+                   bound, " bytes)");
+    }
+    total += uint64_t(bytes);
+}
+
 /** Reads every member of the opened archive `a`. */
-ArchiveRead read_members(struct archive *a, const std::function<bool(const std::string &)> &skip) {
+ArchiveRead read_members(struct archive *a, const std::function<bool(const std::string &)> &skip,
+                         const ArchiveLimits &limits) {
     ArchiveRead r;
     struct archive_entry *e = nullptr;
+    uint64_t total = 0;
     int rc;
     while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
         std::string name = archive_entry_pathname(e);
+        uint64_t bound = unpacked_bound(a, limits);
+        if (archive_entry_size_is_set(e))
+            count_unpacked(name, archive_entry_size(e), bound, total);
         if (skip && skip(name)) {
             r.skipped_sizes[name] = archive_entry_size(e);
             if (archive_read_data_skip(a) != ARCHIVE_OK)
@@ -109,11 +145,14 @@ ArchiveRead read_members(struct archive *a, const std::function<bool(const std::
             continue;
         }
         std::vector<uint8_t> bytes;
-        if (archive_entry_size_is_set(e))
+        bool sized = archive_entry_size_is_set(e);
+        if (sized)
             bytes.reserve(size_t(archive_entry_size(e)));
         uint8_t buf[65536];
         la_ssize_t n;
         while ((n = archive_read_data(a, buf, sizeof buf)) > 0) {
+            if (!sized) // a member without a declared size is counted as it unpacks
+                count_unpacked(name, n, bound, total);
             bytes.insert(bytes.end(), buf, buf + n);
         }
         if (n < 0) {
@@ -140,24 +179,25 @@ ArchivePtr new_reader() {
 
 } // namespace
 
-ArchiveMembers read_tar(const uint8_t *data, size_t size) {
+ArchiveMembers read_tar(const uint8_t *data, size_t size, uint64_t max_unpacked) {
     ArchivePtr a = new_reader();
     if (archive_read_open_memory(a.get(), data, size) != ARCHIVE_OK) {
         user_error("NHC_ENEFF005",
                    "NEFF payload is not a tar archive: ", archive_error_string(a.get()));
     }
-    return read_members(a.get(), nullptr).members;
+    return read_members(a.get(), nullptr, {size, max_unpacked}).members;
 }
 
 ArchiveRead read_tar_stream(const ArchiveSource &source,
-                            const std::function<bool(const std::string &)> &skip) {
+                            const std::function<bool(const std::string &)> &skip,
+                            const ArchiveLimits &limits) {
     ArchivePtr a = new_reader();
     ReadCtx ctx{&source, std::vector<uint8_t>(size_t(1) << 20)};
     if (archive_read_open(a.get(), &ctx, nullptr, read_cb, nullptr) != ARCHIVE_OK) {
         user_error("NHC_ENEFF005",
                    "NEFF payload is not a tar archive: ", archive_error_string(a.get()));
     }
-    return read_members(a.get(), skip);
+    return read_members(a.get(), skip, limits);
 }
 
 } // namespace nhc::neff

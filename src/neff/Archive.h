@@ -31,8 +31,18 @@ using ArchiveProgress = std::function<void(uint64_t done, uint64_t total)>;
 void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
                const ArchiveProgress &progress = nullptr, int jobs = 1);
 
-/** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz. */
-ArchiveMembers read_tar(const uint8_t *data, size_t size);
+/** What an archive may unpack to. A member whose declared size is more than the rest of the
+ *  payload can hold (its packed size, times deflate's largest expansion for gzip) or than the
+ *  caller accepts is NHC_ENEFF014, before anything is allocated for it: a header is not trusted
+ *  for the size of an allocation. */
+struct ArchiveLimits {
+    uint64_t packed_bytes = 0; ///< the archive's size as stored (the NEFF's payload)
+    uint64_t max_unpacked = UINT64_MAX;
+};
+
+/** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz, NHC_ENEFF014 past the
+ *  limits above (packed_bytes = `size`). */
+ArchiveMembers read_tar(const uint8_t *data, size_t size, uint64_t max_unpacked = UINT64_MAX);
 
 /** The next bytes of an archive into `buf` (at most `capacity`); 0 at its end. */
 using ArchiveSource = std::function<size_t(uint8_t *buf, size_t capacity)>;
@@ -42,9 +52,11 @@ struct ArchiveRead {
     std::map<std::string, int64_t> skipped_sizes;
 };
 /** Reads an archive from `source` chunk by chunk, never holding it whole; the bytes of members
- *  for which `skip` is true are read past, only their sizes kept. NHC_ENEFF005 as read_tar. */
+ *  for which `skip` is true are read past, only their sizes kept (and counted against `limits`).
+ *  NHC_ENEFF005 and NHC_ENEFF014 as read_tar. */
 ArchiveRead read_tar_stream(const ArchiveSource &source,
-                            const std::function<bool(const std::string &)> &skip);
+                            const std::function<bool(const std::string &)> &skip,
+                            const ArchiveLimits &limits);
 
 } // namespace nhc::neff
 

@@ -6,6 +6,7 @@
 #include "neff/Sha256.h"
 #include "support/Error.h"
 #include "support/Files.h"
+#include "target/Target.h"
 
 #include <cstring>
 #include <fstream>
@@ -105,6 +106,15 @@ void check_hash(const NeffHeader &h, const std::array<uint8_t, 32> &digest) {
         user_error("NHC_ENEFF003", "NEFF hash mismatch: header sha256 ", hex(h.hash.data(), 32),
                    ", payload sha256 ", hex(digest.data(), 32));
     }
+}
+
+/** The most a payload may unpack to: a NEFF that no NeuronCore's HBM holds cannot run on any,
+ *  and a header that says otherwise is not trusted for an allocation (issue 19). */
+uint64_t max_payload_unpacked() {
+    int64_t most = 0;
+    for (const auto &t : target::all_targets())
+        most = std::max(most, t.hbm_bytes_per_core);
+    return uint64_t(most);
 }
 
 /** The program of an unpacked payload. */
@@ -265,7 +275,8 @@ NeffContents read_neff(const std::vector<uint8_t> &bytes, const ReadOptions &opt
         return n;
     };
     ArchiveRead r = read_tar_stream(
-        source, [&](const std::string &name) { return !opt.weights && is_weight_member(name); });
+        source, [&](const std::string &name) { return !opt.weights && is_weight_member(name); },
+        {payload_size, max_payload_unpacked()});
     read_members(r, opt, c);
     return c;
 }
@@ -306,9 +317,9 @@ NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
     };
     ArchiveRead r;
     try {
-        r = read_tar_stream(source, [&](const std::string &name) {
-            return !opt.weights && is_weight_member(name);
-        });
+        r = read_tar_stream(
+            source, [&](const std::string &name) { return !opt.weights && is_weight_member(name); },
+            {file_size - kHeaderSize, max_payload_unpacked()});
     } catch (const UserError &) {
         check_hash(c.header, digest()); // a corrupt payload is reported as such first
         throw;

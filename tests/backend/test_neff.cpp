@@ -63,6 +63,46 @@ std::vector<uint8_t> with_member(const std::vector<uint8_t> &neff, const std::st
     return reseal(neff::write_tar(m, true), neff);
 }
 
+/** The plain tar of `neff`'s members, `name` replaced by `bytes`, with `name`'s tar header then
+ *  declaring `declared` bytes (base-256 past the octal field's 8 GiB, checksum redone). */
+std::vector<uint8_t> tar_declaring(const std::vector<uint8_t> &neff, const std::string &name,
+                                   std::vector<uint8_t> bytes, uint64_t declared) {
+    auto m = neff::read_tar(neff.data() + 1024, neff.size() - 1024);
+    m[name] = std::move(bytes);
+    std::vector<uint8_t> tar = neff::write_tar(m, false);
+    for (size_t at = 0; at + 512 <= tar.size(); at += 512) {
+        uint8_t *h = tar.data() + at;
+        if (std::string(reinterpret_cast<const char *>(h)) != name)
+            continue;
+        h[124] = 0x80; // ustar size field, base-256 big-endian (GNU extension libarchive reads)
+        for (int i = 11; i >= 1; i--, declared >>= 8)
+            h[124 + i] = uint8_t(declared & 0xff);
+        std::memset(h + 148, ' ', 8);
+        unsigned sum = 0;
+        for (int i = 0; i < 512; i++)
+            sum += h[i];
+        std::snprintf(reinterpret_cast<char *>(h + 148), 8, "%06o", sum);
+        return tar;
+    }
+    FAIL("no tar header for " << name);
+    return tar;
+}
+
+/** `bytes` as one gzip stream at `level` (0 stores them). */
+std::vector<uint8_t> gzip(const std::vector<uint8_t> &bytes, int level) {
+    z_stream z{};
+    REQUIRE(deflateInit2(&z, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    std::vector<uint8_t> out(deflateBound(&z, bytes.size()));
+    z.next_in = const_cast<uint8_t *>(bytes.data());
+    z.avail_in = uInt(bytes.size());
+    z.next_out = out.data();
+    z.avail_out = uInt(out.size());
+    REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
+
 } // namespace
 
 TEST_CASE("the header uses the public field layout") {
@@ -338,6 +378,28 @@ TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {
     CHECK(status(with_member(good, "sg00/weights/1.bin", "short"), "NHC_ENEFF011") ==
           rt::NRT_INVALID);
 
+    // A member's header is not trusted for the size of an allocation (issue 19): declaring more
+    // than the payload holds, plain or as gzip at deflate's largest expansion, or more than any
+    // NeuronCore's HBM, is refused before the bytes are reserved.
+    std::vector<uint8_t> weight(16384, 1);
+    auto lying_tar = tar_declaring(good, "sg00/weights/1.bin", weight, (uint64_t(1) << 40) + 5);
+    auto lying_plain = reseal(lying_tar, good);
+    CHECK(status(lying_plain, "NHC_ENEFF014") == rt::NRT_INVALID);
+    auto lying_gzip = reseal(gzip(lying_tar, 9), good);
+    CHECK(status(lying_gzip, "NHC_ENEFF014") == rt::NRT_INVALID);
+    // 20 MB stored (deflate level 0) could hold 20 GB at deflate's largest expansion, but no
+    // NeuronCore has 17 GiB of HBM.
+    auto stored = gzip(tar_declaring(good, "sg00/weights/1.bin",
+                                     std::vector<uint8_t>(size_t(20) << 20, 7), uint64_t(17) << 30),
+                       0);
+    auto past_hbm = reseal(stored, good);
+    CHECK(status(past_hbm, "NHC_ENEFF014") == rt::NRT_INVALID);
+    {
+        rt::Result r = rt::nrt_load(lying_gzip, {}, m);
+        CHECK(r.message.find("member 'sg00/weights/1.bin' declares 1099511627781 bytes") !=
+              std::string::npos);
+    }
+
     // The file loader, which reads in chunks and skips the weights for timing only, reports
     // the same codes (a flipped payload bit is a hash mismatch although unpacking may fail
     // first), and a weight of the wrong size even when its bytes are skipped.
@@ -358,6 +420,9 @@ TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {
         CHECK(file_code(tiny) == "NHC_ENEFF004");
         CHECK(file_code(reseal(junk, good)) == "NHC_ENEFF005");
         CHECK(file_code(with_member(good, "sg00/weights/1.bin", "short")) == "NHC_ENEFF011");
+        CHECK(file_code(lying_plain) == "NHC_ENEFF014");
+        CHECK(file_code(lying_gzip) == "NHC_ENEFF014");
+        CHECK(file_code(past_hbm) == "NHC_ENEFF014");
     }
     std::remove(path.c_str());
     CHECK(rt::nrt_load_file("/nonexistent/dir/model.neff", {}, m).code == "NHC_ENEFF010");
