@@ -1,6 +1,6 @@
 #include "frontend/CheckModel.h"
 
-#include "graph/GraphLimits.h"
+#include "frontend/ModelSize.h"
 #include "support/Error.h"
 
 #include <onnx/checker.h>
@@ -42,33 +42,6 @@ static void check_outputs_defined(const onnx::GraphProto &g, std::set<std::strin
             for (const auto &sub : a.graphs())
                 check_outputs_defined(sub, outer);
         }
-}
-
-/** The nodes of `g` and of the graphs nested in its nodes' attributes. The recursion is as deep as
- *  the nesting, which protobuf's parser bounds (100 nested messages). */
-static long count_nodes(const onnx::GraphProto &g) {
-    long n = g.node_size();
-    for (const auto &node : g.node())
-        for (const auto &a : node.attribute()) {
-            if (a.has_g())
-                n += count_nodes(a.g());
-            for (const auto &sub : a.graphs())
-                n += count_nodes(sub);
-        }
-    return n;
-}
-
-/** NHC_EONX011 for a model past the compiler's size limits (graph/GraphLimits.h). */
-static void check_model_size(const onnx::ModelProto &model) {
-    const onnx::GraphProto &g = model.graph();
-    if (long nodes = count_nodes(g); nodes > kMaxModelNodes)
-        user_error("NHC_EONX011", "model '", g.name(), "' has ", nodes,
-                   " nodes (its graph and subgraphs together); the compiler takes at most ",
-                   kMaxModelNodes);
-    if (long io = long(g.input_size()) + g.output_size(); io > kMaxGraphInputsOutputs)
-        user_error("NHC_EONX011", "model '", g.name(), "' declares ", g.input_size(),
-                   " graph inputs and ", g.output_size(), " outputs; the compiler takes at most ",
-                   kMaxGraphInputsOutputs, " together");
 }
 
 int check_model(const onnx::ModelProto &model) {

@@ -2,11 +2,11 @@
 #define NHC_FRONTEND_CHECKMODEL_H
 
 /** \file
- * Refuses models past the compiler's size limits (NHC_EONX011: nodes, graph inputs and outputs;
- * graph/GraphLimits.h), then runs ONNX's own model checker (onnx::checker::check_model) on a
- * loaded, self-contained model and turns its complaint into NHC_EONX002; rejects graph
- * inputs/outputs that are not tensors (NHC_EDTY001) and opsets newer than this compiler's ONNX
- * library knows (NHC_EONX003). Returns the default-domain opset the model declares.
+ * Refuses models past the compiler's size limits (frontend/ModelSize.h), then runs ONNX's own model
+ * checker (onnx::checker::check_model) on a loaded, self-contained model and turns its complaint
+ * into NHC_EONX002; rejects graph inputs/outputs that are not tensors (NHC_EDTY001) and opsets
+ * newer than this compiler's ONNX library knows (NHC_EONX003). Returns the default-domain opset the
+ * model declares.
  */
 
 #include <onnx/onnx_pb.h>
