@@ -5,6 +5,7 @@
 #include "frontend/ConvertOpset.h"
 #include "frontend/FoldConstants.h"
 #include "frontend/FreezeInputs.h"
+#include "frontend/GuardInference.h"
 #include "frontend/ImportGraph.h"
 #include "frontend/LoadModel.h"
 #include "support/Log.h"
@@ -13,6 +14,7 @@ namespace nhc {
 
 LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &options,
                           int *opset_out, int *declared_out) {
+    install_inference_guards(); // before ONNX's converter or inference sees a node
     LoadedModel model;
     {
         TimedStep step("frontend: load model");

@@ -5,8 +5,8 @@
  * Runs ONNX shape inference with data propagation (so that Shape -> Gather -> Concat -> Reshape
  * chains resolve, as in torch exports of GroupNorm) and collects what is known about every value:
  * element type and shape, with -1 for a dimension that is unknown or symbolic. ONNX 1.12's own
- * inference functions read out of bounds on some malformed nodes; those found so far (a
- * convolution whose weight rank differs from its input's) are checked before they run.
+ * inference functions crash on some malformed nodes: those found so far are guarded
+ * (frontend/GuardInference.h).
  */
 
 #include "graph/HostTensor.h"
@@ -27,7 +27,7 @@ struct ValueType {
 };
 
 /** Infers shapes in place (value_info is rewritten); NHC_EONX004 if ONNX reports a conflict,
- *  NHC_EONX010 for a convolution whose input and weight ranks differ. */
+ *  NHC_EONX010 for a node that breaks a guard of GuardInference.h. */
 void infer_shapes(onnx::ModelProto &model);
 
 /** Types of graph inputs, outputs, value_info and initializers, by name. */

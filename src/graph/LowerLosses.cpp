@@ -171,6 +171,14 @@ void nll(Graph &g, Picker &p, const Node &n, const std::string &log_prob, const 
     int64_t classes = x.shape[1];
     Shape per_class = x.shape, per_item = x.shape;
     per_item.erase(per_item.begin() + 1);
+    // ONNX 1.12's inference lets other shapes through (a scalar target overran the unsqueeze
+    // below: the front-end fuzz target's finding 8).
+    if (g.value(target).shape != per_item)
+        p.refuse("expected a target of the input's shape without its class axis, " +
+                 shape_str(per_item) + "; found " + shape_str(g.value(target).shape));
+    if (!weight.empty() && g.value(weight).shape != Shape{classes})
+        p.refuse("expected a weight of one value per class, " + shape_str({classes}) + "; found " +
+                 shape_str(g.value(weight).shape));
     std::string tu = p.unsqueezed(target, 1);
     Shape target_u = per_class;
     target_u[1] = 1;

@@ -387,7 +387,8 @@ g (uint8[1, 3, 3] x, uint8[1, 1, 2, 2] w, uint8 z) => (int32[1, 1, 4, 4] y) {
 }
 )");
     CHECK(graph_input.find("NHC_EONX010") != std::string::npos);
-    CHECK(graph_input.find("input 'x' has rank 3 and weight 'w' rank 4") != std::string::npos);
+    CHECK(graph_input.find("input 'x' has rank 3 and input 'w' rank 4; a convolution's weight") !=
+          std::string::npos);
     // An intermediate value's rank is known only once inference reaches its node.
     std::string intermediate = error_of(R"(
 <ir_version: 8, opset_import: ["" : 17]>
@@ -397,7 +398,7 @@ g (float[1, 2, 5] x) => (float[1, 1, 5] y) <float[1, 2, 3, 3] w = {1, 1, 1, 1, 1
 }
 )");
     CHECK(intermediate.find("NHC_EONX010") != std::string::npos);
-    CHECK(intermediate.find("input 'r' has rank 3 and weight 'w' rank 4") != std::string::npos);
+    CHECK(intermediate.find("input 'r' has rank 3 and input 'w' rank 4") != std::string::npos);
     std::string transpose = error_of(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 2, 4, 4] x, float[2, 1, 3] w) => (float[1, 1, 6, 6] y) {
@@ -405,6 +406,45 @@ g (float[1, 2, 4, 4] x, float[2, 1, 3] w) => (float[1, 1, 6, 6] y) {
 }
 )");
     CHECK(transpose.find("NHC_EONX010") != std::string::npos);
+}
+
+// ONNX 1.12's Gemm-6 inference takes dimension 1 of B whatever B's rank (SEGV on a rank-1 B: the
+// ONNX fuzz target's finding 9); every version of Gemm is checked.
+TEST_CASE("a Gemm whose A or B is not a matrix is NHC_EONX010") {
+    for (const char *opset : {"6", "13"}) {
+        INFO("opset " << opset);
+        std::string vector_b = error_of(std::string(R"(
+<ir_version: 3, opset_import: ["" : )") +
+                                        opset + R"(]>
+g (float[2, 3] a, float[4] b, float[2, 4] c) => (float[2, 4] y) {
+  y = Gemm (a, b, c)
+}
+)");
+        CHECK(vector_b.find("NHC_EONX010") != std::string::npos);
+        CHECK(vector_b.find("Gemm node '': input 'a' has rank 2 and input 'b' rank 1; Gemm's A and "
+                            "B are matrices, of rank 2") != std::string::npos);
+    }
+}
+
+// ONNX 1.12's pooling and convolution inference divides by the strides (SIGFPE on a MaxPool of
+// stride 0: the ONNX fuzz target's finding 10).
+TEST_CASE("a window of stride, dilation or kernel size below 1 is NHC_EONX010") {
+    std::string stride = error_of(R"(
+<ir_version: 7, opset_import: ["" : 12]>
+g (int8[5, 1, 4, 4] x) => (int8[5, 1, 3, 4] y) {
+  y = MaxPool <kernel_shape = [2, 1], strides = [0, 1]> (x)
+}
+)");
+    CHECK(stride.find("NHC_EONX010") != std::string::npos);
+    CHECK(stride.find("MaxPool node '': attribute 'strides' holds 0; strides, dilations and "
+                      "kernel sizes are at least 1") != std::string::npos);
+    std::string dilation = error_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 5, 5] x, float[1, 1, 3, 3] w) => (float[1, 1, 3, 3] y) {
+  y = Conv <dilations = [1, -1]> (x, w)
+}
+)");
+    CHECK(dilation.find("attribute 'dilations' holds -1") != std::string::npos);
 }
 
 // An operand the compiler needs at compile time that comes from runtime inputs is refused by the

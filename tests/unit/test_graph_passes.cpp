@@ -541,6 +541,38 @@ g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
     g.verify();
 }
 
+// ONNX 1.12's inference passes a NegativeLogLikelihoodLoss whose target is a scalar; the
+// decomposition then unsqueezed it past its rank (the front-end fuzz target's finding 8).
+TEST_CASE("a loss whose target or weight does not fit its input is refused before decomposing") {
+    auto refusal = [](const std::string &text) {
+        Graph g = load_graph(text);
+        try {
+            decompose_index_picks(g);
+        } catch (const UserError &e) {
+            CHECK(e.code() == "NHC_EALG001");
+            return std::string(e.what());
+        }
+        FAIL("no error");
+        return std::string();
+    };
+    std::string scalar = refusal(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[3, 5, 6, 6] x, int64 t, float[5] w) => (float loss) {
+  loss = NegativeLogLikelihoodLoss <reduction = "sum"> (x, t, w)
+}
+)");
+    CHECK(scalar.find("expected a target of the input's shape without its class axis, [3,6,6]; "
+                      "found []") != std::string::npos);
+    std::string weight = refusal(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[3, 5] x, int64[3] t, float[4] w) => (float loss) {
+  loss = NegativeLogLikelihoodLoss <reduction = "sum"> (x, t, w)
+}
+)");
+    CHECK(weight.find("expected a weight of one value per class, [5]; found [4]") !=
+          std::string::npos);
+}
+
 TEST_CASE("DepthToSpace (both modes) and SpaceToDepth are a 6-D Reshape, a Transpose, a Reshape") {
     Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 17]>
