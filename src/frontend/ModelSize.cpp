@@ -98,10 +98,10 @@ std::map<FunctionKey, long> expand_functions(const onnx::ModelProto &model) {
 
 void check_model_size(const onnx::ModelProto &model) {
     const onnx::GraphProto &g = model.graph();
-    std::map<FunctionKey, long> expanded = expand_functions(model);
+    const std::map<FunctionKey, long> expanded = expand_functions(model);
     long nodes = expanded_nodes(g.node(), expanded);
-    for (const auto &f : model.functions())
-        nodes = capped(nodes + capped(long(f.node_size())));
+    for (const auto &[function, body] : expanded) // each body is checked once besides its calls
+        nodes = capped(nodes + body);
     if (nodes > kMaxModelNodes)
         user_error("NHC_EONX011", "model '", g.name(), "' has more than ", kMaxModelNodes,
                    " nodes (its graph, subgraphs and local functions, each call of a function "

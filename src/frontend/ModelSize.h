@@ -5,7 +5,7 @@
  * Refuses a model past the compiler's size limits (graph/GraphLimits.h) before ONNX's checker or
  * shape inference walks it: more nodes than kMaxModelNodes, counting the graph, the graphs nested
  * in node attributes, the model-local functions' bodies, and each call of a local function as the
- * nodes it expands to (shape inference walks a function's body at every call), or more graph
+ * nodes its body expands to (shape inference walks a function's body at every call), or more graph
  * inputs and outputs than kMaxGraphInputsOutputs (NHC_EONX011); a local function that calls
  * itself, directly or through others, or is declared twice (NHC_EONX012: ONNX 1.12's inference
  * recursed until the stack overflowed). Assumes nothing of the model but that protobuf parsed it

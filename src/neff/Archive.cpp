@@ -105,10 +105,10 @@ uint64_t unpacked_bound(struct archive *a, const ArchiveLimits &limits) {
     bool gzip = false;
     for (int i = 0; i < archive_filter_count(a); i++)
         gzip = gzip || archive_filter_code(a, i) == ARCHIVE_FILTER_GZIP;
-    uint64_t packed = limits.packed_bytes;
-    uint64_t bound = gzip && packed <= UINT64_MAX / kDeflateMaxExpansion
-                         ? packed * kDeflateMaxExpansion
-                         : (gzip ? UINT64_MAX : packed);
+    uint64_t bound = limits.packed_bytes;
+    if (gzip)
+        bound =
+            bound > UINT64_MAX / kDeflateMaxExpansion ? UINT64_MAX : bound * kDeflateMaxExpansion;
     return std::min(bound, limits.max_unpacked);
 }
 
@@ -117,9 +117,9 @@ uint64_t unpacked_bound(struct archive *a, const ArchiveLimits &limits) {
 void count_unpacked(const std::string &name, int64_t bytes, uint64_t bound, uint64_t &total) {
     if (bytes < 0 || uint64_t(bytes) > bound - total) {
         user_error("NHC_ENEFF014", "NEFF payload member '", name, "' declares ", bytes,
-                   " bytes; with the ", total,
-                   " before it that is more than the payload can "
-                   "unpack to or a NeuronCore's HBM holds (at most ",
+                   " bytes, which with the ", total,
+                   " bytes of the members before it is more than the payload can unpack to or "
+                   "a NeuronCore's HBM holds (at most ",
                    bound, " bytes)");
     }
     total += uint64_t(bytes);
@@ -179,13 +179,13 @@ ArchivePtr new_reader() {
 
 } // namespace
 
-ArchiveMembers read_tar(const uint8_t *data, size_t size, uint64_t max_unpacked) {
+ArchiveMembers read_tar(const uint8_t *data, size_t size) {
     ArchivePtr a = new_reader();
     if (archive_read_open_memory(a.get(), data, size) != ARCHIVE_OK) {
         user_error("NHC_ENEFF005",
                    "NEFF payload is not a tar archive: ", archive_error_string(a.get()));
     }
-    return read_members(a.get(), nullptr, {size, max_unpacked}).members;
+    return read_members(a.get(), nullptr, {size}).members;
 }
 
 ArchiveRead read_tar_stream(const ArchiveSource &source,

@@ -40,9 +40,9 @@ struct ArchiveLimits {
     uint64_t max_unpacked = UINT64_MAX;
 };
 
-/** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz, NHC_ENEFF014 past the
- *  limits above (packed_bytes = `size`). */
-ArchiveMembers read_tar(const uint8_t *data, size_t size, uint64_t max_unpacked = UINT64_MAX);
+/** Throws NHC_ENEFF005 if the bytes are not a readable tar / tar.gz, NHC_ENEFF014 for a member
+ *  larger than `size` bytes can unpack to. */
+ArchiveMembers read_tar(const uint8_t *data, size_t size);
 
 /** The next bytes of an archive into `buf` (at most `capacity`); 0 at its end. */
 using ArchiveSource = std::function<size_t(uint8_t *buf, size_t capacity)>;
