@@ -31,6 +31,24 @@ ConvGeometry conv_geometry(const Node &node, const Shape &x, const Shape &w) {
     g.stride = node.attr_ints("strides");
     g.dilation = node.attr_ints("dilations");
     std::vector<int64_t> pads = node.attr_ints("pads");
+    // Absent attributes take their defaults below; present ones must have one value per spatial
+    // axis (two for pads): ONNX 1.12's inference reports other lengths only as a swallowed node
+    // error, and a short `pads` read past its end (the front-end fuzz target's finding 11).
+    auto check_length = [&](const char *name, const std::vector<int64_t> &v, size_t want) {
+        if (!v.empty() && v.size() != want)
+            refuse(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+                   " values; expected " + std::to_string(want) + " for " + std::to_string(spatial) +
+                   " spatial axes");
+    };
+    check_length("strides", g.stride, size_t(spatial));
+    check_length("dilations", g.dilation, size_t(spatial));
+    check_length("pads", pads, 2 * size_t(spatial));
+    for (int64_t v : g.stride)
+        if (v < 1)
+            refuse("a stride of " + std::to_string(v) + "; strides are at least 1");
+    for (int64_t v : g.dilation)
+        if (v < 1)
+            refuse("a dilation of " + std::to_string(v) + "; dilations are at least 1");
     g.stride.resize(static_cast<size_t>(spatial), 1);
     g.dilation.resize(static_cast<size_t>(spatial), 1);
     pads.resize(static_cast<size_t>(2 * spatial), 0);

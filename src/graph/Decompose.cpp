@@ -71,19 +71,31 @@ void trilu(Graph &g, const Node &n, std::vector<Node> &out) {
 void tile(Graph &g, const Node &n, std::vector<Node> &out) {
     GraphRewriter b(g, n, "__tile", out);
     const Shape &in = g.value(n.inputs[0]).shape, &result = g.value(n.outputs[0]).shape;
+    // The output's shape is all that says how many copies (the repeats may be a runtime input
+    // whose shape inference cannot read): an output of no copies along an axis made a Concat of
+    // nothing (the front-end fuzz target's finding 12).
+    auto whole_multiple = [&](size_t d) {
+        return in[d] > 0 && result[d] >= in[d] && result[d] % in[d] == 0;
+    };
+    if (result.size() != in.size())
+        refuse(n, "expected an output of the input's rank " + std::to_string(in.size()) +
+                      "; found " + shape_str(result));
     std::string cur = n.inputs[0];
     std::vector<int64_t> axes;
-    for (size_t d = 0; d < in.size(); d++)
-        if (in[d] != result[d])
-            axes.push_back(static_cast<int64_t>(d));
+    for (size_t d = 0; d < in.size(); d++) {
+        if (in[d] == result[d])
+            continue;
+        if (!whole_multiple(d))
+            refuse(n, "the output shape " + shape_str(result) +
+                          " is not a whole, nonzero multiple of the input's " + shape_str(in));
+        axes.push_back(static_cast<int64_t>(d));
+    }
     if (axes.empty() || in.empty()) {
         b.add("Identity", {cur}, {n.outputs[0]});
         return;
     }
     for (int64_t d : axes) {
         size_t a = static_cast<size_t>(d);
-        if (in[a] == 0 || result[a] % in[a] != 0)
-            refuse(n, "the output shape is not a whole multiple of the input's");
         std::vector<std::string> copies(static_cast<size_t>(result[a] / in[a]), cur);
         cur = b.concat(copies, d, d == axes.back() ? n.outputs[0] : "");
     }

@@ -69,10 +69,20 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
     if (n.outputs.size() > 1 && !n.outputs[1].empty())
         refuse("the Indices output is not supported yet");
     std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
+    if (kernel.size() != sp)
+        refuse("attribute 'kernel_shape' has " + std::to_string(kernel.size()) +
+               " values; expected " + std::to_string(sp) + " for " + std::to_string(sp) +
+               " spatial axes");
     Shape w_shape = {1, x.shape[1]};
     w_shape.insert(w_shape.end(), kernel.begin(), kernel.end());
     ConvGeometry geo = conv_geometry(n, x.shape, w_shape); // pads, strides, dilations, auto_pad
     const Shape &y = g.value(n.outputs[0]).shape;
+    // The output's shape is the model's word when ONNX's inference failed on the node (finding
+    // 11: a rank-3 output of a 2-D pool): it must at least index like the input.
+    if (y.size() != x.shape.size() || y[0] != x.shape[0] || y[1] != x.shape[1])
+        refuse("expected an output of rank " + std::to_string(x.shape.size()) + " with " +
+               std::to_string(x.shape[0]) + " images of " + std::to_string(x.shape[1]) +
+               " channels, as the input; found " + shape_str(y));
     std::vector<int64_t> out_spatial(y.begin() + 2, y.end());
     // The schedule stages the padded image in bands of output rows, and of output columns when
     // one row's do not fit (schedules/ConvSchedule): one output position's window must fit.

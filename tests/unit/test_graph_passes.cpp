@@ -6,6 +6,7 @@
 #include "graph/AutoCast.h"
 #include "graph/CancelTransposes.h"
 #include "graph/ConvIm2Col.h"
+#include "graph/Decompose.h"
 #include "graph/DepthToSpace.h"
 #include "graph/DowncastInt64.h"
 #include "graph/FlattenChannelScale.h"
@@ -14,6 +15,7 @@
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/LowerLosses.h"
+#include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/RemoveDeadNodes.h"
 #include "graph/WeightLayout.h"
@@ -571,6 +573,52 @@ g (float[3, 5] x, int64[3] t, float[4] w) => (float loss) {
 )");
     CHECK(weight.find("expected a weight of one value per class, [5]; found [4]") !=
           std::string::npos);
+}
+
+// ONNX 1.12's inference reports a pads attribute of the wrong length only as a swallowed node
+// error; the window geometry then read past its end (the front-end fuzz target's finding 11).
+TEST_CASE("window attributes of the wrong length are refused, not read past their end") {
+    auto refusal = [](const std::string &attrs) {
+        Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 28, 28] x) => (float[1, 3, 26, 26] y) {
+  y = AveragePool <kernel_shape = [3, 3], )" +
+                             attrs + R"(> (x)
+}
+)");
+        try {
+            lower_pools(g, ConvLimits{128, 1 << 16, 100, 1, {}});
+        } catch (const UserError &e) {
+            CHECK(e.code() == "NHC_EALG001");
+            return std::string(e.what());
+        }
+        FAIL("no error");
+        return std::string();
+    };
+    CHECK(refusal("pads = [2]")
+              .find("attribute 'pads' has 1 values; expected 4 for 2 spatial "
+                    "axes") != std::string::npos);
+    CHECK(refusal("strides = [1, 1, 1]").find("attribute 'strides' has 3 values; expected 2") !=
+          std::string::npos);
+}
+
+// A Tile of runtime repeats is decomposed by its declared output shape; one of no copies along
+// an axis made a Concat of nothing (the front-end fuzz target's finding 12).
+TEST_CASE("a Tile whose output is no whole nonzero multiple of its input is refused") {
+    for (const char *out : {"float[14, 0] z", "float[3, 20] z"}) {
+        INFO(out);
+        Graph g = load_graph(std::string(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 20] x, int64[2] r) => ()") +
+                             out + R"() { z = Tile(x, r) }
+)");
+        try {
+            decompose_operators(g);
+            FAIL("no error");
+        } catch (const UserError &e) {
+            CHECK(e.code() == "NHC_EALG001");
+        }
+    }
 }
 
 TEST_CASE("DepthToSpace (both modes) and SpaceToDepth are a 6-D Reshape, a Transpose, a Reshape") {
