@@ -49,7 +49,7 @@ public:
     /** `consumed`: the same graph as `g`, whose constants build() may release (or null). */
     ProgramBuilder(const Graph &g, const CompileOptions &o, Graph *consumed = nullptr)
         : g_(g), consumed_(consumed), o_(o), target_(&target::target_by_name(o.target)),
-          autoscheduler_(g, *target_, search_options(o)), readers_(sched::index_readers(g)) {
+          autoscheduler_(g, *target_, search_options(o)), values_(index_values(g)) {
         prog_.target = o.target;
         prog_.name = g.name;
     }
@@ -118,7 +118,7 @@ private:
     int var(const std::string &value) { return hbm_->var(value); }
 
     std::vector<std::vector<const Node *>> form_groups() const {
-        codegen_groups::GroupingContext cx{g_, *target_, o_.schedule, hbm_->graph_outputs(), {}};
+        codegen_groups::GroupingContext cx{g_, *target_, o_.schedule, values_, {}};
         for (const Node &n : g_.nodes)
             if ((is_view(n) &&
                  (!hbm_->graph_outputs().count(n.outputs[0]) || hbm_->written_in_place(n))) ||
@@ -159,7 +159,7 @@ private:
         }
         // A --schedule block for this node replaces its default schedule.
         std::map<std::string, std::vector<int64_t>> output_perm = output_perm_of(nodes);
-        sched::Group grp = sched::build_group(g_, readers_, nodes, output_perm);
+        sched::Group grp = sched::build_group(g_, values_, nodes, output_perm);
         const sched::ScriptBlock *block =
             o_.schedule ? o_.schedule->find(nodes.front()->name) : nullptr;
         sched::SchedulePlan plan;
@@ -168,7 +168,7 @@ private:
         else {
             plan = autoscheduler_.plan_for(
                 grp, output_perm,
-                [&] { return sched::build_group(g_, readers_, nodes, output_perm); },
+                [&] { return sched::build_group(g_, values_, nodes, output_perm); },
                 [&] { return program_context(); });
             // A plan chosen for the workload elsewhere keeps this output only where the next
             // group is all that reads it.
@@ -241,7 +241,7 @@ private:
             return std::nullopt;
         try {
             std::map<std::string, std::vector<int64_t>> perm = output_perm_of(nodes);
-            sched::Group next = sched::build_group(g_, readers_, nodes, perm);
+            sched::Group next = sched::build_group(g_, values_, nodes, perm);
             autosched::FollowingGroup f;
             f.values = sched::hbm_values(next);
             const sched::ScriptBlock *block =
@@ -416,7 +416,7 @@ private:
     const CompileOptions &o_;
     const target::TargetInfo *target_ = nullptr;
     autosched::Autoscheduler autoscheduler_;
-    sched::ValueReaders readers_; ///< the nodes reading each value, for build_group
+    ValueIndex values_; ///< who computes and reads each value, for build_group
     LoweringCache lowering_;
     neff::Program prog_;
     std::unique_ptr<HbmVariables> hbm_; ///< which variable holds each value (plan_memory)

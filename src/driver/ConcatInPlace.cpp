@@ -1,6 +1,7 @@
 #include "driver/ConcatInPlace.h"
 
 #include "driver/FormGroups.h"
+#include "graph/ValueIndex.h"
 
 #include <vector>
 
@@ -12,18 +13,11 @@ bool copies_its_inputs(const Node &n) {
     return n.domain.empty() && (n.op_type == "Concat" || n.op_type == "Im2Col");
 }
 
-struct Uses {
-    std::map<std::string, const Node *> producer;
-    std::map<std::string, std::vector<const Node *>> readers;
-    std::set<std::string> graph_outputs;
-};
-
 /** Whether every node reading `v`, directly or through views, other than `concat` reads its
  *  bytes where they are: no copy of it (another Concat, an Im2Col, a view that is a graph
  *  output) would find them. */
-bool read_in_place(const Uses &u, const std::string &v, const Node &concat) {
-    auto r = u.readers.find(v);
-    for (const Node *n : r == u.readers.end() ? std::vector<const Node *>() : r->second) {
+bool read_in_place(const ValueIndex &u, const std::string &v, const Node &concat) {
+    for (const Node *n : u.consumers_of(v)) {
         if (n == &concat)
             continue;
         if (copies_its_inputs(*n))
@@ -37,7 +31,7 @@ bool read_in_place(const Uses &u, const std::string &v, const Node &concat) {
 
 /** The value whose bytes `in` holds: through views to the value a group computes; "" when it
  *  is not computed by a group that can write it in place. */
-std::string placeable_root(const Graph &g, std::string in, const Node &concat, const Uses &u,
+std::string placeable_root(const Graph &g, std::string in, const Node &concat, const ValueIndex &u,
                            const std::set<std::string> &taken) {
     const DType type = g.value(concat.outputs[0]).dtype;
     for (auto p = u.producer.find(in); p != u.producer.end(); p = u.producer.find(in)) {
@@ -59,15 +53,7 @@ std::string placeable_root(const Graph &g, std::string in, const Node &concat, c
 
 std::map<std::string, InPlace> place_concat_inputs(const Graph &g,
                                                    const std::set<std::string> &taken) {
-    Uses u;
-    u.graph_outputs.insert(g.outputs.begin(), g.outputs.end());
-    for (const Node &n : g.nodes) {
-        for (const std::string &o : n.outputs)
-            u.producer[o] = &n;
-        for (const std::string &in : n.inputs)
-            if (!in.empty())
-                u.readers[in].push_back(&n);
-    }
+    const ValueIndex u = index_values(g);
     std::map<std::string, InPlace> placed;
     for (const Node &n : g.nodes) {
         if (n.op_type != "Concat" || !n.domain.empty() || n.outputs.size() != 1)

@@ -207,18 +207,14 @@ public:
      *  the chip): a group whose intermediate is read outside it is cut after that node. */
     std::vector<std::vector<const Node *>>
     split_escaping(const std::vector<std::vector<const Node *>> &groups) const {
-        std::map<std::string, std::set<const Node *>> readers;
-        for (const Node &n : cx_.graph.nodes)
-            for (const std::string &in : n.inputs)
-                readers[in].insert(&n);
         std::vector<std::vector<const Node *>> out;
         for (const auto &group : groups) {
             std::set<const Node *> inside(group.begin(), group.end());
             size_t cut = group.size();
             for (size_t i = 0; i + 1 < group.size() && cut == group.size(); i++) {
                 const std::string &v = group[i]->outputs[0];
-                bool escapes = cx_.graph_outputs.count(v) != 0;
-                for (const Node *r : readers[v])
+                bool escapes = cx_.values.graph_outputs.count(v) != 0;
+                for (const Node *r : cx_.values.consumers_of(v))
                     escapes = escapes || !inside.count(r);
                 if (escapes)
                     cut = i + 1;

@@ -17,6 +17,7 @@
  */
 
 #include "graph/Graph.h"
+#include "graph/ValueIndex.h"
 #include "schedules/ScheduleScript.h"
 #include "target/Target.h"
 
@@ -30,7 +31,7 @@ struct GroupingContext {
     const Graph &graph;
     const target::TargetInfo &target;
     const sched::ScheduleScript *schedule; ///< --schedule, or nullptr
-    const std::set<std::string> &graph_outputs;
+    const ValueIndex &values;              ///< of `graph`
     /** Nodes compiled without a group of their own (views of a value, Transposes their
      *  producer writes), by name: skipped. */
     std::set<std::string> without_group;

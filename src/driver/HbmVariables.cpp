@@ -1,6 +1,7 @@
 #include "driver/HbmVariables.h"
 
 #include "driver/FormGroups.h"
+#include "graph/ValueIndex.h"
 #include "neff/SelectGroup.h"
 
 namespace nhc {
@@ -38,10 +39,7 @@ HbmVariables::HbmVariables(const Graph &g, neff::Program &prog, bool without_wei
 // writes it already transposed, into the Transpose's output (attention's heads merged back: [b,
 // h, s, d] -> [b, s, h, d]), and the Transpose is no group.
 void HbmVariables::plan_transposed_outputs() {
-    std::map<std::string, int> readers;
-    for (const Node &n : g_.nodes)
-        for (const std::string &in : n.inputs)
-            readers[in]++;
+    const ValueIndex values = index_values(g_);
     std::set<std::string> computed;
     for (const Node &n : g_.nodes)
         if (!is_view(n) && n.op_type != "Transpose")
@@ -52,7 +50,7 @@ void HbmVariables::plan_transposed_outputs() {
         std::vector<int64_t> perm = n.attr_ints("perm");
         const std::string &x = n.inputs[0];
         if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1 ||
-            !computed.count(x) || readers[x] != 1 || graph_outputs_.count(x))
+            !computed.count(x) || values.consumers_of(x).size() != 1 || graph_outputs_.count(x))
             continue;
         transposed_into_[x] = {n.outputs[0], perm};
         folded_.push_back(&n);

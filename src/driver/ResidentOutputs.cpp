@@ -1,5 +1,6 @@
 #include "driver/ResidentOutputs.h"
 
+#include "graph/ValueIndex.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -15,15 +16,11 @@ ResidentOutputs::ResidentOutputs(const Graph &g,
     for (size_t i = 0; i < groups.size(); i++)
         for (const Node *n : groups[i])
             group_of[n] = i;
-    std::map<std::string, std::vector<const Node *>> readers;
-    for (const Node &n : g.nodes)
-        for (const std::string &in : n.inputs)
-            if (!in.empty())
-                readers[in].push_back(&n);
+    const ValueIndex values = index_values(g);
     // The last group that reads `value`, looking through nodes without a group (views).
     std::function<size_t(const std::string &, size_t)> last_reading = [&](const std::string &value,
                                                                           size_t last) {
-        for (const Node *r : readers[value]) {
+        for (const Node *r : values.consumers_of(value)) {
             auto it = group_of.find(r);
             if (it != group_of.end())
                 last = std::max(last, it->second);

@@ -113,21 +113,6 @@ std::string flat_view_of(Graph &g, const Value &v, std::vector<Node> &made) {
 
 } // namespace
 
-ValueIndex index_values(const Graph &g) {
-    ValueIndex x;
-    for (const Node &n : g.nodes) {
-        for (const std::string &o : n.outputs)
-            x.producer[o] = &n;
-        for (const std::string &in : std::set<std::string>(n.inputs.begin(), n.inputs.end())) {
-            x.readers[in]++;
-            x.consumers[in].push_back(&n);
-        }
-    }
-    for (const std::string &out : g.outputs)
-        x.readers[out]++;
-    return x;
-}
-
 bool joins_conv_group(const Graph &g, const ValueIndex &x, std::string v,
                       const ConvLimits &conv_limits) {
     // A group holds the ConvTaps and at most kMaxFusedNodes - 1 nodes after it, the node reading

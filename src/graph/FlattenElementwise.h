@@ -20,6 +20,7 @@
 
 #include "graph/ConvIm2Col.h"
 #include "graph/Graph.h"
+#include "graph/ValueIndex.h"
 
 #include <map>
 #include <set>
@@ -33,14 +34,6 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits);
 
 /** Operators that only view their first input (ONNX's default domain). */
 bool is_view_op(const std::string &op_type);
-
-/** Each value's producer, the nodes that read it, and how many nodes and graph outputs do. */
-struct ValueIndex {
-    std::map<std::string, const Node *> producer;
-    std::map<std::string, std::vector<const Node *>> consumers;
-    std::map<std::string, int> readers;
-};
-ValueIndex index_values(const Graph &g);
 
 /** Whether a node reading `v` joins a ConvTaps' group (driver/FormGroups): back from v, only
  *  elementwise nodes, each value read by the next node alone, up to a ConvTaps whose output

@@ -41,22 +41,10 @@ void set_output_layout(Halide::Func f, const Shape &shape, std::vector<int64_t> 
 } // namespace
 
 Group build_node_group(const Graph &g, const Node &node) {
-    return build_group(g, index_readers(g), {&node});
+    return build_group(g, index_values(g), {&node});
 }
 
-ValueReaders index_readers(const Graph &g) {
-    ValueReaders r;
-    for (const Node &n : g.nodes)
-        for (const std::string &in : n.inputs)
-            if (!in.empty())
-                r.of[in].push_back(&n);
-    for (const std::string &out : g.outputs)
-        r.of[out].push_back(nullptr);
-    return r;
-}
-
-Group build_group(const Graph &g, const ValueReaders &readers,
-                  const std::vector<const Node *> &nodes,
+Group build_group(const Graph &g, const ValueIndex &values, const std::vector<const Node *> &nodes,
                   const std::map<std::string, std::vector<int64_t>> &output_perm) {
     nhc_assert(!nodes.empty(), "an empty group");
     Group grp;
@@ -112,11 +100,13 @@ Group build_group(const Graph &g, const ValueReaders &readers,
     // Group outputs: the values the group produces that something outside it reads.
     std::set<std::string> wanted;
     std::set<const Node *> inside(nodes.begin(), nodes.end());
-    for (const std::string &v : produced)
-        if (auto r = readers.of.find(v); r != readers.of.end())
-            for (const Node *n : r->second)
-                if (!inside.count(n))
-                    wanted.insert(v);
+    for (const std::string &v : produced) {
+        if (values.graph_outputs.count(v))
+            wanted.insert(v);
+        for (const Node *n : values.consumers_of(v))
+            if (!inside.count(n))
+                wanted.insert(v);
+    }
     for (const Node *node : nodes)
         for (size_t o = 0; o < node->outputs.size(); o++) {
             const std::string &name = node->outputs[o];

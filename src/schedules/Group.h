@@ -9,6 +9,7 @@
  */
 
 #include "algorithms/Algorithm.h"
+#include "graph/ValueIndex.h"
 
 #include <map>
 #include <set>
@@ -92,21 +93,13 @@ struct Group {
  *  output bounds and dense strides. */
 Group build_node_group(const Graph &g, const Node &node);
 
-/** The nodes that read each value, by name: what build_group asks to find a group's outputs.
- *  Built once per graph by a caller that builds many groups, so that a group's cost does not
- *  grow with the graph. */
-struct ValueReaders {
-    /** Per value, the nodes reading it; a graph output is read by the graph too, a nullptr. */
-    std::map<std::string, std::vector<const Node *>> of;
-};
-ValueReaders index_readers(const Graph &g);
-
 /** Builds a fused group of several nodes (graph order): a value produced inside the group is read
  *  as the producer's Func (it never goes to HBM); the group's outputs are the values that a node
- *  outside it (`readers`, of `g`), or the graph, reads. An output named in `output_perm` is
- *  stored as Transpose(value, perm) would be (Codegen folds such a Transpose into the group). */
-Group build_group(const Graph &g, const ValueReaders &readers,
-                  const std::vector<const Node *> &nodes,
+ *  outside it (`values`' consumers, of `g`), or the graph, reads. A caller that builds many groups
+ *  indexes the graph once, so that a group's cost does not grow with the graph. An output named in
+ * `output_perm` is stored as Transpose(value, perm) would be (Codegen folds such a Transpose into
+ * the group). */
+Group build_group(const Graph &g, const ValueIndex &values, const std::vector<const Node *> &nodes,
                   const std::map<std::string, std::vector<int64_t>> &output_perm = {});
 /** A group's HBM values in a fixed order: its inputs, then its outputs (what a lowering of one
  *  group of a workload is rebound to for another, codegen::rebound). */

@@ -91,7 +91,7 @@ sched::Group attention_group(const Graph &g) {
         if (n.op_type == "MatMul" || n.op_type == "Softmax")
             nodes.push_back(&n);
     REQUIRE(nodes.size() == 3);
-    return sched::build_group(g, sched::index_readers(g), nodes, {});
+    return sched::build_group(g, nhc::index_values(g), nodes, {});
 }
 
 sched::SchedulePlan attention_plan(int qk, int p, int scores, int outputs) {

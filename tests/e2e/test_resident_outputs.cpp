@@ -187,7 +187,7 @@ TEST_CASE("a bf16 output kept resident is rounded by the engines as its store wo
     REQUIRE(g.value("r1").dtype == DType::BFloat16);
     sched::SchedulePlan keep;
     keep.output_resident = true;
-    sched::Group grp = sched::build_group(g, sched::index_readers(g),
+    sched::Group grp = sched::build_group(g, nhc::index_values(g),
                                           {&node_with_output(g, "h1"), &node_with_output(g, "r1")});
     sched::apply_default_schedule(grp, target::target_by_name("trn1"), keep);
     codegen::LoweredGroup lg = codegen::lower_group(grp);

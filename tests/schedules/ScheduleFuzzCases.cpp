@@ -275,7 +275,7 @@ std::string default_group_script(const Graph &g, const sched::SchedulePlan &plan
     std::vector<const Node *> nodes;
     for (const Node &n : g.nodes)
         nodes.push_back(&n);
-    sched::Group grp = sched::build_group(g, sched::index_readers(g), nodes);
+    sched::Group grp = sched::build_group(g, nhc::index_values(g), nodes);
     sched::apply_default_schedule(grp, target::target_by_name("trn1"), plan);
     sched::ScheduleScript s;
     s.blocks.push_back(sched::describe_schedule(grp));

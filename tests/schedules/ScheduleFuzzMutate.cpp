@@ -50,7 +50,7 @@ std::vector<StageInfo> stage_infos(const FuzzCase &c, const ScriptBlock &b) {
     std::vector<const Node *> nodes; // the case's graph is one group
     for (const Node &n : c.graph.nodes)
         nodes.push_back(&n);
-    sched::Group g = sched::build_group(c.graph, sched::index_readers(c.graph), nodes);
+    sched::Group g = sched::build_group(c.graph, nhc::index_values(c.graph), nodes);
     sched::apply_schedule_block(s, s.blocks[0], g); // throws if the edits so far are refused
     std::vector<StageInfo> out;
     for (const auto &[role, f] : sched::named_stages(g)) {
