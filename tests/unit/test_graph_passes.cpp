@@ -35,6 +35,21 @@ namespace {
 // ConvTaps epilogues join at 64 output channels and more (conv_epilogue_joins).
 const ConvLimits kConvLimits{128, 32768, 32768, 1, {}};
 
+/** The message of the NHC_EALG001 that `pass` refuses the graph of `text` with; fails the test
+ *  when it refuses nothing or with another code. */
+template <typename Pass>
+std::string ealg_refusal(const std::string &text, Pass pass) {
+    Graph g = load_graph(text);
+    try {
+        pass(g);
+    } catch (const UserError &e) {
+        CHECK(e.code() == "NHC_EALG001");
+        return e.what();
+    }
+    FAIL("no error");
+    return "";
+}
+
 const char *kDecomposedLayerNorm = R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 8] x) => (float[2, 8] y, float[2, 8] z) <float two = {2.0}, float eps = {1e-5},
@@ -547,15 +562,7 @@ g (float[3, 5, 2] x, int64[3, 2] y, float[5] w, float[2, 3] d, int64[2, 3] i) =>
 // decomposition then unsqueezed it past its rank (the front-end fuzz target's finding 8).
 TEST_CASE("a loss whose target or weight does not fit its input is refused before decomposing") {
     auto refusal = [](const std::string &text) {
-        Graph g = load_graph(text);
-        try {
-            decompose_index_picks(g);
-        } catch (const UserError &e) {
-            CHECK(e.code() == "NHC_EALG001");
-            return std::string(e.what());
-        }
-        FAIL("no error");
-        return std::string();
+        return ealg_refusal(text, [](Graph &g) { decompose_index_picks(g); });
     };
     std::string scalar = refusal(R"(
 <ir_version: 8, opset_import: ["" : 13]>
@@ -579,21 +586,16 @@ g (float[3, 5] x, int64[3] t, float[4] w) => (float loss) {
 // error; the window geometry then read past its end (the front-end fuzz target's finding 11).
 TEST_CASE("window attributes of the wrong length are refused, not read past their end") {
     auto refusal = [](const std::string &attrs) {
-        Graph g = load_graph(R"(
+        return ealg_refusal(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 3, 28, 28] x) => (float[1, 3, 26, 26] y) {
   y = AveragePool <kernel_shape = [3, 3], )" +
-                             attrs + R"(> (x)
+                                attrs + R"(> (x)
 }
-)");
-        try {
-            lower_pools(g, ConvLimits{128, 1 << 16, 100, 1, {}});
-        } catch (const UserError &e) {
-            CHECK(e.code() == "NHC_EALG001");
-            return std::string(e.what());
-        }
-        FAIL("no error");
-        return std::string();
+)",
+                            [](Graph &g) {
+                                lower_pools(g, ConvLimits{128, 1 << 16, 100, 1, {}});
+                            });
     };
     CHECK(refusal("pads = [2]")
               .find("attribute 'pads' has 1 values; expected 4 for 2 spatial "
@@ -607,17 +609,12 @@ g (float[1, 3, 28, 28] x) => (float[1, 3, 26, 26] y) {
 TEST_CASE("a Tile whose output is no whole nonzero multiple of its input is refused") {
     for (const char *out : {"float[14, 0] z", "float[3, 20] z"}) {
         INFO(out);
-        Graph g = load_graph(std::string(R"(
+        ealg_refusal(std::string(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 20] x, int64[2] r) => ()") +
-                             out + R"() { z = Tile(x, r) }
-)");
-        try {
-            decompose_operators(g);
-            FAIL("no error");
-        } catch (const UserError &e) {
-            CHECK(e.code() == "NHC_EALG001");
-        }
+                         out + R"() { z = Tile(x, r) }
+)",
+                     [](Graph &g) { decompose_operators(g); });
     }
 }
 
