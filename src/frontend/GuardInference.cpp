@@ -1,10 +1,12 @@
 #include "frontend/GuardInference.h"
 
+#include "frontend/InferShapes.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <onnx/defs/schema.h>
 #include <string>

@@ -11,8 +11,6 @@
  * in a subgraph is left to the importer, which refuses control flow.
  */
 
-#include "frontend/InferShapes.h"
-
 #include <onnx/onnx_pb.h>
 
 namespace nhc {

@@ -77,8 +77,8 @@ void lower_pool(Graph &g, const Node &n, const ConvLimits &lim, std::vector<Node
     w_shape.insert(w_shape.end(), kernel.begin(), kernel.end());
     ConvGeometry geo = conv_geometry(n, x.shape, w_shape); // pads, strides, dilations, auto_pad
     const Shape &y = g.value(n.outputs[0]).shape;
-    // The output's shape is the model's word when ONNX's inference failed on the node (finding
-    // 11: a rank-3 output of a 2-D pool): it must at least index like the input.
+    // The output's shape is the model's word when ONNX's inference failed on the node (findings
+    // 11 and 13: outputs of rank 3 and 1 of a 2-D pool): it must at least index like the input.
     if (y.size() != x.shape.size() || y[0] != x.shape[0] || y[1] != x.shape[1])
         refuse("expected an output of rank " + std::to_string(x.shape.size()) + " with " +
                std::to_string(x.shape[0]) + " images of " + std::to_string(x.shape[1]) +

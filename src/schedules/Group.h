@@ -95,10 +95,10 @@ Group build_node_group(const Graph &g, const Node &node);
 
 /** Builds a fused group of several nodes (graph order): a value produced inside the group is read
  *  as the producer's Func (it never goes to HBM); the group's outputs are the values that a node
- *  outside it (`values`' consumers, of `g`), or the graph, reads. A caller that builds many groups
- *  indexes the graph once, so that a group's cost does not grow with the graph. An output named in
- * `output_perm` is stored as Transpose(value, perm) would be (Codegen folds such a Transpose into
- * the group). */
+ *  outside it (`values`' consumers, of `g`), or the graph, reads. A caller that builds many
+ *  groups indexes the graph once, so that a group's cost does not grow with the graph. An output
+ *  named in `output_perm` is stored as Transpose(value, perm) would be (Codegen folds such a
+ *  Transpose into the group). */
 Group build_group(const Graph &g, const ValueIndex &values, const std::vector<const Node *> &nodes,
                   const std::map<std::string, std::vector<int64_t>> &output_perm = {});
 /** A group's HBM values in a fixed order: its inputs, then its outputs (what a lowering of one
