@@ -30,6 +30,13 @@ LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &
         freeze_inputs(model.proto, options.frozen_inputs);
     }
     {
+        // ONNX's version converter trusts the same operands as its inference: a Gemm-6 of a
+        // rank-1 B made it read memory it had not written (ASan, with MALLOC_PERTURB_). The
+        // declared types are checked here; intermediate values after inference.
+        TimedStep step("frontend: check guarded nodes");
+        check_guarded_nodes(model.proto.graph());
+    }
+    {
         TimedStep step("frontend: convert opset");
         opset = convert_to_canonical_opset(model.proto, declared_opset);
         model.reattach_in_place();
