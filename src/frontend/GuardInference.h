@@ -7,7 +7,8 @@
  * target; each input is in tests/fuzz/corpus/onnx_frontend). This pass puts those checks in front
  * of every version of the operators' inference functions, once per process, so that a node that
  * breaks one is an inference error of that node instead of a crash (its outputs stay unknown);
- * after inference, the first such node of the main graph is refused by name (NHC_EONX010). A node
+ * before the version converter and after inference, the first such node of the main graph is
+ * refused by name (NHC_EONX010). A node
  * in a subgraph is left to the importer, which refuses control flow.
  */
 
@@ -18,8 +19,8 @@ namespace nhc {
 /** Wraps the guarded operators' inference functions; before any ONNX inference or conversion. */
 void install_inference_guards();
 
-/** NHC_EONX010 for the first node of `graph` that breaks a guard (after inference, with the ranks
- *  it reached). */
+/** NHC_EONX010 for the first node of `graph` that breaks a guard, with the ranks known so far:
+ *  the declared ones before ONNX's version converter, those inference reached after it. */
 void check_guarded_nodes(const onnx::GraphProto &graph);
 
 } // namespace nhc
