@@ -100,7 +100,7 @@ Window prepare(const sched::Group &group, const Graph &g, const target::TargetIn
     if (cx.round_on_engines)
         codegen::narrow_stores(instrs);
     if (cx.tile_weights) // the window's weights have no bytes: only their loads change
-        codegen::tile_weights(instrs, prog, target, 1);
+        codegen::tile_weights(instrs, prog, target);
     codegen::schedule_instructions(instrs, target, cx.dependency_overhead, &w.timing.estimated_ns);
     return w;
 }

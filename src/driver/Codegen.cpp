@@ -365,8 +365,8 @@ private:
     }
 
     /** Nothing reads the graph's constants after this point: the program's weights share the
-     *  bytes they need (HbmVariables::add_var), and the graph's references go, so that laying
-     *  a weight out anew frees the bytes it was made from. */
+     *  bytes they need, or the tensors they are made from (HbmVariables::add_var), and the
+     *  graph's references go, so that a constant no weight needs is freed. */
     void release_graph_constants() {
         if (!consumed_)
             return;
@@ -380,11 +380,7 @@ private:
         if (o_.optlevel < 2)
             return;
         TimedStep step("tile weight layouts");
-        // With the graph's constants released, on this thread: each new layout then reuses the
-        // heap memory the weight before it freed (glibc gives other threads arenas of their own,
-        // whose pages would be touched, and zeroed by the kernel, for the first time).
-        codegen::TileWeightStats t =
-            codegen::tile_weights(selected_, prog_, *target_, consumed_ ? 1 : parallel_jobs(o_));
+        codegen::TileWeightStats t = codegen::tile_weights(selected_, prog_, *target_);
         log_info("weight layouts: ", t.weights, " weights stored in load order, ", t.loads_merged,
                  " of their loads merged into the one before");
     }

@@ -82,8 +82,17 @@ int HbmVariables::add_var(const std::string &name, neff::VarKind kind, const Val
     var.dtype = codegen::isa_dtype_of(v.dtype, v.name);
     var.holds_bool = v.dtype == DType::Bool;
     var.shape = v.shape;
-    if (kind == neff::VarKind::Weight && !without_weight_bytes_)
-        var.share_bytes(v.constant->bytes(), v.constant);
+    if (kind == neff::VarKind::Weight && !without_weight_bytes_) {
+        if (v.constant->conversion_pending()) { // converted as the NEFF is written
+            std::shared_ptr<const HostTensor> c = v.constant;
+            var.make_bytes_when_read(c->numel() * dtype_size(c->dtype()),
+                                     [c](size_t offset, size_t size, uint8_t *dst) {
+                                         c->read_bytes(offset, size, dst);
+                                     });
+        } else {
+            var.share_bytes(v.constant->bytes(), v.constant);
+        }
+    }
     prog_.vars.push_back(std::move(var));
     return static_cast<int>(prog_.vars.size()) - 1;
 }

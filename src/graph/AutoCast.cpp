@@ -9,14 +9,15 @@ namespace nhc {
 
 namespace {
 
-// The converted copy of a constant, shared by every node that reads it.
+// The converted copy of a constant, shared by every node that reads it; converted when its bytes
+// are first read (the NEFF writer, a piece at a time, for most weights).
 std::string cast_constant(Graph &g, const std::string &name, DType t) {
     std::string cast_name = name + "__" + dtype_name(t);
     if (g.has_value(cast_name))
         return cast_name;
     const Value &v = g.value(name);
     // float -> bf16/fp16 rounds to nearest even
-    auto c = std::make_shared<HostTensor>(v.constant->converted(t));
+    auto c = std::make_shared<HostTensor>(v.constant->converted_when_read(t));
     g.values[cast_name] = Value{cast_name, t, v.shape, c};
     return cast_name;
 }

@@ -5,9 +5,10 @@
  * A dense, row-major tensor held on the host: the constants of the Graph IR (weights, folded
  * values) and the values the constant folder computes with. Elements are stored in their own
  * dtype (little-endian bytes, as in an ONNX raw_data field); element access converts through
- * double or int64. A tensor either owns its bytes or views bytes another object keeps alive (a
- * weight left where the mapped model file holds it: frontend/LoadModel); writing to a view
- * copies it first.
+ * double or int64. A tensor owns its bytes, views bytes another object keeps alive (a weight
+ * left where the mapped model file holds it: frontend/LoadModel), or is a conversion of another
+ * tensor made when first read (converted_when_read: auto-cast weights); writing to either of
+ * the last two copies the bytes first.
  */
 
 #include "graph/DType.h"
@@ -48,7 +49,13 @@ public:
     const Shape &shape() const { return shape_; }
     int64_t numel() const { return shape_numel(shape_); }
     int rank() const { return static_cast<int>(shape_.size()); }
-    ByteView bytes() const { return view_ ? ByteView(view_, view_size_) : ByteView(bytes_); }
+    ByteView bytes() const {
+        return pending_ ? pending_bytes() : view_ ? ByteView(view_, view_size_) : ByteView(bytes_);
+    }
+    /** Bytes [offset, offset + size) into `dst`; of a conversion still pending
+     *  (converted_when_read), those bytes converted from its source alone, without making the
+     *  whole copy. Safe on several threads at once. */
+    void read_bytes(size_t offset, size_t size, uint8_t *dst) const;
     /** The bytes to write; a view is copied into bytes of the tensor's own first. */
     std::vector<uint8_t> &mutable_bytes();
     /** True when the bytes are another object's (viewing()). */
@@ -67,6 +74,15 @@ public:
     /** A copy converted to `to` element by element, as set_f64(get_f64) would (rounding to
      *  nearest even into f16/bf16); float32 to a float type without going through double. */
     HostTensor converted(DType to) const;
+    /** converted(to) made when first read rather than now: its bytes are converted the first
+     *  time anything asks for them (bytes(), an element, mutable_bytes()), once for this tensor
+     *  and its copies, and read_bytes() converts the range it is asked for without them. A
+     *  float32 weight cast for the matmuls is so written to the NEFF a piece at a time, and no
+     *  converted copy of the whole model is held (issue 16's compile time: such copies are
+     *  memory touched for the first time). Only float32 to a float type; else converted(to). */
+    HostTensor converted_when_read(DType to) const;
+    /** True while a conversion of converted_when_read has not been made. */
+    bool conversion_pending() const;
     /** All elements as int64 (for shape-like tensors). */
     std::vector<int64_t> to_i64_vector() const;
 
@@ -87,8 +103,12 @@ public:
 private:
     DType dtype_ = DType::Float32;
     Shape shape_;
-    std::vector<uint8_t> bytes_;    ///< the bytes, when the tensor owns them
-    const uint8_t *view_ = nullptr; ///< else the bytes `keeper_` keeps alive
+    struct PendingConversion;
+    ByteView pending_bytes() const;
+
+    std::shared_ptr<PendingConversion> pending_; ///< converted_when_read's, else null
+    std::vector<uint8_t> bytes_;                 ///< the bytes, when the tensor owns them
+    const uint8_t *view_ = nullptr;              ///< else the bytes `keeper_` keeps alive
     size_t view_size_ = 0;
     std::shared_ptr<const void> keeper_;
 };

@@ -2,6 +2,7 @@
 
 #include "neff/ParallelGzip.h"
 #include "support/Error.h"
+#include "support/Parallel.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -27,17 +28,31 @@ void check_write(struct archive *a, int rc, const char *what) {
 std::vector<uint8_t> write_tar(const ArchiveMembers &members, bool gzip) {
     ArchiveView view;
     for (const auto &[name, bytes] : members)
-        view[name] = {bytes.data(), bytes.size()};
+        view[name] = {bytes.data(), bytes.size(), nullptr};
     std::vector<uint8_t> out;
     write_tar(view, gzip, [&](const uint8_t *b, size_t n) { out.insert(out.end(), b, b + n); });
     return out;
 }
 
+namespace {
+
+/** Makes bytes [at, at + size) of `member` into `dst`, in parts of kMakeBytes on up to `jobs`
+ *  threads (the parts do not depend on the job count). */
+void make_piece(const ArchiveMember &member, size_t at, size_t size, uint8_t *dst, int jobs) {
+    constexpr size_t kMakeBytes = size_t(1) << 20;
+    for_each_index((size + kMakeBytes - 1) / kMakeBytes, jobs, [&](size_t k) {
+        size_t first = k * kMakeBytes;
+        member.make(at + first, std::min(kMakeBytes, size - first), dst + first);
+    });
+}
+
+} // namespace
+
 void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
                const ArchiveProgress &progress, int jobs) {
     uint64_t total = 0, done = 0;
-    for (const auto &[name, bytes] : members)
-        total += bytes.second;
+    for (const auto &[name, member] : members)
+        total += member.size;
     // gzip is ours, not libarchive's filter: compressed by `jobs` threads, the same bytes for any
     // count (ParallelGzip.h). BERT-base's 440 MB of weights took 13.6 s through libarchive's
     // filter at level 1, most of its compile.
@@ -54,11 +69,12 @@ void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
     check_write(a.get(), archive_write_set_bytes_in_last_block(a.get(), 1), "bytes_in_last_block");
     check_write(a.get(), archive_write_open(a.get(), &tar_sink, nullptr, write_cb, nullptr),
                 "open");
-    for (const auto &[name, bytes] : members) {
+    std::vector<uint8_t> made; // a piece of a member made as it is written, reused
+    for (const auto &[name, member] : members) {
         std::unique_ptr<struct archive_entry, void (*)(struct archive_entry *)> e(
             archive_entry_new(), archive_entry_free);
         archive_entry_set_pathname(e.get(), name.c_str());
-        archive_entry_set_size(e.get(), la_int64_t(bytes.second));
+        archive_entry_set_size(e.get(), la_int64_t(member.size));
         archive_entry_set_filetype(e.get(), AE_IFREG);
         archive_entry_set_perm(e.get(), 0644);
         archive_entry_set_mtime(e.get(), 0, 0);
@@ -67,9 +83,15 @@ void write_tar(const ArchiveView &members, bool gzip, const ArchiveSink &sink,
         check_write(a.get(), archive_write_header(a.get(), e.get()), "write_header");
         // In chunks, so that progress moves within a large weight (GPT-2's 154 MB embedding).
         constexpr size_t kChunk = size_t(16) << 20;
-        for (size_t at = 0; at < bytes.second; at += kChunk) {
-            size_t size = std::min(kChunk, bytes.second - at);
-            la_ssize_t n = archive_write_data(a.get(), bytes.first + at, size);
+        for (size_t at = 0; at < member.size; at += kChunk) {
+            size_t size = std::min(kChunk, member.size - at);
+            const uint8_t *piece = member.data + at;
+            if (member.make) {
+                made.resize(size);
+                make_piece(member, at, size, made.data(), jobs);
+                piece = made.data();
+            }
+            la_ssize_t n = archive_write_data(a.get(), piece, size);
             nhc_assert(n == la_ssize_t(size), "libarchive short write of " << name);
             done += size;
             if (progress)

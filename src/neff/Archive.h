@@ -19,8 +19,16 @@ namespace nhc::neff {
 /** Member name -> bytes; std::map keeps them sorted. */
 using ArchiveMembers = std::map<std::string, std::vector<uint8_t>>;
 
-/** Member name -> bytes owned elsewhere (a weight's data): written without a copy. */
-using ArchiveView = std::map<std::string, std::pair<const uint8_t *, size_t>>;
+/** A member's `size` bytes: held elsewhere at `data` (written without a copy), or, when `make`
+ *  is set, made a piece at a time as they are written (a weight converted or laid out as the
+ *  NEFF is written: neff::Variable::make_bytes). */
+struct ArchiveMember {
+    const uint8_t *data = nullptr;
+    size_t size = 0;
+    std::function<void(size_t offset, size_t size, uint8_t *dst)> make;
+};
+/** Member name -> its bytes. */
+using ArchiveView = std::map<std::string, ArchiveMember>;
 
 std::vector<uint8_t> write_tar(const ArchiveMembers &members, bool gzip);
 /** Where write_tar puts the archive's bytes, in order (a vector, or a file as it is written). */

@@ -305,6 +305,21 @@ uint8_t slot_flag_bit(Slot s) {
     return 0;
 }
 
+ByteView Variable::bytes() const {
+    nhc_assert(!make_bytes, "the bytes of weight '" << name << "' are made as read: read_bytes");
+    return {data.get(), data ? data_size : 0};
+}
+
+void Variable::read_bytes(size_t offset, size_t size, uint8_t *dst) const {
+    nhc_assert(offset + size <= data_size && has_bytes(),
+               "bytes " << offset << "+" << size << " of weight '" << name << "' (" << data_size
+                        << " bytes)");
+    if (make_bytes)
+        make_bytes(offset, size, dst);
+    else if (size > 0)
+        std::memcpy(dst, data.get() + offset, size);
+}
+
 void Variable::set_bytes(std::vector<uint8_t> b) {
     auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(b));
     share_bytes(*owned, owned);

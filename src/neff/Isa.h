@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -266,13 +267,31 @@ struct Variable {
      *  end and the NEFF: one copy fewer of BERT-base's 438 MB. */
     std::shared_ptr<const uint8_t> data;
     size_t data_size = 0;
+    /** Writes bytes [offset, offset + size) of a weight to `dst`; safe on several threads. */
+    using ByteMaker = std::function<void(size_t offset, size_t size, uint8_t *dst)>;
+    /** Weights only, instead of `data`: bytes made as they are read, for a weight the compiler
+     *  converts or lays out anew (graph/AutoCast, TileWeights) without a copy of it, so that the
+     *  NEFF writer makes each piece as it writes it and no copy of the whole model is held. */
+    ByteMaker make_bytes;
 
-    /** The weight's bytes (empty if it has none, as when read for timing only). */
-    ByteView bytes() const { return {data.get(), data ? data_size : 0}; }
+    /** The weight's bytes (empty if it has none, as when read for timing only); not for a weight
+     *  whose bytes are made as read (read_bytes takes both). */
+    ByteView bytes() const;
+    /** Whether the weight has bytes, held or made as read. */
+    bool has_bytes() const { return data != nullptr || make_bytes != nullptr; }
+    /** Bytes [offset, offset + size) of the weight's data_size, held or made, into `dst`. */
+    void read_bytes(size_t offset, size_t size, uint8_t *dst) const;
     /** Bytes kept alive by `keeper`. */
     void share_bytes(ByteView b, std::shared_ptr<const void> keeper) {
         data = std::shared_ptr<const uint8_t>(std::move(keeper), b.data());
         data_size = b.size();
+        make_bytes = nullptr;
+    }
+    /** `size` bytes that `maker` makes as they are read. */
+    void make_bytes_when_read(size_t size, ByteMaker maker) {
+        data.reset();
+        data_size = size;
+        make_bytes = std::move(maker);
     }
     void set_bytes(std::vector<uint8_t> b);
     int64_t num_elements() const;

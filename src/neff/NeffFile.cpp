@@ -197,14 +197,18 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
     }
     ArchiveView view;
     for (const auto &[name, bytes] : m)
-        view[name] = {bytes.data(), bytes.size()};
+        view[name] = {bytes.data(), bytes.size(), nullptr};
     for (size_t i = 0; i < p.vars.size(); i++) {
         const Variable &v = p.vars[i];
         if (v.kind == VarKind::Weight) {
-            nhc_assert(int64_t(v.bytes().size()) == v.size_bytes(),
-                       "weight '" << v.name << "' has " << v.bytes().size() << " bytes, expected "
-                                  << v.size_bytes());
-            view[weight_member(int(i))] = {v.bytes().data(), v.bytes().size()};
+            size_t held = v.has_bytes() ? v.data_size : 0;
+            nhc_assert(int64_t(held) == v.size_bytes(), "weight '" << v.name << "' has " << held
+                                                                   << " bytes, expected "
+                                                                   << v.size_bytes());
+            if (v.make_bytes)
+                view[weight_member(int(i))] = {nullptr, held, v.make_bytes};
+            else
+                view[weight_member(int(i))] = {v.data.get(), held, nullptr};
         }
     }
     Sha256 hasher;

@@ -2,7 +2,6 @@
 
 #include "neff/Footprint.h"
 #include "support/Error.h"
-#include "support/Parallel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -87,13 +86,24 @@ std::optional<Tiling> tiling_of(const std::vector<TileLoad> &at, int64_t partiti
     return t;
 }
 
-std::vector<uint8_t> tiled_bytes(ByteView from, const WeightShape &w, const Tiling &t) {
-    std::vector<uint8_t> to(size_t(t.elements * w.elem));
-    for (const auto &[col0, tile] : t.tiles)
-        for (int64_t r = 0; r < w.rows; r++)
-            std::memcpy(to.data() + t.offset(tile, r, col0, w.elem),
-                        from.data() + (r * w.cols + col0) * w.elem, size_t(tile.width * w.elem));
-    return to;
+/** Makes bytes [offset, offset + size) of `from`'s weight in the tiled layout `t`, from the rows
+ *  of its [rows, cols] layout: each tile's segments are rows of the tile's columns, in
+ *  [partition][K-chunk] order. */
+void read_tiled(const neff::Variable &from, const WeightShape &w, const Tiling &t, size_t offset,
+                size_t size, uint8_t *dst) {
+    const int64_t begin = int64_t(offset), end = int64_t(offset + size);
+    for (const auto &[col0, tile] : t.tiles) {
+        const int64_t segment = tile.width * w.elem, first = tile.base * w.elem;
+        const int64_t last = first + segment * w.rows;
+        for (int64_t at = std::max(begin, first); at < std::min(end, last);) {
+            int64_t index = (at - first) / segment, within = (at - first) % segment;
+            int64_t len = std::min(segment - within, end - at);
+            int64_t row = index % t.chunks * t.partitions + index / t.chunks;
+            from.read_bytes(size_t((row * w.cols + col0) * w.elem + within), size_t(len),
+                            dst + (at - begin));
+            at += len;
+        }
+    }
 }
 
 /** Points a load at the tiled layout: its partition's row of its K-chunk and column tile. */
@@ -129,7 +139,7 @@ bool mergeable(const std::vector<SelectedInstr> &instrs, size_t a, size_t b) {
 } // namespace
 
 TileWeightStats tile_weights(std::vector<SelectedInstr> &instrs, neff::Program &program,
-                             const target::TargetInfo &target, int jobs) {
+                             const target::TargetInfo &target) {
     TileWeightStats stats;
     // The loads of each weight, and whether every reader is one.
     auto shape_of = [&](const neff::Variable &v) {
@@ -173,20 +183,24 @@ TileWeightStats tile_weights(std::vector<SelectedInstr> &instrs, neff::Program &
             tilings.emplace(var, std::move(*t));
         }
     }
-    // The bytes, weight by weight on up to `jobs` threads (a copy of every weight). A last tile
-    // shifted inward stores the columns it shares with the tile before it twice: the variable
-    // grows by them, [rows, stored columns].
-    std::vector<WeightShape> shapes;
-    for (int var : weights)
-        shapes.push_back(shape_of(program.vars.at(size_t(var))));
-    for_each_index(weights.size(), jobs, [&](size_t k) {
-        neff::Variable &v = program.vars.at(size_t(weights[k]));
-        const Tiling &t = tilings.at(weights[k]);
-        if (!v.bytes().empty())
-            v.set_bytes(tiled_bytes(v.bytes(), shapes[k], t));
-        if (t.elements != shapes[k].rows * shapes[k].cols)
-            v.shape = {shapes[k].rows, t.elements / shapes[k].rows};
-    });
+    // The bytes, made in the new layout as they are read (the NEFF writer's pieces): no copy of
+    // the weights. A last tile shifted inward stores the columns it shares with the tile before
+    // it twice: the variable grows by them, [rows, stored columns].
+    std::vector<WeightShape> shapes; // as the loads read them, before a last tile grows them
+    for (int var : weights) {
+        neff::Variable &v = program.vars.at(size_t(var));
+        const WeightShape w = shapes.emplace_back(shape_of(v));
+        const Tiling &t = tilings.at(var);
+        if (v.has_bytes()) {
+            auto from = std::make_shared<const neff::Variable>(v);
+            v.make_bytes_when_read(size_t(t.elements * w.elem),
+                                   [from, w, t](size_t offset, size_t size, uint8_t *dst) {
+                                       read_tiled(*from, w, t, offset, size, dst);
+                                   });
+        }
+        if (t.elements != w.rows * w.cols)
+            v.shape = {w.rows, t.elements / w.rows};
+    }
     std::vector<bool> merged_away(instrs.size(), false);
     // A run of at least 4 KiB per partition (nc.md:L259) needs this many K-chunks per load.
     int64_t saturating = target.dma.saturating_row_bytes;

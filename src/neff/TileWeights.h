@@ -39,9 +39,10 @@ struct TileWeightStats {
 };
 
 /** Re-lays out the weights of `program` whose loads allow it, and merges their loads (see the
- *  file comment); the weights' bytes are rearranged on up to `jobs` threads. */
+ *  file comment); a weight's bytes are then made in the new layout as they are read
+ *  (neff::Variable::make_bytes), not copied. */
 TileWeightStats tile_weights(std::vector<SelectedInstr> &instrs, neff::Program &program,
-                             const target::TargetInfo &target, int jobs = 1);
+                             const target::TargetInfo &target);
 
 } // namespace nhc::codegen
 

@@ -52,9 +52,10 @@ void check_ap(const Program &p, const AccessPattern &ap, Engine e, size_t index,
 void validate_program(const Program &p) {
     for (const auto &v : p.vars) {
         if (v.kind == VarKind::Weight && p.weights_loaded &&
-            int64_t(v.bytes().size()) != v.size_bytes()) {
-            user_error("NHC_ENEFF011", "weight '", v.name, "' has ", v.bytes().size(),
-                       " bytes of data, expected ", v.size_bytes());
+            int64_t(v.has_bytes() ? v.data_size : 0) != v.size_bytes()) {
+            user_error("NHC_ENEFF011", "weight '", v.name, "' has ",
+                       v.has_bytes() ? v.data_size : 0, " bytes of data, expected ",
+                       v.size_bytes());
         }
     }
     for (int e = 0; e < kNumEngines; e++) {

@@ -38,7 +38,8 @@ Machine::Machine(const target::TargetInfo &t, const neff::Program &p, bool funct
     hbm_.assign(size_t(hbm), 0);
     for (size_t i = 0; i < p.vars.size(); i++) {
         if (p.vars[i].kind == neff::VarKind::Weight) {
-            std::memcpy(hbm_var(int(i)), p.vars[i].bytes().data(), p.vars[i].bytes().size());
+            if (p.vars[i].has_bytes())
+                p.vars[i].read_bytes(0, p.vars[i].data_size, hbm_var(int(i)));
         }
     }
 }

@@ -7,6 +7,7 @@
 #include "neff/DefJson.h"
 #include "neff/ParallelGzip.h"
 
+#include <atomic>
 #include <cstring>
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
@@ -188,6 +189,36 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t> &gz, bool &ok) {
 }
 
 } // namespace
+
+TEST_CASE("a weight whose bytes are made as read writes the NEFF its bytes held would") {
+    // 20 MiB: more than one piece of the writer (16 MiB) and of its threads' parts (1 MiB).
+    neff::Program p = sample_program();
+    p.vars[1].shape = {128, 80 << 10};
+    std::vector<float> values = test::random_floats(128 * (80 << 10), 11);
+    auto held =
+        std::make_shared<const std::vector<uint8_t>>(test::bytes_of(neff::DType::BF16, values));
+    p.vars[1].set_bytes(*held);
+    for (bool compress : {true, false}) {
+        CAPTURE(compress);
+        neff::WriteOptions opt;
+        opt.compress = compress;
+        const std::vector<uint8_t> expected = neff::write_neff(p, opt);
+        neff::Program made = p;
+        std::atomic<int> calls{0};
+        made.vars[1].make_bytes_when_read(held->size(),
+                                          [held, &calls](size_t at, size_t n, uint8_t *dst) {
+                                              std::memcpy(dst, held->data() + at, n);
+                                              calls++;
+                                          });
+        CHECK(neff::write_neff(made, opt) == expected);
+        CHECK(calls.load() == 20); // a part at a time: never asked for the whole weight at once
+        for (int jobs : {2, 3}) {
+            opt.jobs = jobs;
+            CHECK(neff::write_neff(made, opt) == expected);
+        }
+        CHECK(neff::read_neff(expected).program.vars[1].bytes() == ByteView(*held));
+    }
+}
 
 TEST_CASE("a variable holding an ONNX bool keeps saying so through a NEFF; another element type "
           "is refused") {
@@ -396,7 +427,8 @@ TEST_CASE("the loader rejects damaged NEFFs with codes and statuses") {
     CHECK(status(past_hbm, "NHC_ENEFF014") == rt::NRT_INVALID);
     {
         rt::Result r = rt::nrt_load(lying_gzip, {}, m);
-        CHECK(r.message.find("member 'sg00/weights/1.bin' declares 1099511627781 bytes, which with the") !=
+        CHECK(r.message.find(
+                  "member 'sg00/weights/1.bin' declares 1099511627781 bytes, which with the") !=
               std::string::npos);
     }
 

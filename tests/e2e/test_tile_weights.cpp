@@ -44,7 +44,7 @@ neff::Program weight_program(int64_t rows) {
 
 uint16_t element(const neff::Program &p, int64_t byte) {
     uint16_t v = 0;
-    std::memcpy(&v, p.vars[0].bytes().data() + byte, 2);
+    p.vars[0].read_bytes(size_t(byte), 2, reinterpret_cast<uint8_t *>(&v));
     return v;
 }
 
@@ -102,6 +102,32 @@ TEST_CASE("a weight loaded K-chunk by K-chunk is stored partition by partition, 
         for (int64_t c : {int64_t(0), int64_t(5), kCols - 1})
             CHECK(element(p, ((r % 128) * 3 + r / 128) * kCols * 2 + c * 2) ==
                   uint16_t(r * kCols + c));
+}
+
+TEST_CASE("a tiled weight's bytes are made as read: any pieces give the layout read whole") {
+    // Three K-chunks, two column tiles of 384: pieces that start and end inside a row segment,
+    // across segments and across the tiles.
+    neff::Program p = weight_program(384);
+    std::vector<SelectedInstr> v = {load(0, 0, 0, 384),     load(0, 4096, 384, 384),
+                                    load(1, 8192, 0, 384),  load(1, 12288, 384, 384),
+                                    load(2, 16384, 0, 384), load(2, 20480, 384, 384)};
+    REQUIRE(codegen::tile_weights(v, p, target::target_by_name("trn1")).weights == 1);
+    const neff::Variable &w = p.vars[0];
+    REQUIRE(w.make_bytes);
+    REQUIRE(w.data_size == size_t(384 * kCols * 2));
+    std::vector<uint8_t> whole(w.data_size), pieces(w.data_size);
+    w.read_bytes(0, whole.size(), whole.data());
+    for (size_t at = 0, piece = 1; at < pieces.size(); piece = piece * 7 % 5003 + 2) {
+        size_t n = std::min(piece, pieces.size() - at);
+        w.read_bytes(at, n, pieces.data() + at);
+        at += n;
+    }
+    CHECK(pieces == whole);
+    // Tile 1 (columns 384..767), partition 5, chunk 2 is row 261: its column 400.
+    int64_t tile1 = 384 * 384, segment = (5 * 3 + 2) * 384;
+    uint16_t e = 0;
+    std::memcpy(&e, whole.data() + 2 * (tile1 + segment + 400 - 384), 2);
+    CHECK(e == uint16_t(261 * kCols + 400));
 }
 
 TEST_CASE("a weight some instruction reads otherwise keeps its layout and its loads") {
@@ -177,7 +203,7 @@ TEST_CASE("a last tile shifted inward stores the columns it shares twice, the we
     codegen::TileWeightStats s = codegen::tile_weights(v, p, target::target_by_name("trn1"));
     CHECK(s.weights == 1);
     CHECK(p.vars[0].shape == std::vector<int64_t>{128, 960});
-    CHECK(p.vars[0].bytes().size() == size_t(128 * 960 * 2));
+    CHECK(p.vars[0].data_size == size_t(128 * 960 * 2));
     CHECK(v[2].instr.src.offset == 2 * 128 * 320 * 2);
     // Column 500 of row 7 is in tiles 1 and 2, at its place in each.
     CHECK(element(p, (128 * 320 + 7 * 320 + 500 - 320) * 2) == uint16_t(7 * kCols + 500));

@@ -98,3 +98,40 @@ TEST_CASE("converted() to bf16 is float_to_bf16 on every bit pattern kind") {
         REQUIRE(actual == expected);
     }
 }
+
+TEST_CASE("converted_when_read() is converted() made on first read; read_bytes makes any range") {
+    HostTensor f(DType::Float32, {5, 7});
+    for (int64_t i = 0; i < f.numel(); i++)
+        f.set_f64(i, std::ldexp(1.0 + double(i) / 37, int(i % 9) - 4) * (i % 3 ? 1 : -1));
+    for (DType to : {DType::BFloat16, DType::Float16, DType::TFloat32}) {
+        CAPTURE(dtype_name(to));
+        const HostTensor eager = f.converted(to);
+        HostTensor lazy = f.converted_when_read(to);
+        CHECK(lazy.dtype() == to);
+        CHECK(lazy.shape() == f.shape());
+        REQUIRE(lazy.conversion_pending());
+        // Every range, whole elements or not, from the source while the conversion is pending.
+        const size_t size = eager.bytes().size();
+        for (size_t at = 0; at < size; at++)
+            for (size_t n : {size_t(1), size_t(3), size - at}) {
+                if (at + n > size)
+                    continue;
+                std::vector<uint8_t> got(n);
+                lazy.read_bytes(at, n, got.data());
+                CHECK(std::memcmp(got.data(), eager.bytes().data() + at, n) == 0);
+            }
+        CHECK(lazy.conversion_pending());
+        // A copy shares the conversion: reading one makes it for both.
+        HostTensor copy = lazy;
+        CHECK(copy.get_f64(11) == eager.get_f64(11));
+        CHECK_FALSE(lazy.conversion_pending());
+        CHECK(lazy.bytes() == eager.bytes());
+        // Writing takes bytes of its own; the shared conversion stays as it was.
+        copy.set_f64(0, 2.0);
+        CHECK(copy.get_f64(0) == 2.0);
+        CHECK(lazy.get_f64(0) == eager.get_f64(0));
+    }
+    // Not from float32: converted at once.
+    HostTensor i = HostTensor::from_i64({1, 2, 3}, DType::Int32);
+    CHECK_FALSE(i.converted_when_read(DType::Float32).conversion_pending());
+}
