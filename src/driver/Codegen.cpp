@@ -57,7 +57,7 @@ public:
     neff::Program build() {
         plan_memory();
         groups_ = form_groups();
-        resident_ = std::make_unique<ResidentOutputs>(g_, groups_);
+        resident_ = std::make_unique<ResidentOutputs>(g_, values_, groups_);
         nhc_assert(!o_.prefetch_bytes || o_.prefetch_bytes->size() == groups_.size(),
                    "prefetch sizes for " << o_.prefetch_bytes->size() << " groups, the program has "
                                          << groups_.size());
@@ -94,7 +94,7 @@ private:
     /** The HBM plan (HbmVariables.h); a Transpose its producer writes has no group, so a block
      *  for it is refused. */
     void plan_memory() {
-        hbm_ = std::make_unique<HbmVariables>(g_, prog_, o_.without_weight_bytes);
+        hbm_ = std::make_unique<HbmVariables>(g_, values_, prog_, o_.without_weight_bytes);
         for (const Node *t : hbm_->folded_transposes())
             refuse_block_of_folded(*t);
     }

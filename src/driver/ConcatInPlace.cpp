@@ -51,9 +51,8 @@ std::string placeable_root(const Graph &g, std::string in, const Node &concat, c
 
 } // namespace
 
-std::map<std::string, InPlace> place_concat_inputs(const Graph &g,
+std::map<std::string, InPlace> place_concat_inputs(const Graph &g, const ValueIndex &u,
                                                    const std::set<std::string> &taken) {
-    const ValueIndex u = index_values(g);
     std::map<std::string, InPlace> placed;
     for (const Node &n : g.nodes) {
         if (n.op_type != "Concat" || !n.domain.empty() || n.outputs.size() != 1)

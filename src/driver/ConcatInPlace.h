@@ -14,6 +14,7 @@
  */
 
 #include "graph/Graph.h"
+#include "graph/ValueIndex.h"
 
 #include <map>
 #include <set>
@@ -26,9 +27,10 @@ struct InPlace {
     int64_t offset = 0;        ///< bytes into that value
 };
 
-/** value -> where it is computed in place, for the Concats of `g`; `taken` are values that
- *  already have their bytes elsewhere (graph inputs and outputs, views, transposed outputs). */
-std::map<std::string, InPlace> place_concat_inputs(const Graph &g,
+/** value -> where it is computed in place, for the Concats of `g` (`values`: who computes and
+ *  reads each value); `taken` are values that already have their bytes elsewhere (graph inputs
+ *  and outputs, views, transposed outputs). */
+std::map<std::string, InPlace> place_concat_inputs(const Graph &g, const ValueIndex &u,
                                                    const std::set<std::string> &taken);
 
 } // namespace nhc

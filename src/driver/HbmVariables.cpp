@@ -8,8 +8,9 @@ namespace nhc {
 
 using codegen_groups::is_view;
 
-HbmVariables::HbmVariables(const Graph &g, neff::Program &prog, bool without_weight_bytes)
-    : g_(g), prog_(prog), without_weight_bytes_(without_weight_bytes) {
+HbmVariables::HbmVariables(const Graph &g, const ValueIndex &values, neff::Program &prog,
+                           bool without_weight_bytes)
+    : g_(g), values_(values), prog_(prog), without_weight_bytes_(without_weight_bytes) {
     for (const std::string &in : g_.inputs)
         var_of_[in] = add_var(in, neff::VarKind::Input, g_.value(in));
     for (const std::string &out : g_.outputs) {
@@ -32,14 +33,13 @@ HbmVariables::HbmVariables(const Graph &g, neff::Program &prog, bool without_wei
         taken.insert(value);
     for (const auto &[value, target] : transposed_into_)
         taken.insert(value);
-    in_place_ = place_concat_inputs(g_, taken);
+    in_place_ = place_concat_inputs(g_, values_, taken);
 }
 
 // A Transpose that keeps the last axis, sole reader of a value computed here: the value's group
 // writes it already transposed, into the Transpose's output (attention's heads merged back: [b,
 // h, s, d] -> [b, s, h, d]), and the Transpose is no group.
 void HbmVariables::plan_transposed_outputs() {
-    const ValueIndex values = index_values(g_);
     std::set<std::string> computed;
     for (const Node &n : g_.nodes)
         if (!is_view(n) && n.op_type != "Transpose")
@@ -50,7 +50,7 @@ void HbmVariables::plan_transposed_outputs() {
         std::vector<int64_t> perm = n.attr_ints("perm");
         const std::string &x = n.inputs[0];
         if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1 ||
-            !computed.count(x) || values.consumers_of(x).size() != 1 || graph_outputs_.count(x))
+            !computed.count(x) || values_.consumers_of(x).size() != 1 || graph_outputs_.count(x))
             continue;
         transposed_into_[x] = {n.outputs[0], perm};
         folded_.push_back(&n);

@@ -14,6 +14,7 @@
 
 #include "driver/ConcatInPlace.h"
 #include "graph/Graph.h"
+#include "graph/ValueIndex.h"
 #include "neff/Isa.h"
 #include "neff/SelectInstructions.h"
 
@@ -27,9 +28,10 @@ namespace nhc {
 
 class HbmVariables {
 public:
-    /** Plans `g`'s values; the variables go into `prog` (weights without their bytes when
-     *  `without_weight_bytes`). */
-    HbmVariables(const Graph &g, neff::Program &prog, bool without_weight_bytes);
+    /** Plans `g`'s values (`values`: who computes and reads each); the variables go into
+     *  `prog` (weights without their bytes when `without_weight_bytes`). */
+    HbmVariables(const Graph &g, const ValueIndex &values, neff::Program &prog,
+                 bool without_weight_bytes);
 
     /** The variable holding `value`, made on first touch. */
     int var(const std::string &value);
@@ -61,6 +63,7 @@ private:
     void plan_outputs_written_in_place();
 
     const Graph &g_;
+    const ValueIndex &values_;
     neff::Program &prog_;
     bool without_weight_bytes_;
     std::map<std::string, int> var_of_;

@@ -10,13 +10,12 @@
 
 namespace nhc {
 
-ResidentOutputs::ResidentOutputs(const Graph &g,
+ResidentOutputs::ResidentOutputs(const Graph &g, const ValueIndex &values,
                                  const std::vector<std::vector<const Node *>> &groups) {
     std::map<const Node *, size_t> group_of; // looked up only, never iterated
     for (size_t i = 0; i < groups.size(); i++)
         for (const Node *n : groups[i])
             group_of[n] = i;
-    const ValueIndex values = index_values(g);
     // The last group that reads `value`, looking through nodes without a group (views).
     std::function<size_t(const std::string &, size_t)> last_reading = [&](const std::string &value,
                                                                           size_t last) {

@@ -12,6 +12,7 @@
  */
 
 #include "graph/Graph.h"
+#include "graph/ValueIndex.h"
 
 #include <cstdint>
 #include <utility>
@@ -23,8 +24,10 @@ class ResidentOutputs {
 public:
     using Region = std::pair<int64_t, int64_t>; ///< offset, bytes per partition
 
-    /** `groups`: every group in compile order, each its nodes. */
-    ResidentOutputs(const Graph &g, const std::vector<std::vector<const Node *>> &groups);
+    /** `groups`: every group in compile order, each its nodes; `values`: who computes and reads
+     *  each value of `g`. */
+    ResidentOutputs(const Graph &g, const ValueIndex &values,
+                    const std::vector<std::vector<const Node *>> &groups);
 
     /** Whether group `i`'s outputs are read by later groups, all of them the next one: kept
      *  longer, the tiles would take SBUF from the groups in between, and change their best

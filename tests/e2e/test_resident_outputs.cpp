@@ -56,7 +56,8 @@ g (float[128, 64] x, float[64, 64] w1, float[64, 64] w2, float[64, 64] w3)
     const Node &b = node_with_output(g, "b"), &c = node_with_output(g, "c");
     const Node &y = node_with_output(g, "y");
     (void)v; // a view: no group of its own, its reader reads `a`
-    ResidentOutputs r(g, {{&a}, {&b}, {&c}, {&y}});
+    const ValueIndex values = index_values(g);
+    ResidentOutputs r(g, values, {{&a}, {&b}, {&c}, {&y}});
     CHECK(r.may_keep(0));       // a, through the view, read by b's group only
     CHECK_FALSE(r.may_keep(1)); // b is read by c's group and, two groups on, by y's
     CHECK(r.may_keep(2));       // c, read by y's group
