@@ -84,8 +84,14 @@ public:
         round_on_engines();
         release_graph_constants();
         tile_weight_layouts();
-        codegen::schedule_instructions(selected_, *target_, dependency_aware_schedule());
-        codegen::insert_semaphores(selected_, prog_);
+        {
+            TimedStep step("schedule instructions");
+            codegen::schedule_instructions(selected_, *target_, dependency_aware_schedule());
+        }
+        {
+            TimedStep step("insert semaphores");
+            codegen::insert_semaphores(selected_, prog_);
+        }
         prog_.layout_hbm();
         return std::move(prog_);
     }
