@@ -1,6 +1,7 @@
 #include "driver/Compile.h"
 
 #include "autoscheduler/TuningDb.h"
+#include "driver/AccuracyReport.h"
 #include "driver/Codegen.h"
 #include "driver/TensorSizes.h"
 #include "driver/WholeProgramCheck.h"
@@ -199,6 +200,8 @@ void compile_model(const CompileOptions &options) {
     };
     neff::write_neff_file(options.output, program, wo);
     log_info("wrote ", options.output);
+    if (options.accuracy_report)
+        report_accuracy(options);
 }
 
 std::string list_operators_text() {

@@ -158,6 +158,11 @@ struct CompileFlags {
         cl::cat(category())};
     Opt<bool> dump_graph{"dump-graph", cl::desc("Print the Graph IR after the front end"),
                          cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
+    Opt<bool> accuracy_report{
+        "accuracy-report",
+        cl::desc("Compile again without auto-cast, run both NEFFs on the same made-up inputs and "
+                 "print each output's error against the uncast one"),
+        cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
 };
 
 CompileFlags &flags() {
@@ -278,6 +283,7 @@ CompileOptions resolve(const CompileFlags &f) {
     o.schedule_file = given_or<std::string>(f.schedule, "");
     o.dump_schedules = given_or<std::string>(f.dump_schedules, "");
     o.dump_graph = given_or(f.dump_graph, false);
+    o.accuracy_report = given_or(f.accuracy_report, false);
     o.tuning_db = given_or<std::string>(f.tuning_db, "");
     if (f.tuning_db.getNumOccurrences() && o.tuning_db.empty())
         user_error("NHC_EARG002", "option --tuning-db got an empty path; expected a file name");

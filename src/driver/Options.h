@@ -53,6 +53,9 @@ struct CompileOptions {
     /** Where code generation records the schedule of every group it schedules, or nullptr. */
     sched::ScheduleScript *used_schedules = nullptr;
     bool dump_graph = false;
+    /** --accuracy-report: after compiling, compile again without auto-cast, run both on the
+     *  same inputs and print each output's error (driver/AccuracyReport.h). */
+    bool accuracy_report = false;
     /** --tuning-db: compile with the database's best plans (neuron-halide-tune's database when
      *  tune_trials > 0). */
     std::string tuning_db;

@@ -3,7 +3,6 @@
 // clean exit status: 0, or 1 for a user error; 70 (internal error) or a signal fails the test.
 
 #include "CliRun.h"
-
 #include "support/Npy.h"
 
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <cstdlib>
 #include <doctest/doctest.h>
 #include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 
 using nhc::test::TempDir;
@@ -233,6 +233,52 @@ TEST_CASE("--auto-cast matmult compiles the example with bf16 matmul operands") 
     INFO(r.out);
     CHECK(r.status == 0);
     CHECK(r.has("auto-cast: 2 matmul nodes take bf16 operands"));
+}
+
+namespace {
+
+/** The relative L2 error --accuracy-report prints for output `name`, or -1. */
+double reported_rel_l2(const Run &r, const std::string &name) {
+    size_t at = r.out.find("\n  " + name + " ");
+    if (at == std::string::npos)
+        return -1;
+    std::istringstream row(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+    std::string output;
+    double elements = 0, max_abs = 0, rel_l2 = -1;
+    row >> output >> elements >> max_abs >> rel_l2;
+    return rel_l2;
+}
+
+} // namespace
+
+TEST_CASE("--accuracy-report compiles without auto-cast and prints each output's error") {
+    TempDir dir;
+    Run bf16 = run(example_model() + " --auto-cast matmult --auto-cast-type bf16 --accuracy-report",
+                   dir.path.string());
+    INFO(bf16.out);
+    CHECK(bf16.status == 0);
+    CHECK(bf16.has("accuracy report: --auto-cast matmult to bf16 against the model compiled "
+                   "without auto-cast"));
+    CHECK(std::filesystem::exists(dir.path / "file.neff"));
+    // The example's logits, with bf16 operands: an error, and a small one.
+    double bf16_error = reported_rel_l2(bf16, "logits");
+    CHECK(bf16_error > 1e-4);
+    CHECK(bf16_error < 0.02);
+    // tf32 keeps 10 bits of mantissa to bf16's 7: a smaller error on the same inputs.
+    Run tf32 = run(example_model() + " --auto-cast matmult --auto-cast-type tf32 --accuracy-report",
+                   dir.path.string());
+    INFO(tf32.out);
+    double tf32_error = reported_rel_l2(tf32, "logits");
+    CHECK(tf32_error > 0);
+    CHECK(tf32_error < bf16_error / 4);
+    // The same made-up inputs every run: the same report.
+    Run again =
+        run(example_model() + " --auto-cast matmult --auto-cast-type bf16 --accuracy-report",
+            dir.path.string());
+    CHECK(reported_rel_l2(again, "logits") == bf16_error);
+    Run none = run(example_model() + " --accuracy-report", dir.path.string());
+    CHECK(none.status == 0);
+    CHECK(none.has("accuracy report: no auto-cast (--auto-cast none)"));
 }
 
 TEST_CASE("the example compiles to a NEFF that runs") {
