@@ -17,7 +17,7 @@ std::string cast_constant(Graph &g, const std::string &name, DType t) {
         return cast_name;
     const Value &v = g.value(name);
     // float -> bf16/fp16 rounds to nearest even
-    auto c = std::make_shared<HostTensor>(v.constant->converted_when_read(t));
+    auto c = std::make_shared<HostTensor>(HostTensor::converted_when_read(v.constant, t));
     g.values[cast_name] = Value{cast_name, t, v.shape, c};
     return cast_name;
 }
@@ -114,8 +114,9 @@ int auto_cast_matmuls(Graph &g, DType cast_type) {
                    cast_type == DType::TFloat32,
                "auto-cast to " << dtype_name(cast_type));
     // Reads of each value (graph outputs count as one): a float constant nothing reads once its
-    // readers take the converted copy is dropped there and then, so that its memory holds the
-    // next conversion rather than the whole model's weights being held twice.
+    // readers take the converted copy leaves the graph there and then. Its bytes stay as long as
+    // the copy's conversion is pending (HostTensor::converted_when_read shares them): the float
+    // weights are then the model file's or the folded ones, and no converted copy is held.
     std::map<std::string, int> reads;
     for (const Node &n : g.nodes)
         for (const std::string &in : n.inputs)

@@ -341,20 +341,21 @@ HostTensor HostTensor::converted(DType to) const {
 /** A conversion converted_when_read left to its first reader: shared by the tensor's copies,
  *  made once (`made` tells read_bytes without taking the once-flag). */
 struct HostTensor::PendingConversion {
-    HostTensor source;
+    std::shared_ptr<const HostTensor> source;
     std::once_flag once;
     std::atomic<bool> made{false};
     HostTensor result;
 };
 
-HostTensor HostTensor::converted_when_read(DType to) const {
-    if (dtype_ != DType::Float32 || !converts_from_float32(to))
-        return converted(to);
+HostTensor HostTensor::converted_when_read(std::shared_ptr<const HostTensor> source, DType to) {
+    nhc_assert(source, "a conversion of no tensor");
+    if (source->dtype_ != DType::Float32 || !converts_from_float32(to))
+        return source->converted(to);
     HostTensor t;
     t.dtype_ = to;
-    t.shape_ = shape_;
+    t.shape_ = source->shape_;
     t.pending_ = std::make_shared<PendingConversion>();
-    t.pending_->source = *this;
+    t.pending_->source = std::move(source);
     return t;
 }
 
@@ -366,7 +367,7 @@ ByteView HostTensor::pending_bytes() const {
     PendingConversion &p = *pending_;
     std::call_once(p.once, [&] {
         // The source stays: a read_bytes that saw the conversion pending may still be reading it.
-        p.result = p.source.converted(dtype_);
+        p.result = p.source->converted(dtype_);
         p.made.store(true, std::memory_order_release);
     });
     return p.result.bytes();
@@ -383,7 +384,7 @@ void HostTensor::read_bytes(size_t offset, size_t size, uint8_t *dst) const {
     // The elements that cover the range, converted from the source: straight into `dst` when
     // the range is whole elements, else through a buffer of them.
     const size_t first = offset / elem, end = (offset + size + elem - 1) / elem;
-    const uint8_t *src = pending_->source.bytes().data() + 4 * first;
+    const uint8_t *src = pending_->source->bytes().data() + 4 * first;
     if (offset % elem == 0 && size % elem == 0) {
         convert_float32(src, dst, int64_t(end - first), dtype_);
         return;

@@ -74,13 +74,14 @@ public:
     /** A copy converted to `to` element by element, as set_f64(get_f64) would (rounding to
      *  nearest even into f16/bf16); float32 to a float type without going through double. */
     HostTensor converted(DType to) const;
-    /** converted(to) made when first read rather than now: its bytes are converted the first
-     *  time anything asks for them (bytes(), an element, mutable_bytes()), once for this tensor
-     *  and its copies, and read_bytes() converts the range it is asked for without them. A
-     *  float32 weight cast for the matmuls is so written to the NEFF a piece at a time, and no
-     *  converted copy of the whole model is held (issue 16's compile time: such copies are
-     *  memory touched for the first time). Only float32 to a float type; else converted(to). */
-    HostTensor converted_when_read(DType to) const;
+    /** source->converted(to) made when first read rather than now: its bytes are converted the
+     *  first time anything asks for them (bytes(), an element, mutable_bytes()), once for this
+     *  tensor and its copies, and read_bytes() converts the range it is asked for without them.
+     *  A float32 weight cast for the matmuls is so written to the NEFF a piece at a time, and
+     *  no converted copy of the whole model is held (issue 16's compile time: such copies are
+     *  memory touched for the first time). `source` is shared, not copied. Only float32 to a
+     *  float type; else converted(to) at once. */
+    static HostTensor converted_when_read(std::shared_ptr<const HostTensor> source, DType to);
     /** True while a conversion of converted_when_read has not been made. */
     bool conversion_pending() const;
     /** All elements as int64 (for shape-like tensors). */

@@ -100,13 +100,14 @@ TEST_CASE("converted() to bf16 is float_to_bf16 on every bit pattern kind") {
 }
 
 TEST_CASE("converted_when_read() is converted() made on first read; read_bytes makes any range") {
-    HostTensor f(DType::Float32, {5, 7});
+    auto source = std::make_shared<HostTensor>(DType::Float32, Shape{5, 7});
+    HostTensor &f = *source;
     for (int64_t i = 0; i < f.numel(); i++)
         f.set_f64(i, std::ldexp(1.0 + double(i) / 37, int(i % 9) - 4) * (i % 3 ? 1 : -1));
     for (DType to : {DType::BFloat16, DType::Float16, DType::TFloat32}) {
         CAPTURE(dtype_name(to));
         const HostTensor eager = f.converted(to);
-        HostTensor lazy = f.converted_when_read(to);
+        HostTensor lazy = HostTensor::converted_when_read(source, to);
         CHECK(lazy.dtype() == to);
         CHECK(lazy.shape() == f.shape());
         REQUIRE(lazy.conversion_pending());
@@ -132,6 +133,9 @@ TEST_CASE("converted_when_read() is converted() made on first read; read_bytes m
         CHECK(lazy.get_f64(0) == eager.get_f64(0));
     }
     // Not from float32: converted at once.
-    HostTensor i = HostTensor::from_i64({1, 2, 3}, DType::Int32);
-    CHECK_FALSE(i.converted_when_read(DType::Float32).conversion_pending());
+    auto ints = std::make_shared<HostTensor>(HostTensor::from_i64({1, 2, 3}, DType::Int32));
+    CHECK_FALSE(HostTensor::converted_when_read(ints, DType::Float32).conversion_pending());
+    // The source is shared, not copied: the pending tensor reads it where it is.
+    HostTensor shared = HostTensor::converted_when_read(source, DType::BFloat16);
+    CHECK(source.use_count() == 2);
 }
