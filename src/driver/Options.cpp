@@ -115,7 +115,8 @@ struct CompileFlags {
         cl::cat(category())};
     Opt<std::string> jobs{
         "num-parallel-jobs",
-        cl::desc("Threads that compress the NEFF (default: the machine's, at most 8)"),
+        cl::desc("Threads that measure the search's candidates and compress the NEFF (default: the "
+                 "machine's, at most 8)"),
         cl::value_desc("N"),
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,
