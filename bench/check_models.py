@@ -57,7 +57,7 @@ def check(folder, cast, optlevel, tools, timeout, work, model_type="generic"):
     neff = os.path.join(work, "%s_%s_O%d.neff" % (name, cast, optlevel))
     code, secs, gb, err = timed([tools["cc"], "compile", os.path.join(folder, "model.onnx"),
                                  "-O%d" % optlevel, "--model-type", model_type,
-                                 "--output", neff] + CASTS[cast], timeout)
+                                 "--output", neff, "--no-cache"] + CASTS[cast], timeout)
     row.update(compile_s=round(secs, 1), compile_gb=round(gb, 2))
     if code != 0:
         row["error"] = first_error(err)

@@ -41,7 +41,7 @@ def main():
                     neff, log = os.path.join(work, "m.neff"), os.path.join(work, "log.txt")
                     row = {"model": name, "cast": cast, "model_type": model_type,
                            "level": "-O" + level}
-                    code, secs, gb, err = timed([cc, model, "-O" + level, "--output", neff,
+                    code, secs, gb, err = timed([cc, model, "-O" + level, "--output", neff, "--no-cache",
                                                  "--logfile", log, "--model-type", model_type]
                                                 + CASTS[cast], args.timeout)
                     row.update(compile_s=round(secs, 1), compile_gb=round(gb, 2))

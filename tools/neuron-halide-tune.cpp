@@ -98,6 +98,13 @@ int main(int argc, char **argv) {
             nhc::user_error("NHC_EARG003",
                             "neuron-halide-tune takes a model to tune, not a command");
         nhc::CompileOptions o = cmd.options;
+        // A tuner measures its candidates every time: it takes nothing from the compile cache
+        // and stores nothing in it (what --no-cache says, so that is accepted).
+        for (const char *arg : rest)
+            if (std::string(arg).rfind("--cache-dir", 0) == 0)
+                nhc::user_error("NHC_EARG003", "neuron-halide-tune does not take --cache-dir: a "
+                                               "tuner measures every time and uses no cache");
+        o.cache_dir.clear();
         // A session is long: its progress (with the time left) shows unless --verbose says.
         bool verbose_given = false;
         for (const char *arg : rest)

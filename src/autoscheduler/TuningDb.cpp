@@ -3,6 +3,7 @@
 #include "support/Error.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <sqlite3.h>
 #include <thread>
@@ -174,6 +175,19 @@ std::optional<std::pair<std::string, double>> TuningDb::best_plan(const std::str
     if (!s.step())
         return std::nullopt;
     return std::make_pair(s.column_text(0), s.column_real(1));
+}
+
+void TuningDb::visit_usable_records(const std::string &target,
+                                    const std::function<void(const std::string &)> &visit) const {
+    Statement s(db_, path_,
+                "SELECT workload, plan, simulated_ns FROM records WHERE target = ?1 AND "
+                "compiler_version = ?2 AND feasible = 1 ORDER BY id");
+    s.text(1, target).text(2, compiler_version());
+    while (s.step()) {
+        char time[40];
+        std::snprintf(time, sizeof time, "%a", s.column_real(2)); // exact, as stored
+        visit(s.column_text(0) + "\n" + s.column_text(1) + "\n" + time);
+    }
 }
 
 int64_t TuningDb::foreign_rows() const {

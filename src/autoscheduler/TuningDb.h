@@ -16,6 +16,7 @@
  * reported so that the caller can warn. Failures are user errors NHC_EIO003 naming the file.
  */
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,11 @@ public:
      *  recorded), with its simulated time. */
     std::optional<std::pair<std::string, double>> best_plan(const std::string &workload_text,
                                                             const std::string &target) const;
+    /** Calls `visit` with each feasible row of this version for `target`, in the order recorded,
+     *  as its workload, plan and simulated time: what best_plan chooses from, so what a compile
+     *  with this database depends on (driver/CompileCache.h keys on it). */
+    void visit_usable_records(const std::string &target,
+                              const std::function<void(const std::string &)> &visit) const;
     /** Rows written by other compiler versions (ignored). */
     int64_t foreign_rows() const;
     /** All rows of this version. */

@@ -3,6 +3,7 @@
 #include "autoscheduler/TuningDb.h"
 #include "driver/AccuracyReport.h"
 #include "driver/Codegen.h"
+#include "driver/CompileCache.h"
 #include "driver/TensorSizes.h"
 #include "driver/WholeProgramCheck.h"
 #include "frontend/Frontend.h"
@@ -123,6 +124,37 @@ std::unique_ptr<autosched::TuningDb> open_tuning_db(const CompileOptions &o) {
     return db;
 }
 
+struct CacheLookup {
+    std::string key;  ///< "" when the cache is not used
+    bool hit = false; ///< the cache held the NEFF and wrote it to the output
+};
+
+CacheLookup look_up_compile_cache(const Graph &graph, const CompileOptions &o,
+                                  autosched::TuningDb *tuning) {
+    if (o.cache_dir.empty())
+        return {};
+    if (!o.dump_schedules.empty()) {
+        log_info("compile cache: not used with --dump-schedules, which writes what compiling "
+                 "chose");
+        return {};
+    }
+    std::string key;
+    {
+        TimedStep step("compile cache key");
+        CompileOptions keyed = o;
+        keyed.tuning = tuning;
+        key = compile_cache_key(graph, keyed);
+    }
+    TimedStep step("look up compile cache");
+    if (!fetch_cached_neff(o.cache_dir, key, o.output)) {
+        log_info("compile cache: no entry ", key, " in ", o.cache_dir);
+        return {key, false};
+    }
+    log_info("compile cache: hit, entry ", key, " in ", o.cache_dir, " written to ", o.output,
+             " without compiling");
+    return {key, true};
+}
+
 } // namespace
 
 void compile_model(const CompileOptions &options) {
@@ -145,6 +177,12 @@ void compile_model(const CompileOptions &options) {
 
     if (options.dump_graph)
         std::cout << "\n" << dump_graph(graph) << std::flush;
+    CacheLookup cached = look_up_compile_cache(graph, options, tuning.get());
+    if (cached.hit) {
+        if (options.accuracy_report)
+            report_accuracy(options);
+        return;
+    }
     {
         TimedStep step("check operator support");
         check_operator_support(graph);
@@ -200,6 +238,10 @@ void compile_model(const CompileOptions &options) {
     };
     neff::write_neff_file(options.output, program, wo);
     log_info("wrote ", options.output);
+    if (!cached.key.empty()) {
+        TimedStep store("store in compile cache");
+        store_cached_neff(options.cache_dir, cached.key, options.output);
+    }
     if (options.accuracy_report)
         report_accuracy(options);
 }

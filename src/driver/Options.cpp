@@ -1,5 +1,6 @@
 #include "driver/Options.h"
 
+#include "driver/CompileCache.h"
 #include "support/Error.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -157,6 +158,17 @@ struct CompileFlags {
         cl::sub(compile_cmd()),
         cl::ZeroOrMore,
         cl::cat(category())};
+    Opt<std::string> cache_dir{
+        "cache-dir",
+        cl::desc("Compile cache folder: an unchanged model compiled with the same options is not "
+                 "compiled again (default $NEURON_HALIDE_CACHE_DIR, else "
+                 "$XDG_CACHE_HOME/neuron-halide, else ~/.cache/neuron-halide)"),
+        cl::value_desc("dir"),
+        cl::sub(compile_cmd()),
+        cl::ZeroOrMore,
+        cl::cat(category())};
+    Opt<bool> no_cache{"no-cache", cl::desc("Compile without looking in or storing to the cache"),
+                       cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
     Opt<bool> dump_graph{"dump-graph", cl::desc("Print the Graph IR after the front end"),
                          cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
     Opt<bool> accuracy_report{
@@ -215,6 +227,19 @@ int parse_verbose(const std::string &v) {
 template <typename T>
 T given_or(const cl::opt<T> &opt, T fallback) {
     return opt.getNumOccurrences() ? T(opt) : fallback;
+}
+
+std::string resolve_cache_dir(const CompileFlags &f) {
+    bool no_cache = given_or(f.no_cache, false);
+    if (f.cache_dir.getNumOccurrences()) {
+        if (no_cache)
+            user_error("NHC_EARG002", "options --cache-dir and --no-cache contradict each other; "
+                                      "expected one of them");
+        if (f.cache_dir.empty())
+            user_error("NHC_EARG002", "option --cache-dir got an empty path; expected a folder");
+        return f.cache_dir;
+    }
+    return no_cache ? "" : default_cache_dir();
 }
 
 CompileOptions resolve(const CompileFlags &f) {
@@ -286,6 +311,7 @@ CompileOptions resolve(const CompileFlags &f) {
     o.dump_graph = given_or(f.dump_graph, false);
     o.accuracy_report = given_or(f.accuracy_report, false);
     o.tuning_db = given_or<std::string>(f.tuning_db, "");
+    o.cache_dir = resolve_cache_dir(f);
     if (f.tuning_db.getNumOccurrences() && o.tuning_db.empty())
         user_error("NHC_EARG002", "option --tuning-db got an empty path; expected a file name");
     return o;

@@ -53,6 +53,10 @@ struct CompileOptions {
     /** Where code generation records the schedule of every group it schedules, or nullptr. */
     sched::ScheduleScript *used_schedules = nullptr;
     bool dump_graph = false;
+    /** The compile cache's folder (driver/CompileCache.h): --cache-dir, else the environment's
+     *  (default_cache_dir); "" with --no-cache, and in compiles made by code rather than the
+     *  command line. */
+    std::string cache_dir;
     /** --accuracy-report: after compiling, compile again without auto-cast, run both on the
      *  same inputs and print each output's error (driver/AccuracyReport.h). */
     bool accuracy_report = false;

@@ -285,21 +285,46 @@ NeffContents read_neff(const std::vector<uint8_t> &bytes, const ReadOptions &opt
     return c;
 }
 
-NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
+namespace {
+
+/** Opens a NEFF file and reads its header, checked (check_header); `f` is left after it. */
+NeffHeader open_neff_file(const std::string &path, std::ifstream &f, uint64_t *file_size) {
+    f.open(path, std::ios::binary | std::ios::ate);
     if (!f) {
         user_error("NHC_ENEFF010", "cannot open '", path, "' for reading");
     }
-    uint64_t file_size = uint64_t(f.tellg());
+    *file_size = uint64_t(f.tellg());
     f.seekg(0);
-    if (file_size < kHeaderSize) {
-        user_error("NHC_ENEFF004", "NEFF is truncated: ", file_size, " bytes, shorter than the ",
+    if (*file_size < kHeaderSize) {
+        user_error("NHC_ENEFF004", "NEFF is truncated: ", *file_size, " bytes, shorter than the ",
                    kHeaderSize, "-byte header");
     }
     std::array<uint8_t, kHeaderSize> head{};
     f.read(reinterpret_cast<char *>(head.data()), kHeaderSize);
+    return check_header(head.data(), *file_size - kHeaderSize);
+}
+
+} // namespace
+
+NeffHeader check_neff_file_hash(const std::string &path) {
+    std::ifstream f;
+    uint64_t file_size = 0;
+    NeffHeader h = open_neff_file(path, f, &file_size);
+    Sha256 hasher;
+    std::vector<uint8_t> buf(size_t(1) << 20);
+    while (f.read(reinterpret_cast<char *>(buf.data()), std::streamsize(buf.size())) ||
+           f.gcount() > 0) {
+        hasher.update(buf.data(), size_t(f.gcount()));
+    }
+    check_hash(h, hasher.final());
+    return h;
+}
+
+NeffContents read_neff_file(const std::string &path, const ReadOptions &opt) {
+    std::ifstream f;
+    uint64_t file_size = 0;
     NeffContents c;
-    c.header = check_header(head.data(), file_size - kHeaderSize);
+    c.header = open_neff_file(path, f, &file_size);
     Sha256 hasher;
     bool first = true;
     ArchiveSource source = [&](uint8_t *buf, size_t capacity) {

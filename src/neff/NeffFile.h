@@ -85,6 +85,10 @@ NeffContents read_neff(const std::vector<uint8_t> &bytes, const ReadOptions &opt
  *  payload that does not match its hash is NHC_ENEFF003 even where unpacking failed first. */
 NeffContents read_neff_file(const std::string &path, const ReadOptions &opt = {});
 
+/** The first checks of read_neff_file without unpacking: size, header, and the payload's hash
+ *  (the compile cache's check of an entry, driver/CompileCache.h); the header when intact. */
+NeffHeader check_neff_file_hash(const std::string &path);
+
 /** Load-time checks of a program: every instruction on an engine that can run it
  *  (NHC_ENEFF012), every HBM operand inside its variable (NHC_ENEFF008), weights with their
  *  bytes (NHC_ENEFF011) when they were loaded. */

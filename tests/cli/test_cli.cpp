@@ -311,6 +311,41 @@ TEST_CASE("--num-parallel-jobs compresses the NEFF on that many threads, to the 
     CHECK(neffs[0] == neffs[1]);
 }
 
+TEST_CASE("the compile cache: on by default, a second compile is a hit of the same bytes") {
+    TempDir dir;
+    // The tests' environment turns the cache off (tests/cli/meson.build); a user's has it on,
+    // in $XDG_CACHE_HOME/neuron-halide.
+    std::string as_user = in_dir(dir.path.string()) + "env -u NEURON_HALIDE_CACHE_DISABLE " +
+                          "XDG_CACHE_HOME=" + dir.file("xdg") + " " + cli() + " " +
+                          example_model() + " --verbose info --output ";
+    Run miss = run_shell(as_user + "miss.neff");
+    INFO(miss.out);
+    REQUIRE(miss.status == 0);
+    CHECK(miss.has("compile cache: no entry "));
+    CHECK(miss.has("code generation"));
+    CHECK(miss.has("compile cache: stored " + dir.file("xdg") + "/neuron-halide/"));
+    Run hit = run_shell(as_user + "hit.neff");
+    INFO(hit.out);
+    REQUIRE(hit.status == 0);
+    CHECK(hit.has("compile cache: hit, entry "));
+    CHECK_FALSE(hit.has("code generation"));
+    CHECK(hit.has("Compiler status PASS"));
+    CHECK(read_file(dir.file("hit.neff")) == read_file(dir.file("miss.neff")));
+    // Another option, another entry; --no-cache neither looks nor stores.
+    Run o1 = run_shell(as_user + "o1.neff -O1");
+    CHECK(o1.has("compile cache: no entry "));
+    Run off = run_shell(as_user + "off.neff --no-cache");
+    CHECK_FALSE(off.has("compile cache"));
+    CHECK(off.has("code generation"));
+    CHECK(read_file(dir.file("off.neff")) == read_file(dir.file("miss.neff")));
+    size_t stored = 0;
+    for (const auto &e : std::filesystem::directory_iterator(dir.file("xdg") + "/neuron-halide"))
+        stored += e.path().extension() == ".neff";
+    CHECK(stored == 2);
+    expect_user_error(run(example_model() + " --cache-dir c --no-cache", dir.path.string()),
+                      "NHC_EARG002");
+}
+
 TEST_CASE("-O1 compiles the default schedules; -O2 and -O3 search, say so, and stay exact") {
     TempDir dir;
     auto read = [&](const std::string &name) { return read_file(dir.file(name)); };

@@ -106,6 +106,13 @@ TEST_CASE("a tuning session records every candidate; replay gives one NEFF, with
     CHECK(example_rel_l2(dir, "a.neff") <= 1e-4);
 }
 
+TEST_CASE("a tuner measures every time: it refuses --cache-dir") {
+    TempDir dir;
+    expect_user_error(
+        tune(example_model() + " --db t.db --trials 1 --cache-dir c", dir.path.string()),
+        "NHC_EARG003");
+}
+
 TEST_CASE("records of another compiler version are ignored with a warning") {
     TempDir dir;
     REQUIRE(tune(example_model() + " --db t.db --trials 2", dir.path.string()).status == 0);

@@ -3,6 +3,7 @@
 
 // Small ONNX models for tests, written in ONNX's textual syntax (onnx/defs/parser.h).
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <onnx/defs/parser.h>
@@ -37,6 +38,15 @@ struct TempDir {
     }
     std::string file(const std::string &name) const { return (path / name).string(); }
 };
+
+/** The paths in folder `dir`, sorted. */
+inline std::vector<std::filesystem::path> sorted_entries(const std::string &dir) {
+    std::vector<std::filesystem::path> found;
+    for (const auto &e : std::filesystem::directory_iterator(dir))
+        found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    return found;
+}
 
 inline std::string write_model(const onnx::ModelProto &model, const std::string &path) {
     std::ofstream out(path, std::ios::binary);
