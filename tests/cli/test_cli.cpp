@@ -346,6 +346,34 @@ TEST_CASE("the compile cache: on by default, a second compile is a hit of the sa
                       "NHC_EARG002");
 }
 
+TEST_CASE("concurrent compiles of one model into one cache never see a torn entry") {
+    TempDir dir;
+    // Four at once into an empty cache (four misses storing the same key), then four at once
+    // from it (hits while nothing is written); every one succeeds with the same bytes.
+    std::string compile = cli() + " " + example_model() + " --cache-dir cache --output ";
+    for (const char *round : {"miss", "hit"}) {
+        CAPTURE(round);
+        std::string cmd = in_dir(dir.path.string()) + "{ ";
+        for (int i = 0; i < 4; i++) {
+            std::string name = std::string(round) + std::to_string(i);
+            cmd += "(" + compile + name + ".neff > " + name + ".log 2>&1; echo $? > " + name +
+                   ".status) & ";
+        }
+        REQUIRE(run_shell(cmd + "wait; }").status == 0);
+        for (int i = 0; i < 4; i++) {
+            std::string name = std::string(round) + std::to_string(i);
+            std::string log = read_file(dir.file(name + ".log")); // not in INFO: it may REQUIRE
+            INFO(log);
+            CHECK(read_file(dir.file(name + ".status")) == "0\n");
+            CHECK(read_file(dir.file(name + ".neff")) == read_file(dir.file("miss0.neff")));
+        }
+    }
+    std::vector<std::filesystem::path> left = nhc::test::sorted_entries(dir.file("cache"));
+    REQUIRE(left.size() == 1); // no temporary file stays behind
+    CHECK(left[0].extension() == ".neff");
+    CHECK(read_file(left[0].string()) == read_file(dir.file("miss0.neff")));
+}
+
 TEST_CASE("-O1 compiles the default schedules; -O2 and -O3 search, say so, and stay exact") {
     TempDir dir;
     auto read = [&](const std::string &name) { return read_file(dir.file(name)); };
