@@ -13,6 +13,7 @@ packages=(
   libsqlite3-dev                                    # the autoscheduler's tuning database
   libonnx-testdata                                  # the ONNX backend test suite (sweep, conformance)
   python3-onnx python3-numpy                        # example and test model generators
+  chromium python3-pil                              # the profile's timeline rendered and looked at
 )
 
 missing=()

@@ -1,6 +1,7 @@
 // neuron-halide-run: load a NEFF and run it once on the NeuronCore simulator.
 //   neuron-halide-run model.neff --input name=file.npy|.pb ... [--output-dir DIR]
-//                     [--profile trace.json] [--summary-json FILE] [--target T] [--timing-only]
+//                     [--profile trace.json] [--profile-dir DIR] [--summary-json FILE]
+//                     [--target T] [--timing-only]
 //                     [--check-races] [--max-instructions N]
 // Prints a summary of the outputs, the simulated latency and the engine utilisation; writes each
 // output as DIR/<output name>.npy (bf16, tf32 and fp8 outputs are widened to float32, which NumPy
@@ -13,6 +14,7 @@
 #include "neff/NeffFile.h"
 #include "runtime/Numerics.h"
 #include "runtime/Profile.h"
+#include "runtime/ProfileReport.h"
 #include "runtime/Runtime.h"
 #include "runtime/TensorFiles.h"
 #include "support/Error.h"
@@ -45,6 +47,11 @@ cl::opt<std::string> profile("profile",
                              cl::desc("write a Chrome/Perfetto trace JSON, and print where the "
                                       "time goes per group of ONNX nodes"),
                              cl::value_desc("trace.json"));
+cl::opt<std::string> profile_dir(
+    "profile-dir",
+    cl::desc("write into DIR the trace (trace.json), a timeline picture (timeline.svg) and where "
+             "the time goes per group of ONNX nodes (nodes.md, nodes.json)"),
+    cl::value_desc("DIR"));
 cl::opt<std::string> summary("summary-json", cl::desc("write the run summary as JSON"),
                              cl::value_desc("FILE"));
 cl::opt<std::string> device("target", cl::desc("device target (default: the NEFF's own)"),
@@ -114,7 +121,7 @@ int run() {
             rt::input_from_file(read_tensor_file(arg.substr(eq + 1)), model->program().vars[v]);
     }
     rt::ExecOptions eo;
-    eo.trace = !profile.empty();
+    eo.trace = !profile.empty() || !profile_dir.empty();
     eo.timing_only = timing_only;
     eo.check_races = check_races;
     eo.max_instructions = max_instructions;
@@ -148,6 +155,11 @@ int run() {
         write_text(profile, rt::trace_json(res.trace, model->program().name));
         std::cout << rt::profile_table(res.trace, kProfileRows);
     }
+    if (!profile_dir.empty()) {
+        rt::write_profile_dir(profile_dir, res.trace, res.summary.total_ns, model->program().name);
+        std::cout << "profile: " << profile_dir << "/timeline.svg, nodes.md, nodes.json, "
+                  << "trace.json\n";
+    }
     return 0;
 }
 
@@ -161,6 +173,7 @@ int main(int argc, char **argv) {
     inputs.addCategory(options);
     output_dir.addCategory(options);
     profile.addCategory(options);
+    profile_dir.addCategory(options);
     summary.addCategory(options);
     device.addCategory(options);
     timing_only.addCategory(options);
