@@ -14,6 +14,8 @@ packages=(
   libonnx-testdata                                  # the ONNX backend test suite (sweep, conformance)
   python3-onnx python3-numpy                        # example and test model generators
   chromium python3-pil                              # the profile's timeline rendered and looked at
+  pybind11-dev python3-dev python3-pytest           # the Python module and its tests
+  python3-torch python3-torchvision                 # torch modules traced in those tests
 )
 
 missing=()
