@@ -6,7 +6,10 @@
 #include "driver/CompileCache.h"
 #include "driver/TensorSizes.h"
 #include "driver/WholeProgramCheck.h"
+#include "frontend/ConstantEvaluator.h"
+#include "frontend/ConvertOpset.h"
 #include "frontend/Frontend.h"
+#include "frontend/OnnxOperators.h"
 #include "graph/OperatorSupport.h"
 #include "neff/NeffFile.h"
 #include "schedules/ScheduleScript.h"
@@ -248,9 +251,21 @@ void compile_model(const CompileOptions &options) {
 
 std::string list_operators_text() {
     register_codegen_operators();
-    std::string s;
+    // Every operator ONNX defines (default domain, the opset models are converted to) and every
+    // one code generation registers. Those the front end evaluates compile when their inputs are
+    // constants; host fallback does not exist yet, so the rest are refused.
+    std::set<std::string> names;
+    for (const std::string &op : onnx_operators(kCanonicalOpset))
+        names.insert(op);
     for (const OperatorInfo &op : supported_operators())
-        s += op.op_type + "\n";
+        names.insert(op.op_type);
+    std::string s;
+    for (const std::string &op : names)
+        s += op + "\t" +
+             (is_supported_operator("", op) ? "device"
+              : can_evaluate(op)            ? "folded"
+                                            : "refused") +
+             "\n";
     return s;
 }
 

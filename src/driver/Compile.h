@@ -14,7 +14,10 @@ namespace nhc {
 /** Runs the compile command; throws UserError on a user error. */
 void compile_model(const CompileOptions &options);
 
-/** `list-operators`: the supported ONNX operators, one per line. */
+/** `list-operators`: every ONNX operator (default domain, opset 17) and every operator code
+ *  generation supports, one per line, sorted: its name, a tab, and where it runs: `device`;
+ *  `folded`, computed by the front end when its inputs are constants (refused otherwise); or
+ *  `refused` (NHC_EUOC002; there is no host fallback yet). */
 std::string list_operators_text();
 
 } // namespace nhc

@@ -30,7 +30,8 @@ cl::SubCommand &compile_cmd() {
 }
 
 cl::SubCommand &list_ops_cmd() {
-    static cl::SubCommand s("list-operators", "Print the supported ONNX operators, one per line");
+    static cl::SubCommand s(
+        "list-operators", "Print every ONNX operator and where it runs (device, folded, refused)");
     return s;
 }
 

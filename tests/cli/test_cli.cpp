@@ -52,9 +52,42 @@ TEST_CASE("--version and --help") {
     CHECK_FALSE(ch.has("--print-after-all")); // LLVM's own options stay hidden
 }
 
-TEST_CASE("list-operators succeeds") {
+TEST_CASE("list-operators says where every ONNX operator runs: device, folded or refused") {
     Run r = run("list-operators");
+    INFO(r.out);
     CHECK(r.status == 0);
+    CHECK(r.has("MatMul\tdevice\n"));
+    CHECK(r.has("Softmax\tdevice\n"));
+    CHECK(r.has("TopK\trefused\n"));
+    CHECK(r.has("NonMaxSuppression\trefused\n"));
+    CHECK(r.has("LSTM\trefused\n"));
+    CHECK(r.has("Range\tfolded\n")); // computed by the front end on constant inputs
+    // One operator a line, with one of the three answers, sorted.
+    std::istringstream lines(r.out);
+    std::string line, previous;
+    int device = 0, refused = 0;
+    while (std::getline(lines, line)) {
+        size_t tab = line.find('\t');
+        REQUIRE(tab != std::string::npos);
+        std::string where = line.substr(tab + 1);
+        CHECK((where == "device" || where == "folded" || where == "refused"));
+        device += where == "device";
+        refused += where == "refused";
+        CHECK(previous < line.substr(0, tab));
+        previous = line.substr(0, tab);
+    }
+    CHECK(device > 50);
+    CHECK(refused > 10);
+    // A refused operator in a model is NHC_EUOC002.
+    TempDir dir;
+    std::string topk = model_file(dir, "topk.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 8] x) => (float[4, 2] v, int64[4, 2] i) {
+  k = Constant <value = int64[1] {2}> ()
+  v, i = TopK <axis = 1> (x, k)
+}
+)");
+    expect_user_error(run(topk, dir.path.string()), "NHC_EUOC002");
 }
 
 TEST_CASE("bad command lines are coded errors naming the option") {
