@@ -3,8 +3,9 @@
 
 /** \file
  * The compile pipeline as one readable list of named, timed steps (DESIGN.md "The pipeline"):
- * front end, operator support, code generation (groups, schedules, lowering, instruction
- * selection, semaphores), NEFF writing.
+ * front end, the compile cache (driver/CompileCache.h: a hit ends the compile there), operator
+ * support, code generation (groups, schedules, lowering, instruction selection, semaphores),
+ * NEFF writing, the NEFF stored in the cache.
  */
 
 #include "driver/Options.h"

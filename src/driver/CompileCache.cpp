@@ -9,6 +9,7 @@
 #include "support/Parallel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <elf.h>
 #include <filesystem>
@@ -255,13 +256,25 @@ std::string rename_or_remove(const std::string &tmp, const std::string &to) {
     return error;
 }
 
-/** Removes the entries used least recently until the folder holds at most the limit. */
+/** A temporary file this old was left by a compile that was killed while writing it. */
+constexpr std::chrono::hours kAbandonedTemporary{24};
+
+/** Removes the entries used least recently until the folder holds at most the limit, and the
+ *  temporary files of killed compiles. */
 void evict_least_recent(const std::string &dir, uint64_t limit_bytes) {
     std::vector<std::tuple<fs::file_time_type, std::string, uint64_t>> entries;
     uint64_t total = 0;
     std::error_code ec;
+    auto now = fs::file_time_type::clock::now();
     for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
-        if (e.path().extension() != ".neff" || !e.is_regular_file(ec))
+        if (!e.is_regular_file(ec))
+            continue;
+        if (e.path().filename().string().find(".neff.tmp.") != std::string::npos &&
+            now - e.last_write_time(ec) > kAbandonedTemporary) {
+            fs::remove(e.path(), ec);
+            continue;
+        }
+        if (e.path().extension() != ".neff")
             continue;
         uint64_t size = e.file_size(ec);
         entries.emplace_back(e.last_write_time(ec), e.path().string(), size);

@@ -21,7 +21,8 @@
  * given out (the NEFF header's size and payload SHA-256, neff::check_neff_file_hash): a corrupt
  * entry is removed, said in a warning, and the model compiled again. The cache never fails a
  * compile: a folder that cannot be made or written is a warning. Past kCacheLimitBytes the
- * entries used least recently (a hit renews an entry's time) are removed after a store.
+ * entries used least recently (a hit renews an entry's time) are removed after a store, and the
+ * temporary files of killed compiles once a day old.
  */
 
 #include "driver/Options.h"

@@ -142,7 +142,7 @@ TEST_CASE("the key covers the tuning database's rows a compile can choose from")
     CHECK(compile_cache_key(matmul_graph(4), o) == one);
 }
 
-TEST_CASE("past the limit, the entries used least recently are removed") {
+TEST_CASE("past the limit, the entries used least recently are removed, and old temporaries") {
     TempDir dir;
     std::string neff = dir.file("a.neff");
     neff::write_neff_file(neff, neff::Program{}); // an entry needs only to be an intact NEFF
@@ -156,8 +156,19 @@ TEST_CASE("past the limit, the entries used least recently are removed") {
                                      std::filesystem::file_time_type::clock::now() -
                                          std::chrono::hours(1));
     REQUIRE(fetch_cached_neff(cache, key('a'), dir.file("out.neff")));
+    // A killed compile's temporary file: removed once a day old, not before.
+    std::string old_tmp = cache + "/" + key('d') + ".neff.tmp.1.2";
+    std::string new_tmp = cache + "/" + key('e') + ".neff.tmp.1.2";
+    std::ofstream(old_tmp) << "x";
+    std::ofstream(new_tmp) << "x";
+    std::filesystem::last_write_time(old_tmp, std::filesystem::file_time_type::clock::now() -
+                                                  std::chrono::hours(25));
     store_cached_neff(cache, key('c'), neff, /*limit_bytes=*/2 * size);
     std::vector<std::filesystem::path> kept = nhc::test::sorted_entries(cache);
+    CHECK_FALSE(std::filesystem::exists(old_tmp));
+    REQUIRE(std::filesystem::exists(new_tmp));
+    std::filesystem::remove(new_tmp);
+    kept = nhc::test::sorted_entries(cache);
     REQUIRE(kept.size() == 2);
     CHECK(kept[0].filename() == key('a') + ".neff");
     CHECK(kept[1].filename() == key('c') + ".neff");
