@@ -16,6 +16,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <mutex>
+
 namespace py = pybind11;
 using namespace nhc;
 
@@ -30,6 +32,9 @@ void compile(const std::vector<std::string> &args) {
         argv.push_back(a.c_str());
     ParsedCommandLine cmd = parse_command_line(int(argv.size()), argv.data());
     py::gil_scoped_release unlocked; // a compile takes seconds: other Python threads run
+    // One compile at a time: the log (Logger) is the process's.
+    static std::mutex one_at_a_time;
+    std::lock_guard<std::mutex> lock(one_at_a_time);
     start_logging(cmd.options);
     compile_model(cmd.options);
 }

@@ -13,6 +13,7 @@ Errors of the compiler and the runtime raise neuron_halide.Error, whose .code is
 docs/errors.md. neuron_halide.torch.trace exports a torch module through torch.onnx.export.
 """
 
+import json
 import os
 import shutil
 import tempfile
@@ -121,7 +122,6 @@ class CompiledModel:
                             % (name, a.dtype.name, ", ".join(sorted(_DTYPES))))
             given[name] = (a.dtype.name, list(a.shape), a.tobytes())
         outputs, summary, profile = self._native.run(given, timing_only)
-        import json
         self._summary, self._profile = json.loads(summary), json.loads(profile)
         return {name: np.frombuffer(data, dtype=dtype).reshape(shape).copy()
                 for name, (dtype, shape, data) in outputs.items()}

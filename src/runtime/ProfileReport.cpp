@@ -9,7 +9,6 @@
 #include <llvm/Support/JSON.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +20,7 @@ namespace {
 
 namespace json = llvm::json;
 
-/** A bound needs its resource busy at least this share of the group's span. */
+/** A bound needs its resource busy at least this share of the time the group adds. */
 constexpr double kBoundShare = 0.5;
 
 std::vector<std::string> split_nodes(const std::string &group) {
@@ -102,9 +101,9 @@ NodeTimeRow row_of(const ProfileRow &p, const std::map<std::string, Intervals> &
     return r;
 }
 
-std::string us(double ns, const char *format = "%.3f") {
+std::string us(double ns) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, format, ns / 1000.0);
+    std::snprintf(buf, sizeof buf, "%.3f", ns / 1000.0);
     return buf;
 }
 
@@ -137,9 +136,12 @@ std::string node_table_markdown(const std::vector<NodeTimeRow> &rows, double tot
                       "One row per group of ONNX nodes (the nodes fused into one group share it), "
                       "largest first. *Time* is what the group adds to the latency: from the end "
                       "of the groups that finished before it to its own end, so the rows sum to "
-                      "the latency. *Engine* is the one busiest in the group's span; *bound*: "
-                      "compute or dma when that engine or the DMA queues (on average) are busy "
-                      "half its span or more, else dependency (its engines wait).\n\n" +
+                      "the latency. *Engine* is the one most busy with the group's instructions "
+                      "(dma when its transfers took longer). *Bound* is judged on every "
+                      "instruction running in the time the group adds: compute when an engine is "
+                      "busy half of it or more and at least as long as transfers are in flight, "
+                      "dma when transfers are in flight half of it or more and longer, else "
+                      "dependency (engines and DMA mostly wait).\n\n" +
                       "| time (us) | share | span (us) | engine | bound | ONNX nodes |\n" +
                       "|---:|---:|---:|---|---|---|\n";
     for (const NodeTimeRow &r : rows) {
