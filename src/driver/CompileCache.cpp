@@ -86,48 +86,72 @@ tensor_digests(const std::vector<const HostTensor *> &tensors, int jobs) {
     return digests;
 }
 
-/** The NT_GNU_BUILD_ID notes of the executable and every library loaded, in load order. */
-std::string loaded_build_ids() {
-    std::string ids;
-    dl_iterate_phdr(
-        [](dl_phdr_info *info, size_t, void *out) {
-            std::string &ids = *static_cast<std::string *>(out);
-            for (int i = 0; i < info->dlpi_phnum; i++) {
-                const ElfW(Phdr) &ph = info->dlpi_phdr[i];
-                if (ph.p_type != PT_NOTE)
-                    continue;
-                auto *p = reinterpret_cast<const uint8_t *>(info->dlpi_addr + ph.p_vaddr);
-                const uint8_t *end = p + ph.p_memsz;
-                while (p + sizeof(ElfW(Nhdr)) <= end) {
-                    auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
-                    const uint8_t *name = p + sizeof(ElfW(Nhdr));
-                    const uint8_t *desc = name + ((note->n_namesz + 3) & ~3u);
-                    if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-                        std::equal(name, name + 4, reinterpret_cast<const uint8_t *>("GNU")))
-                        ids += std::string(info->dlpi_name) + "=" +
-                               neff::hex(desc, note->n_descsz) + "\n";
-                    p = desc + ((note->n_descsz + 3) & ~3u);
-                }
-            }
-            return 0;
-        },
-        &ids);
-    return ids;
+/** A loaded ELF object: its path ("" for the executable), build id, the libraries it needs
+ *  (DT_NEEDED), and whether it holds a given address. */
+struct LoadedObject {
+    std::string path, build_id;
+    std::vector<std::string> needed;
+    bool holds_address = false;
+};
+
+/** The build id in an object's PT_NOTE segment at [p, end), or "". */
+std::string build_id_note(const uint8_t *p, const uint8_t *end) {
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+        auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
+        const uint8_t *name = p + sizeof(ElfW(Nhdr));
+        const uint8_t *desc = name + ((note->n_namesz + 3) & ~3u);
+        if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+            std::equal(name, name + 4, reinterpret_cast<const uint8_t *>("GNU")))
+            return neff::hex(desc, note->n_descsz);
+        p = desc + ((note->n_descsz + 3) & ~3u);
+    }
+    return "";
 }
 
-/** What identifies this build: the build ids, or the executable's bytes where the linker wrote
- *  none (a build id is how this key sees a change of code). */
-const std::string &compiler_build_id() {
-    static const std::string id = [] {
-        std::string ids = loaded_build_ids();
-        if (ids.find("\n") != std::string::npos && ids.rfind("=", 0) == 0)
-            return ids; // the executable (its name is "") comes first, with its build id
-        std::vector<uint8_t> exe;
-        nhc_assert(read_whole_file("/proc/self/exe", &exe), "cannot read /proc/self/exe");
-        std::array<uint8_t, 32> d = neff::sha256(exe.data(), exe.size());
-        return "exe sha256 " + neff::hex(d.data(), d.size()) + "\n" + ids;
-    }();
-    return id;
+/** The DT_NEEDED names of an object's dynamic section. */
+std::vector<std::string> needed_libraries(const ElfW(Dyn) * dyn, uintptr_t load_bias) {
+    uintptr_t strtab = 0;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_STRTAB)
+            strtab = d->d_un.d_ptr;
+    // ld.so relocates DT_STRTAB in place on x86-64; where it has not, it is still unbiased.
+    if (strtab && strtab < load_bias)
+        strtab += load_bias;
+    std::vector<std::string> needed;
+    for (const ElfW(Dyn) *d = dyn; strtab && d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_NEEDED)
+            needed.push_back(reinterpret_cast<const char *>(strtab + d->d_un.d_val));
+    return needed;
+}
+
+std::vector<LoadedObject> loaded_objects(const void *address) {
+    struct Walk {
+        uintptr_t address;
+        std::vector<LoadedObject> objects;
+    } walk{reinterpret_cast<uintptr_t>(address), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *out) {
+            Walk &w = *static_cast<Walk *>(out);
+            LoadedObject o;
+            o.path = info->dlpi_name;
+            for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+                uintptr_t at = info->dlpi_addr + ph.p_vaddr;
+                if (ph.p_type == PT_LOAD)
+                    o.holds_address |= w.address >= at && w.address < at + ph.p_memsz;
+                if (ph.p_type == PT_NOTE && o.build_id.empty()) {
+                    auto *p = reinterpret_cast<const uint8_t *>(at);
+                    o.build_id = build_id_note(p, p + ph.p_memsz);
+                }
+                if (ph.p_type == PT_DYNAMIC)
+                    o.needed =
+                        needed_libraries(reinterpret_cast<const ElfW(Dyn) *>(at), info->dlpi_addr);
+            }
+            w.objects.push_back(std::move(o));
+            return 0;
+        },
+        &walk);
+    return walk.objects;
 }
 
 void hash_attr(KeyHasher &h, const AttrValue &a) {
@@ -293,6 +317,31 @@ void evict_least_recent(const std::string &dir, uint64_t limit_bytes) {
 
 } // namespace
 
+std::string compiler_build_id() {
+    std::vector<LoadedObject> objects =
+        loaded_objects(reinterpret_cast<const void *>(&loaded_objects));
+    auto self = std::find_if(objects.begin(), objects.end(),
+                             [](const LoadedObject &o) { return o.holds_address; });
+    nhc_assert(self != objects.end(), "the compiler's own object is not loaded");
+    auto identity = [](const LoadedObject &o) {
+        if (!o.build_id.empty())
+            return o.build_id;
+        std::vector<uint8_t> bytes;
+        std::string path = o.path.empty() ? "/proc/self/exe" : o.path;
+        nhc_assert(read_whole_file(path, &bytes), "cannot read " << path);
+        std::array<uint8_t, 32> d = neff::sha256(bytes.data(), bytes.size());
+        return "sha256 " + neff::hex(d.data(), d.size());
+    };
+    std::string id = "compiler " + identity(*self) + "\n";
+    for (const std::string &name : self->needed) {
+        auto lib = std::find_if(objects.begin(), objects.end(), [&](const LoadedObject &o) {
+            return fs::path(o.path).filename() == name;
+        });
+        id += name + " " + (lib == objects.end() ? "not loaded" : identity(*lib)) + "\n";
+    }
+    return id;
+}
+
 std::string default_cache_dir() {
     auto env = [](const char *name) {
         const char *v = std::getenv(name);
@@ -313,7 +362,8 @@ std::string default_cache_dir() {
 std::string compile_cache_key(const Graph &graph, const CompileOptions &options) {
     KeyHasher h;
     h.text("neuron-halide-cc compile cache 1");
-    h.text(compiler_build_id());
+    static const std::string build = compiler_build_id();
+    h.text(build);
     hash_options(h, options);
     hash_graph(h, graph, parallel_jobs(options));
     return h.hex_digest();

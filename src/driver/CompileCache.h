@@ -7,8 +7,9 @@
  * wrapper keys its cache on the graph, the flags and the compiler version (neuron-compiler.md
  * §1.6; its cache left flags out of the key and users got stale NEFFs, §6 item 11).
  *
- * The key is the SHA-256 of: the build ids of the compiler's executable and of every library
- * loaded into it (the linker's NT_GNU_BUILD_ID note, which changes with any change of code);
+ * The key is the SHA-256 of: the build ids (the linker's NT_GNU_BUILD_ID note, which changes with
+ * any change of code) of the object holding the compiler and of the libraries it links
+ * (compiler_build_id);
  * the graph the front end made (every value's name, type, shape and bytes, every node's fields
  * and attributes: the model file's own bytes, doc strings, producer or field order do not
  * matter, and --input-shape and --freeze-input do, through the graph they make); the options
@@ -37,6 +38,12 @@ namespace nhc {
  *  environment has none of them or NEURON_HALIDE_CACHE_DISABLE is set to anything but 0 (as
  *  ccache's CCACHE_DISABLE). */
 std::string default_cache_dir();
+
+/** What identifies this build: the build id of the object holding the compiler (the executable,
+ *  or the Python extension) and those of the libraries it names as needed (Halide, LLVM, ONNX,
+ *  protobuf, ...), as loaded; not the other libraries of the process, which a Python session may
+ *  have loaded or not. An object without a build id stands for its file's SHA-256. */
+std::string compiler_build_id();
 
 /** The cache key (64 hex digits) of compiling `graph`, as the front end made it, with `options`
  *  (options.tuning: the opened --tuning-db, or null). */

@@ -10,6 +10,7 @@
 #include "support/Error.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,21 @@ TEST_CASE("the key covers the graph, its weights' bytes and the options that cha
         same.num_parallel_jobs = jobs;
         CHECK(compile_cache_key(matmul_graph(rows), same) == key);
     }
+}
+
+TEST_CASE("the build's identity: the compiler's object and the libraries it links, nothing else") {
+    std::string id = compiler_build_id();
+    INFO(id);
+    CHECK(id.rfind("compiler ", 0) == 0);
+    CHECK(id.find("compiler sha256") == std::string::npos); // the linker wrote a build id
+    CHECK(id.find("libHalide14.so.0 ") != std::string::npos);
+    CHECK(id.find("not loaded") == std::string::npos);
+    // A library the compiler does not link, loaded into the process (as a Python session loads
+    // torch's), does not change it.
+    void *other = dlopen("libexpat.so.1", RTLD_NOW);
+    REQUIRE(other != nullptr);
+    CHECK(compiler_build_id() == id);
+    dlclose(other);
 }
 
 TEST_CASE("the key covers the text of the --schedule file") {
