@@ -112,13 +112,7 @@ int run() {
             user_error("NHC_ERT015", "--input '", arg, "' is not of the form name=file");
         }
         std::string name = arg.substr(0, eq);
-        int v = model->program().var_index(name);
-        if (v < 0 || model->program().vars[size_t(v)].kind != neff::VarKind::Input) {
-            user_error("NHC_ERT002", "unknown input '", name, "': model '", model->program().name,
-                       "' has no input of that name");
-        }
-        bound[name] =
-            rt::input_from_file(read_tensor_file(arg.substr(eq + 1)), model->program().vars[v]);
+        bound[name] = rt::input_from_file(read_tensor_file(arg.substr(eq + 1)), *model, name);
     }
     rt::ExecOptions eo;
     eo.trace = !profile.empty() || !profile_dir.empty();
@@ -141,7 +135,7 @@ int run() {
             // ONNX names may contain '/', which must not become folders.
             std::string file = name;
             std::replace(file.begin(), file.end(), '/', '_');
-            write_npy_file(output_dir + "/" + file + ".npy", rt::output_for_file(t, var));
+            write_npy_file(output_dir + "/" + file + ".npy", rt::output_for_file(t, *model, name));
         }
     }
     if (timing_only) {

@@ -59,14 +59,10 @@ public:
     run(const std::map<std::string, PyTensor> &inputs, bool timing_only) const {
         std::map<std::string, rt::Tensor> bound;
         for (const auto &[name, t] : inputs) {
-            int v = model_->program().var_index(name);
-            if (v < 0 || model_->program().vars[size_t(v)].kind != neff::VarKind::Input)
-                user_error("NHC_ERT002", "unknown input '", name, "': model '",
-                           model_->program().name, "' has no input of that name");
             NpyTensor npy{std::get<0>(t), std::get<1>(t), {}};
             std::string bytes = std::get<2>(t);
             npy.data.assign(bytes.begin(), bytes.end());
-            bound[name] = rt::input_from_file(npy, model_->program().vars[size_t(v)]);
+            bound[name] = rt::input_from_file(npy, *model_, name);
         }
         rt::ExecOptions eo;
         eo.timing_only = timing_only;
@@ -78,8 +74,7 @@ public:
         }
         std::map<std::string, PyTensor> outputs;
         for (const auto &[name, t] : res.outputs) {
-            const neff::Variable &var = model_->program().vars[model_->program().var_index(name)];
-            NpyTensor npy = rt::output_for_file(t, var);
+            NpyTensor npy = rt::output_for_file(t, *model_, name);
             outputs[name] = {
                 npy.dtype, npy.shape,
                 py::bytes(reinterpret_cast<const char *>(npy.data.data()), npy.data.size())};

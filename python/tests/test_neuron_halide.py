@@ -95,6 +95,9 @@ def test_runtime_errors_carry_their_codes(example):
     with pytest.raises(neuron_halide.Error) as e:
         example.run({"nope": x})
     assert e.value.code == "NHC_ERT002"
+    with pytest.raises(neuron_halide.Error) as e:
+        example(x.astype(np.complex64))  # a type no NEFF takes, refused before the runtime
+    assert e.value.code == "NHC_ERT003"
     with pytest.raises(TypeError):
         example(x, x)
 

@@ -52,22 +52,30 @@ std::string summary_text(const Summary &s, const target::TargetInfo &t) {
     return out + buf;
 }
 
+std::vector<std::string> trace_tracks(const std::vector<TraceEvent> &events) {
+    std::vector<std::string> tracks;
+    for (int e = 0; e < neff::kNumEngines; e++)
+        tracks.push_back(target::engine_name(neff::Engine(e)));
+    std::map<int, std::string> queues;
+    for (const auto &ev : events)
+        if (ev.track.rfind("dma q", 0) == 0)
+            queues[std::stoi(ev.track.substr(5))] = ev.track;
+    for (const auto &[q, name] : queues)
+        tracks.push_back(name);
+    return tracks;
+}
+
+std::string group_name(const TraceEvent &e) {
+    size_t space = e.name.find(' ');
+    return space == std::string::npos ? "(unnamed)" : e.name.substr(space + 1);
+}
+
 std::string trace_json(const std::vector<TraceEvent> &events, const std::string &model_name) {
     // Thread ids: engines first in their fixed order, then DMA queues in numeric order.
     std::map<std::string, int> tids;
-    for (int e = 0; e < neff::kNumEngines; e++) {
-        tids[target::engine_name(neff::Engine(e))] = e;
-    }
-    std::map<int, std::string> queues;
-    for (const auto &ev : events) {
-        if (ev.track.rfind("dma q", 0) == 0) {
-            queues[std::stoi(ev.track.substr(5))] = ev.track;
-        }
-    }
-    int next = neff::kNumEngines;
-    for (const auto &[q, name] : queues) {
-        tids[name] = next++;
-    }
+    std::vector<std::string> tracks = trace_tracks(events);
+    for (size_t i = 0; i < tracks.size(); i++)
+        tids[tracks[i]] = int(i);
     std::vector<const TraceEvent *> sorted;
     for (const auto &ev : events) {
         sorted.push_back(&ev);
@@ -114,8 +122,7 @@ std::string trace_json(const std::vector<TraceEvent> &events, const std::string 
 std::vector<ProfileRow> profile_rows(const std::vector<TraceEvent> &events) {
     std::map<std::string, ProfileRow> by_group;
     for (const TraceEvent &e : events) {
-        size_t space = e.name.find(' ');
-        std::string group = space == std::string::npos ? "(unnamed)" : e.name.substr(space + 1);
+        std::string group = group_name(e);
         auto [it, fresh] = by_group.try_emplace(group);
         ProfileRow &r = it->second;
         if (fresh) {

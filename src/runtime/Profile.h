@@ -23,6 +23,14 @@ std::string summary_json(const Summary &s, const target::TargetInfo &t);
 std::string summary_text(const Summary &s, const target::TargetInfo &t);
 std::string trace_json(const std::vector<TraceEvent> &events, const std::string &model_name);
 
+/** The tracks of a trace in the order a profile shows them: every engine in its fixed order,
+ *  then the DMA queues the run used, by number. */
+std::vector<std::string> trace_tracks(const std::vector<TraceEvent> &events);
+
+/** The group of ONNX nodes an instruction belongs to: the source name after its opcode, or
+ *  "(unnamed)". */
+std::string group_name(const TraceEvent &e);
+
 /** Where the time goes, per source name (a group of ONNX nodes: its instructions carry the
  *  group's name): each group's "adds", the time from the previous group's end to its own in the
  *  order the groups finish, which sums to the latency; its span and each engine's busy time in

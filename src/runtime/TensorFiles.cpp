@@ -68,6 +68,21 @@ Tensor input_from_file(const NpyTensor &file, const neff::Variable &var) {
     return t;
 }
 
+Tensor input_from_file(const NpyTensor &file, const Model &model, const std::string &name) {
+    const neff::Program &p = model.program();
+    int v = p.var_index(name);
+    if (v < 0 || p.vars[size_t(v)].kind != neff::VarKind::Input) {
+        user_error("NHC_ERT002", "unknown input '", name, "': model '", p.name,
+                   "' has no input of that name");
+    }
+    return input_from_file(file, p.vars[size_t(v)]);
+}
+
+NpyTensor output_for_file(const Tensor &t, const Model &model, const std::string &name) {
+    const neff::Program &p = model.program();
+    return output_for_file(t, p.vars.at(size_t(p.var_index(name))));
+}
+
 NpyTensor output_for_file(const Tensor &t, const neff::Variable &var) {
     NpyTensor h;
     h.shape = t.shape;

@@ -31,6 +31,13 @@ Tensor input_from_file(const NpyTensor &file, const neff::Variable &var);
 /** Output `t` of variable `var` as a file holds it (see the file comment). */
 NpyTensor output_for_file(const Tensor &t, const neff::Variable &var);
 
+/** The tensor for `model`'s input `name` from a file's contents; NHC_ERT002 when the model has
+ *  no input of that name. */
+Tensor input_from_file(const NpyTensor &file, const Model &model, const std::string &name);
+
+/** `model`'s output `name`, `t`, as a file holds it. */
+NpyTensor output_for_file(const Tensor &t, const Model &model, const std::string &name);
+
 } // namespace nhc::rt
 
 #endif

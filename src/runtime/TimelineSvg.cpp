@@ -1,7 +1,6 @@
 #include "runtime/TimelineSvg.h"
 
 #include "runtime/Profile.h"
-#include "target/Target.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,22 +50,9 @@ std::string fmt(const char *format, double v) {
     return buf;
 }
 
-std::string group_of(const TraceEvent &e) {
-    size_t space = e.name.find(' ');
-    return space == std::string::npos ? "(unnamed)" : e.name.substr(space + 1);
-}
-
-/** Engines in their fixed order, then the DMA queues the run used in numeric order. */
+/** The profile's tracks, then the critical path's lane. */
 std::vector<std::string> lanes_of(const std::vector<TraceEvent> &events) {
-    std::vector<std::string> lanes;
-    for (int k = 0; k < neff::kNumEngines; k++)
-        lanes.push_back(target::engine_name(neff::Engine(k)));
-    std::map<int, std::string> queues;
-    for (const TraceEvent &e : events)
-        if (e.track.rfind("dma q", 0) == 0)
-            queues[std::stoi(e.track.substr(5))] = e.track;
-    for (const auto &[q, name] : queues)
-        lanes.push_back(name);
+    std::vector<std::string> lanes = trace_tracks(events);
     lanes.push_back(kCriticalLane);
     return lanes;
 }
@@ -235,11 +221,11 @@ std::string timeline_svg(const std::vector<TraceEvent> &events, double total_ns,
 
     std::vector<std::vector<Bar>> bars(lanes.size()), marks(lanes.size());
     for (const TraceEvent &e : events)
-        bars[lane_index.at(e.track)].push_back({e.start_ns, e.end_ns, group_of(e)});
+        bars[lane_index.at(e.track)].push_back({e.start_ns, e.end_ns, group_name(e)});
     size_t critical = lane_index.at(kCriticalLane);
     for (size_t i : critical_path(events)) {
         const TraceEvent &e = events[i];
-        bars[critical].push_back({e.start_ns, e.end_ns, group_of(e)});
+        bars[critical].push_back({e.start_ns, e.end_ns, group_name(e)});
         marks[lane_index.at(e.track)].push_back({e.start_ns, e.end_ns, ""});
     }
     double merge_ns = 0.5 * svg.ns_per_pixel();
