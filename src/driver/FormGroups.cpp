@@ -42,7 +42,12 @@ public:
             else
                 groups.push_back({&n});
         }
-        groups = split_escaping(groups);
+        // A cut can make a value escape that did not before (Exp read by the Sub kept and by an
+        // Add cut off): cut again until no group changes.
+        for (size_t before = 0; before != groups.size();) {
+            before = groups.size();
+            groups = split_escaping(groups);
+        }
         check_block_groups(groups);
         return groups;
     }

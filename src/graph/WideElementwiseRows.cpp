@@ -21,17 +21,24 @@ Shape wide_view(const Shape &shape, int64_t partitions, int64_t max_row_elems) {
     const int64_t elems = shape_numel(shape);
     for (int64_t rows = partitions; rows <= elems; rows += partitions)
         if (elems % rows == 0 && elems / rows <= max_row_elems)
-            return elems / rows > shape.back() ? Shape{rows, elems / rows} : Shape{};
+            return elems / rows > shape.back() || shape.size() == 1 ? Shape{rows, elems / rows}
+                                                                    : Shape{};
+    // A 1-D value whose length the partitions do not divide: as many rows as divide it.
+    for (int64_t rows = partitions; shape.size() == 1 && rows > 1; rows--)
+        if (elems % rows == 0 && elems / rows <= max_row_elems)
+            return Shape{rows, elems / rows};
     return {};
 }
 
-/** Whether `n` is pure elementwise over an N-D output: every operand the output's shape (at
- *  least one a runtime value) or a one-element constant. */
-bool pure_elementwise(const Graph &g, const Node &n) {
+/** Whether `n` is pure elementwise over an N-D output (N >= 3, or a 1-D one longer than the
+ *  partitions): every operand the output's shape (at least one a runtime value) or a
+ *  one-element constant. */
+bool pure_elementwise(const Graph &g, const Node &n, int64_t partitions) {
     if (!n.domain.empty() || n.outputs.size() != 1 || !is_elementwise_op(n.op_type))
         return false;
     const Shape &out = g.value(n.outputs[0]).shape;
-    if (out.size() < 3)
+    // Rank 1 past the partitions has no other schedule (a detector's [N] scores).
+    if (out.size() == 2 || out.empty() || (out.size() == 1 && out[0] <= partitions))
         return false;
     bool runtime = false;
     for (const std::string &in : n.inputs) {
@@ -113,7 +120,7 @@ int widen_elementwise_rows(Graph &g, int64_t partitions, int64_t max_row_elems,
     const ValueIndex index = index_values(g);
     for (const Node &n : g.nodes) {
         Shape view;
-        if (pure_elementwise(g, n))
+        if (pure_elementwise(g, n, partitions))
             view = wide_view(g.value(n.outputs[0]).shape, partitions, max_row_elems);
         // A runtime operand from a convolution the node would join or a matmul's output, or an
         // output a matmul reads, keeps the node's shape.

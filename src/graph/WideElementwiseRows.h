@@ -16,11 +16,12 @@
  * graph/GroupNorm), takes that value's rows instead and reads it directly, the view dropped when
  * nothing else reads it: the chain (the SiLU after the norm) then has the shape of the group
  * that computes the value and joins it (driver/FormGroups), one store and load fewer. Left alone:
- * nodes of rank below 3, nodes that join a convolution's group (FlattenElementwise.h), nodes
- * reading a matmul's output through views, or whose output a matmul reads through views and
- * Transposes (attention's scores and scaled queries keep their shapes for its fusion), element
- * counts the partitions do not divide, and views whose rows would be no longer than the output's
- * last axis. Runs before graph/FlattenElementwise, which then finds fewer chains to flatten.
+ * nodes of rank 2 and 1-D ones the partitions hold (a longer 1-D one has no other schedule), nodes
+ * that join a convolution's group (FlattenElementwise.h), nodes reading a matmul's output through
+ * views, or whose output a matmul reads through views and Transposes (attention's scores and scaled
+ * queries keep their shapes for its fusion), element counts the partitions do not divide, and views
+ * whose rows would be no longer than the output's last axis. Runs before graph/FlattenElementwise,
+ * which then finds fewer chains to flatten.
  */
 
 #include "graph/ConvIm2Col.h"
