@@ -27,7 +27,7 @@ struct Ctx {
     int opset;
 
     [[noreturn]] void fail(const std::string &what) const {
-        user_error("NHC_EFLD001", "cannot fold constant ", node.op_type(), " '", node.name(),
+        user_error("NHC_EFLD001", "cannot evaluate ", node.op_type(), " '", node.name(),
                    "': ", what);
     }
     const onnx::AttributeProto *attr(const char *name) const {
@@ -81,6 +81,9 @@ Outputs compare(const Ctx &c);      ///< Equal Less Greater And Or (and their ki
 Outputs unary(const Ctx &c);        ///< Not Neg Abs Sqrt Reciprocal Floor Ceil
 Outputs where(const Ctx &c);
 Outputs cast(const Ctx &c);
+Outputs top_k(const Ctx &c);               ///< ConstantEvaluatorDetection.cpp
+Outputs non_max_suppression(const Ctx &c); ///< ConstantEvaluatorDetection.cpp
+Outputs cum_sum(const Ctx &c);             ///< ConstantEvaluatorDetection.cpp
 
 } // namespace nhc::folding
 

@@ -134,3 +134,38 @@ TEST_CASE("outputs over the folding limit are left unfolded") {
     HostTensor shape = HostTensor::from_i64({1 << 13, 1 << 13});
     CHECK_FALSE(evaluate_node(node("ConstantOfShape"), {&shape}, 17).has_value());
 }
+
+TEST_CASE("CumSum: inclusive, exclusive and reversed along an axis; TopK breaks ties by index") {
+    HostTensor x = iota(DType::Float32, {2, 3}); // [[0, 1, 2], [3, 4, 5]]
+    HostTensor axis1 = HostTensor::scalar_i64(1), axis0 = HostTensor::scalar_i64(-2);
+    auto cumsum = [&](const HostTensor &axis, int exclusive, int reverse) {
+        onnx::NodeProto n = node("CumSum");
+        set_int(n, "exclusive", exclusive);
+        set_int(n, "reverse", reverse);
+        HostTensor y = eval1(n, {&x, &axis});
+        std::vector<int64_t> v;
+        for (int64_t i = 0; i < y.numel(); i++)
+            v.push_back(int64_t(y.get_f64(i)));
+        return v;
+    };
+    CHECK(cumsum(axis1, 0, 0) == std::vector<int64_t>{0, 1, 3, 3, 7, 12});
+    CHECK(cumsum(axis1, 1, 0) == std::vector<int64_t>{0, 0, 1, 0, 3, 7});
+    CHECK(cumsum(axis1, 0, 1) == std::vector<int64_t>{3, 3, 2, 12, 9, 5});
+    CHECK(cumsum(axis1, 1, 1) == std::vector<int64_t>{3, 2, 0, 9, 5, 0});
+    CHECK(cumsum(axis0, 0, 0) == std::vector<int64_t>{0, 1, 2, 3, 5, 7});
+    // Equal values: the lower index first, largest or smallest.
+    HostTensor t = HostTensor::from_i64({2, 7, 7, 1, 2}), k = HostTensor::from_i64({3});
+    onnx::NodeProto largest = node("TopK", 2);
+    auto out = evaluate_node(largest, {&t, &k}, 17);
+    REQUIRE(out);
+    CHECK((*out)[0].to_i64_vector() == std::vector<int64_t>{7, 7, 2});
+    CHECK((*out)[1].to_i64_vector() == std::vector<int64_t>{1, 2, 0});
+    onnx::NodeProto smallest = node("TopK", 2);
+    set_int(smallest, "largest", 0);
+    out = evaluate_node(smallest, {&t, &k}, 17);
+    REQUIRE(out);
+    CHECK((*out)[1].to_i64_vector() == std::vector<int64_t>{3, 0, 4});
+    HostTensor too_many = HostTensor::from_i64({6});
+    CHECK_THROWS_WITH_AS(evaluate_node(largest, {&t, &too_many}, 17),
+                         doctest::Contains("K = 6 is outside [0, 5]"), UserError);
+}
