@@ -1,5 +1,6 @@
 // neff-dump: print a NEFF's header, info.json, variables and the disassembly of every engine
-// stream (in the assembly syntax of src/neff/Assembler.h, so the output can be fed to neff-as).
+// stream (in the assembly syntax of src/neff/Assembler.h, so the output can be fed to neff-as);
+// of a partitioned NEFF (host fallback), its manifest and every device segment's.
 // Exit status: 0, or 1 with a coded message when the file is not a valid NEFF.
 
 #include "neff/Assembler.h"
@@ -47,6 +48,37 @@ void print_vars(const neff::Program &p) {
     }
 }
 
+/** `text` as comment lines under a `; title` line. */
+void print_comment_block(const std::string &title, const std::string &text) {
+    std::cout << "; " << title << "\n";
+    std::string line;
+    for (char ch : text) {
+        if (ch == '\n') {
+            std::cout << ";   " << line << "\n";
+            line.clear();
+        } else {
+            line += ch;
+        }
+    }
+}
+
+/** A partitioned NEFF (host fallback): its manifest, then each device segment dumped as a NEFF
+ *  of its own and the size of each host segment's ONNX model. */
+void print_segments(const neff::NeffContents &c) {
+    print_comment_block(neff::kPartitionMember, c.partition_json);
+    for (const auto &[file, bytes] : c.segment_files) {
+        if (file.size() < 5 || file.substr(file.size() - 5) != ".neff") {
+            std::cout << "; segment " << file << ": host, an ONNX model of " << bytes.size()
+                      << " bytes\n";
+            continue;
+        }
+        std::cout << "; segment " << file << ": device\n";
+        neff::NeffContents seg = neff::read_neff(bytes);
+        print_vars(seg.program);
+        std::cout << neff::print_program(seg.program);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -57,15 +89,10 @@ int main(int argc, char **argv) {
     try {
         neff::NeffContents c = neff::read_neff(neff::read_file_bytes(neff_path));
         print_header(c.header, c.compressed);
-        std::cout << "; info.json\n";
-        std::string line;
-        for (char ch : c.info_json) {
-            if (ch == '\n') {
-                std::cout << ";   " << line << "\n";
-                line.clear();
-            } else {
-                line += ch;
-            }
+        print_comment_block("info.json", c.info_json);
+        if (!c.partition_json.empty()) {
+            print_segments(c);
+            return 0;
         }
         print_vars(c.program);
         std::cout << neff::print_program(c.program);

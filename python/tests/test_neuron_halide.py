@@ -145,3 +145,44 @@ def test_torch_bert_layer_matches_torch():
     traced = neuron_halide.torch.trace(model, inputs)
     y = traced(*inputs)
     assert rel_l2(y.numpy(), model(*inputs).detach().numpy()) <= 1e-4
+
+
+def test_torch_detector_runs_with_host_fallback_and_matches_torch():
+    # TopK and NonMaxSuppression after a small CNN: host segments between device ones, one
+    # artifact, called like the module.
+    torch = pytest.importorskip("torch")
+    torchvision = pytest.importorskip("torchvision")
+    import neuron_halide.torch
+
+    class Detector(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, 2, 1), torch.nn.ReLU(),
+                                            torch.nn.Conv2d(16, 32, 3, 2, 1), torch.nn.ReLU())
+            self.box = torch.nn.Conv2d(32, 4, 1)
+            self.score = torch.nn.Conv2d(32, 1, 1)
+
+        def forward(self, x):
+            f = self.body(x)  # [1, 32, 16, 16]
+            t = self.box(f).flatten(2)[0].t()
+            grid = torch.arange(16, dtype=torch.float32) * 4 + 2
+            anchors = torch.stack([grid.view(1, 16).expand(16, 16).reshape(-1),
+                                   grid.view(16, 1).expand(16, 16).reshape(-1)], 1)
+            centre = anchors + torch.tanh(t[:, :2]) * 4
+            size = torch.exp(t[:, 2:].clamp(max=2.0)) * 8
+            boxes = torch.cat([centre - size / 2, centre + size / 2], 1)
+            scores = torch.sigmoid(self.score(f).flatten())
+            top, idx = scores.topk(64)
+            keep = torchvision.ops.nms(boxes[idx], top, 0.5)
+            return boxes[idx][keep], top[keep]
+
+    torch.manual_seed(0)
+    model = Detector().eval()
+    x = torch.randn(1, 3, 64, 64)
+    traced = neuron_halide.torch.trace(model, x)
+    boxes, scores = traced(x)
+    want_boxes, want_scores = model(x)
+    assert boxes.shape == want_boxes.shape and boxes.shape[0] > 1
+    assert rel_l2(boxes.numpy(), want_boxes.detach().numpy()) <= 1e-4
+    assert rel_l2(scores.numpy(), want_scores.detach().numpy()) <= 1e-4
+    assert traced.compiled.summary()["host"]["nodes"] >= 2

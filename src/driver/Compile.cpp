@@ -4,6 +4,7 @@
 #include "driver/AccuracyReport.h"
 #include "driver/Codegen.h"
 #include "driver/CompileCache.h"
+#include "driver/HostPartition.h"
 #include "driver/TensorSizes.h"
 #include "driver/WholeProgramCheck.h"
 #include "frontend/ConstantEvaluator.h"
@@ -11,7 +12,9 @@
 #include "frontend/Frontend.h"
 #include "frontend/OnnxOperators.h"
 #include "graph/OperatorSupport.h"
+#include "neff/DefJson.h"
 #include "neff/NeffFile.h"
+#include "runtime/Partition.h"
 #include "schedules/ScheduleScript.h"
 #include "support/Error.h"
 #include "support/Log.h"
@@ -158,34 +161,17 @@ CacheLookup look_up_compile_cache(const Graph &graph, const CompileOptions &o,
     return {key, true};
 }
 
-} // namespace
+/** What every device graph of the model is compiled with. */
+struct CompileContext {
+    const CompileOptions &options;
+    autosched::TuningDb *tuning = nullptr;
+    const sched::ScheduleScript *script = nullptr;
+};
 
-void compile_model(const CompileOptions &options) {
-    register_codegen_operators();
-    log_options(options);
-    check_inputs_exist(options);
-    check_implemented(options);
-
-    // The schedule file is parsed before the model, so that its syntax errors come first.
-    std::optional<sched::ScheduleScript> script;
-    if (!options.schedule_file.empty()) {
-        TimedStep step("parse schedule script");
-        script = sched::parse_schedule_file(options.schedule_file);
-    }
-    std::unique_ptr<autosched::TuningDb> tuning = open_tuning_db(options);
-    FrontendOptions fe;
-    fe.input_shapes = options.input_shapes;
-    fe.frozen_inputs = options.frozen_inputs;
-    Graph graph = run_frontend(options.model_path, fe);
-
-    if (options.dump_graph)
-        std::cout << "\n" << dump_graph(graph) << std::flush;
-    CacheLookup cached = look_up_compile_cache(graph, options, tuning.get());
-    if (cached.hit) {
-        if (options.accuracy_report)
-            report_accuracy(options);
-        return;
-    }
+/** The device part of the pipeline on an imported graph: operator support, tensor sizes, graph
+ *  passes, the -O3 whole-program check, code generation. */
+neff::Program compile_graph(Graph graph, const CompileContext &cx) {
+    const CompileOptions &options = cx.options;
     {
         TimedStep step("check operator support");
         check_operator_support(graph);
@@ -204,14 +190,14 @@ void compile_model(const CompileOptions &options) {
     // Blocks name the nodes that are compiled: those the passes made (a Conv's `__conv_taps1`)
     // are addressable, and a block for a node they rewrote is refused rather than ignored.
     CompileOptions codegen_options = options;
-    codegen_options.tuning = tuning.get();
-    if (script) {
-        sched::check_schedule_nodes(*script, graph, onnx_ops);
-        codegen_options.schedule = &*script;
+    codegen_options.tuning = cx.tuning;
+    if (cx.script) {
+        sched::check_schedule_nodes(*cx.script, graph, onnx_ops);
+        codegen_options.schedule = cx.script;
     }
     // -O3: the whole program judges the plans the search chose in windows of groups.
     CheckedPlans checked;
-    if (options.optlevel >= 3 && !tuning) {
+    if (options.optlevel >= 3 && !cx.tuning) {
         TimedStep step("whole-program check");
         checked = check_plans_on_program(graph, codegen_options);
         use_checked_plans(checked, codegen_options);
@@ -227,19 +213,146 @@ void compile_model(const CompileOptions &options) {
     if (!options.dump_schedules.empty())
         write_used_schedules(used, options);
     program.options = recorded_options(options);
-    TimedStep step("write NEFF");
+    return program;
+}
+
+neff::WriteOptions neff_write_options(const CompileOptions &options,
+                                      std::optional<ProgressMeter> &written) {
     neff::WriteOptions wo;
     wo.compress = !options.enable_fast_loading_neuron_binaries;
     // The NEFF's bytes do not depend on the job count (ParallelGzip.h); each job holds two 4 MiB
     // blocks and their output in memory.
     wo.jobs = parallel_jobs(options);
-    std::optional<ProgressMeter> written; // gzip of the weights is most of a large model's compile
     wo.progress = [&](uint64_t done, uint64_t total) {
-        if (!written)
+        if (!written) // gzip of the weights is most of a large model's compile
             written.emplace("write NEFF", int64_t(total), "MB", 1e6);
         written->reach(int64_t(done));
     };
-    neff::write_neff_file(options.output, program, wo);
+    return wo;
+}
+
+/** Host fallback: the segments of the model, or none when every node runs on the device. */
+std::vector<ModelSegment> partition_model(const LoadedModel &model, const CompileOptions &o) {
+    TimedStep step("partition for host fallback");
+    if (o.fallback == "none") {
+        check_device_operators(model);
+        return {};
+    }
+    std::vector<ModelSegment> segments = partition_for_host(model);
+    if (segments.empty())
+        return segments;
+    int host_nodes = 0;
+    for (const ModelSegment &seg : segments)
+        host_nodes += seg.on_host ? seg.model.proto.graph().node_size() : 0;
+    log_info("host fallback: ", host_nodes, " of ", model.proto.graph().node_size(),
+             " nodes run on the host, in ", segments.size(),
+             " segments:", describe_partition(segments));
+    // A script's blocks and the used schedules name one graph's groups; per segment they are
+    // not built yet, and the cache keys one graph.
+    if (!o.schedule_file.empty() || !o.dump_schedules.empty())
+        user_error("NHC_ENYI001", o.schedule_file.empty() ? "--dump-schedules" : "--schedule",
+                   " is not implemented yet for a model with host segments; compile with "
+                   "--fallback none to see which nodes the device refuses, or without the option");
+    if (!o.cache_dir.empty())
+        log_info("compile cache: not used for a model with host segments");
+    return segments;
+}
+
+/** A partitioned NEFF: each device segment compiled to a NEFF of its own, each host segment
+ *  kept as ONNX, and the manifest that orders them. */
+void compile_partitioned(std::vector<ModelSegment> &segments, const LoadedModel &whole,
+                         const CompileContext &cx, int opset, int declared_opset) {
+    const CompileOptions &options = cx.options;
+    rt::PartitionManifest manifest;
+    std::set<std::string> initializers; // listed among the inputs by models of IR < 4
+    for (const auto &t : whole.proto.graph().initializer())
+        initializers.insert(t.name());
+    for (const auto &vi : whole.proto.graph().input())
+        if (!initializers.count(vi.name()))
+            manifest.inputs.push_back(vi.name());
+    for (const auto &vi : whole.proto.graph().output())
+        manifest.outputs.push_back(vi.name());
+    neff::ArchiveMembers members;
+    for (size_t i = 0; i < segments.size(); i++) {
+        ModelSegment &seg = segments[i];
+        char file[32];
+        std::snprintf(file, sizeof file, "sg%02zu.%s", i, seg.on_host ? "onnx" : "neff");
+        manifest.segments.push_back({});
+        manifest.segments.back().on_host = seg.on_host;
+        manifest.segments.back().file = file;
+        manifest.segments.back().inputs = seg.inputs;
+        manifest.segments.back().outputs = seg.outputs;
+        if (seg.on_host) {
+            std::string bytes = seg.model.proto.SerializeAsString();
+            members[file].assign(bytes.begin(), bytes.end());
+            continue;
+        }
+        Graph graph = import_prepared_model(seg.model, opset, declared_opset);
+        if (options.dump_graph)
+            std::cout << "\n" << dump_graph(graph) << std::flush;
+        neff::Program program = compile_graph(std::move(graph), cx);
+        TimedStep step("write NEFF of " + program.name);
+        std::optional<ProgressMeter> written;
+        members[file] = neff::write_neff(program, neff_write_options(options, written));
+    }
+    neff::Program shell; // info.json of the whole: its name, target and options
+    shell.name = whole.proto.graph().name().empty() ? "main" : whole.proto.graph().name();
+    shell.target = options.target;
+    shell.options = recorded_options(options);
+    shell.options["fallback"] = options.fallback;
+    std::string info = neff::make_info_json(shell), json = rt::partition_json(manifest);
+    members["info.json"].assign(info.begin(), info.end());
+    members[neff::kPartitionMember].assign(json.begin(), json.end());
+    TimedStep step("write NEFF");
+    neff::WriteOptions wo;
+    wo.compress = false; // the device NEFFs are compressed already (or asked not to be)
+    neff::write_partitioned_neff_file(options.output, shell.name, members, wo);
+    log_info("wrote ", options.output, " (", segments.size(), " segments)");
+}
+
+} // namespace
+
+void compile_model(const CompileOptions &options) {
+    register_codegen_operators();
+    log_options(options);
+    check_inputs_exist(options);
+    check_implemented(options);
+
+    // The schedule file is parsed before the model, so that its syntax errors come first.
+    std::optional<sched::ScheduleScript> script;
+    if (!options.schedule_file.empty()) {
+        TimedStep step("parse schedule script");
+        script = sched::parse_schedule_file(options.schedule_file);
+    }
+    std::unique_ptr<autosched::TuningDb> tuning = open_tuning_db(options);
+    CompileContext cx{options, tuning.get(), script ? &*script : nullptr};
+    FrontendOptions fe;
+    fe.input_shapes = options.input_shapes;
+    fe.frozen_inputs = options.frozen_inputs;
+    int opset = 0, declared_opset = 0;
+    LoadedModel model = prepare_model(options.model_path, fe, &opset, &declared_opset);
+    std::vector<ModelSegment> segments = partition_model(model, options);
+    if (!segments.empty()) {
+        compile_partitioned(segments, model, cx, opset, declared_opset);
+        if (options.accuracy_report)
+            report_accuracy(options);
+        return;
+    }
+    Graph graph = import_prepared_model(model, opset, declared_opset);
+    model = LoadedModel(); // the graph holds what it needs of it
+
+    if (options.dump_graph)
+        std::cout << "\n" << dump_graph(graph) << std::flush;
+    CacheLookup cached = look_up_compile_cache(graph, options, tuning.get());
+    if (cached.hit) {
+        if (options.accuracy_report)
+            report_accuracy(options);
+        return;
+    }
+    neff::Program program = compile_graph(std::move(graph), cx);
+    TimedStep step("write NEFF");
+    std::optional<ProgressMeter> written;
+    neff::write_neff_file(options.output, program, neff_write_options(options, written));
     log_info("wrote ", options.output);
     if (!cached.key.empty()) {
         TimedStep store("store in compile cache");
@@ -253,7 +366,7 @@ std::string list_operators_text() {
     register_codegen_operators();
     // Every operator ONNX defines (default domain, the opset models are converted to) and every
     // one code generation registers. Those the front end evaluates compile when their inputs are
-    // constants; host fallback does not exist yet, so the rest are refused.
+    // constants, and run in a host segment otherwise (--fallback host); the rest are refused.
     std::set<std::string> names;
     for (const std::string &op : onnx_operators(kCanonicalOpset))
         names.insert(op);
@@ -263,7 +376,7 @@ std::string list_operators_text() {
     for (const std::string &op : names)
         s += op + "\t" +
              (is_supported_operator("", op) ? "device"
-              : can_evaluate(op)            ? "folded"
+              : can_evaluate(op)            ? "host"
                                             : "refused") +
              "\n";
     return s;

@@ -76,6 +76,13 @@ struct CompileFlags {
         "auto-cast-type",       cl::desc("bf16|fp16|tf32|fp8_e4m3 (default bf16)"),
         cl::value_desc("type"), cl::sub(compile_cmd()),
         cl::ZeroOrMore,         cl::cat(category())};
+    Opt<std::string> fallback{
+        "fallback",
+        cl::desc("host|none: run the nodes the device cannot run on the host (default host)"),
+        cl::value_desc("where"),
+        cl::sub(compile_cmd()),
+        cl::ZeroOrMore,
+        cl::cat(category())};
     Opt<bool> saturate_inf{"enable-saturate-infinity",
                            cl::desc("Convert +-inf to +-MAX_FLOAT before matmul transposes (trn1)"),
                            cl::sub(compile_cmd()), cl::ZeroOrMore, cl::cat(category())};
@@ -273,6 +280,8 @@ CompileOptions resolve(const CompileFlags &f) {
     if (f.auto_cast_type.getNumOccurrences())
         o.auto_cast_type =
             one_of("auto-cast-type", f.auto_cast_type, {"bf16", "fp16", "tf32", "fp8_e4m3"});
+    if (f.fallback.getNumOccurrences())
+        o.fallback = one_of("fallback", f.fallback, {"host", "none"});
     o.enable_saturate_infinity = given_or(f.saturate_inf, false);
     o.enable_fast_loading_neuron_binaries = given_or(f.fast_loading, false);
     if (f.disable_mpa.getNumOccurrences() &&

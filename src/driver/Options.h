@@ -35,6 +35,9 @@ struct CompileOptions {
     std::string model_type = "generic";
     std::string auto_cast = "none";
     std::string auto_cast_type = "bf16";
+    /** host: nodes the device cannot run run on the host (driver/HostPartition.h); none: they
+     *  are refused (NHC_EUOC002). */
+    std::string fallback = "host";
     bool enable_saturate_infinity = false;
     bool enable_fast_loading_neuron_binaries = false;
     bool mixed_precision_accumulation = true; ///< on by default since neuronx-cc 2.27

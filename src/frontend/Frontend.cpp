@@ -56,9 +56,7 @@ LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &
     return model;
 }
 
-Graph run_frontend(const std::string &model_path, const FrontendOptions &options) {
-    int opset = 0, declared_opset = 0;
-    LoadedModel model = prepare_model(model_path, options, &opset, &declared_opset);
+Graph import_prepared_model(LoadedModel &model, int opset, int declared_opset) {
     {
         TimedStep step("frontend: check constant operands");
         check_constant_operands(model.proto);
@@ -68,6 +66,12 @@ Graph run_frontend(const std::string &model_path, const FrontendOptions &options
     log_info("graph '", g.name, "': ", g.nodes.size(), " nodes, ", g.inputs.size(), " inputs, ",
              g.outputs.size(), " outputs, ", g.constant_bytes(), " bytes of constants");
     return g;
+}
+
+Graph run_frontend(const std::string &model_path, const FrontendOptions &options) {
+    int opset = 0, declared_opset = 0;
+    LoadedModel model = prepare_model(model_path, options, &opset, &declared_opset);
+    return import_prepared_model(model, opset, declared_opset);
 }
 
 } // namespace nhc

@@ -32,6 +32,10 @@ Graph run_frontend(const std::string &model_path, const FrontendOptions &options
 LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &options,
                           int *opset = nullptr, int *declared_opset = nullptr);
 
+/** The front end's last steps on a prepared model: check that compile-time operands are
+ *  constants, import. run_frontend is prepare_model, then this. */
+Graph import_prepared_model(LoadedModel &model, int opset, int declared_opset);
+
 } // namespace nhc
 
 #endif

@@ -32,11 +32,16 @@ void check_operator_support(const Graph &g) {
         if (!is_supported_operator(node.domain, node.op_type))
             missing[(node.domain.empty() ? "" : node.domain + ".") + node.op_type].push_back(
                 node.name);
-    if (missing.empty())
-        return;
+    if (!missing.empty())
+        refuse_operators(g.name, missing, "that this compiler does not support yet");
+}
+
+void refuse_operators(const std::string &graph,
+                      const std::map<std::string, std::vector<std::string>> &nodes_by_op,
+                      const std::string &why) {
     std::string list;
     size_t nodes = 0;
-    for (const auto &[op, names] : missing) {
+    for (const auto &[op, names] : nodes_by_op) {
         list += "\n  " + op + " (" + std::to_string(names.size()) + "):";
         for (size_t i = 0; i < names.size() && i < 8; i++)
             list += " '" + names[i] + "'";
@@ -44,10 +49,8 @@ void check_operator_support(const Graph &g) {
             list += " and " + std::to_string(names.size() - 8) + " more";
         nodes += names.size();
     }
-    user_error("NHC_EUOC002", "graph '", g.name, "' has ", nodes, " node(s) of ", missing.size(),
-               " operator type(s) that this compiler does not support yet (see "
-               "`neuron-halide-cc list-operators`):",
-               list);
+    user_error("NHC_EUOC002", "graph '", graph, "' has ", nodes, " node(s) of ", nodes_by_op.size(),
+               " operator type(s) ", why, " (see `neuron-halide-cc list-operators`):", list);
 }
 
 } // namespace nhc

@@ -10,6 +10,7 @@
 
 #include "graph/Graph.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@ bool is_supported_operator(const std::string &domain, const std::string &op_type
 
 /** Throws NHC_EUOC002 listing every unsupported node, grouped by op type. */
 void check_operator_support(const Graph &g);
+
+/** Throws NHC_EUOC002: graph `graph` has these nodes (names by operator type), which `why`
+ *  ("that this compiler does not support yet") says it cannot compile. */
+[[noreturn]] void
+refuse_operators(const std::string &graph,
+                 const std::map<std::string, std::vector<std::string>> &nodes_by_op,
+                 const std::string &why);
 
 } // namespace nhc
 

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 
 #ifndef NHC_VERSION
 #define NHC_VERSION "0.0.0"
@@ -120,6 +121,15 @@ uint64_t max_payload_unpacked() {
 /** The program of an unpacked payload. */
 void read_members(ArchiveRead &r, const ReadOptions &opt, NeffContents &c) {
     ArchiveMembers &m = r.members;
+    if (m.count(kPartitionMember) && m.count("info.json")) { // host fallback: segments
+        c.info_json.assign(m["info.json"].begin(), m["info.json"].end());
+        parse_info_json(c.info_json, c.program);
+        c.partition_json.assign(m[kPartitionMember].begin(), m[kPartitionMember].end());
+        for (auto &[name, bytes] : m)
+            if (name != "info.json" && name != kPartitionMember)
+                c.segment_files[name] = std::move(bytes);
+        return;
+    }
     for (const char *need : {"info.json", "sg00/def.json"}) {
         if (!m.count(need)) {
             user_error("NHC_ENEFF005", "NEFF archive has no ", need);
@@ -186,6 +196,31 @@ NeffHeader decode_header(const uint8_t *b) {
 
 namespace {
 
+/** Writes the archive of `view` to `sink` and returns the header that describes it. */
+NeffHeader write_archive_payload(const ArchiveView &view, const std::string &name,
+                                 const WriteOptions &opt, const ArchiveSink &sink) {
+    Sha256 hasher;
+    NeffHeader h;
+    h.data_size = 0;
+    write_tar(
+        view, opt.compress,
+        [&](const uint8_t *b, size_t n) {
+            hasher.update(b, n);
+            h.data_size += n;
+            sink(b, n);
+        },
+        opt.progress, opt.jobs);
+    h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
+    h.hash = hasher.final();
+    // uuid from the content hash (RFC 9562 version 8 = custom), never random.
+    std::memcpy(h.uuid.data(), h.hash.data(), 16);
+    h.uuid[6] = uint8_t((h.uuid[6] & 0x0f) | 0x80);
+    h.uuid[8] = uint8_t((h.uuid[8] & 0x3f) | 0x80);
+    h.name = name;
+    h.tpb_per_node[0] = 1;
+    return h;
+}
+
 /** Writes the payload of `p` to `sink` and returns the header that describes it. */
 NeffHeader write_payload(const Program &p, const WriteOptions &opt, const ArchiveSink &sink) {
     ArchiveMembers m; // the small members; the weights are written from the program's bytes
@@ -211,26 +246,7 @@ NeffHeader write_payload(const Program &p, const WriteOptions &opt, const Archiv
                 view[weight_member(int(i))] = {v.data.get(), held, nullptr};
         }
     }
-    Sha256 hasher;
-    NeffHeader h;
-    h.data_size = 0;
-    write_tar(
-        view, opt.compress,
-        [&](const uint8_t *b, size_t n) {
-            hasher.update(b, n);
-            h.data_size += n;
-            sink(b, n);
-        },
-        opt.progress, opt.jobs);
-    h.build_version = std::string("neuron-halide-cc ") + NHC_VERSION;
-    h.hash = hasher.final();
-    // uuid from the content hash (RFC 9562 version 8 = custom), never random.
-    std::memcpy(h.uuid.data(), h.hash.data(), 16);
-    h.uuid[6] = uint8_t((h.uuid[6] & 0x0f) | 0x80);
-    h.uuid[8] = uint8_t((h.uuid[8] & 0x3f) | 0x80);
-    h.name = p.name;
-    h.tpb_per_node[0] = 1;
-    return h;
+    return write_archive_payload(view, p.name, opt, sink);
 }
 
 } // namespace
@@ -244,11 +260,15 @@ std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt) {
     return out;
 }
 
-void write_neff_file(const std::string &path, const Program &p, const WriteOptions &opt) {
+namespace {
+
+/** Writes a NEFF file whose payload `write` makes (given the sink), header last. */
+void write_file_with_header(const std::string &path,
+                            const std::function<NeffHeader(const ArchiveSink &)> &write) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     std::array<uint8_t, kHeaderSize> hb{}; // rewritten once the payload's size and hash are known
     f.write(reinterpret_cast<const char *>(hb.data()), kHeaderSize);
-    NeffHeader h = write_payload(p, opt, [&](const uint8_t *b, size_t n) {
+    NeffHeader h = write([&](const uint8_t *b, size_t n) {
         f.write(reinterpret_cast<const char *>(b), std::streamsize(n));
     });
     hb = encode_header(h);
@@ -258,6 +278,25 @@ void write_neff_file(const std::string &path, const Program &p, const WriteOptio
     if (!f) {
         user_error("NHC_ENEFF010", "cannot write '", path, "'");
     }
+}
+
+} // namespace
+
+void write_neff_file(const std::string &path, const Program &p, const WriteOptions &opt) {
+    write_file_with_header(path,
+                           [&](const ArchiveSink &sink) { return write_payload(p, opt, sink); });
+}
+
+void write_partitioned_neff_file(const std::string &path, const std::string &name,
+                                 const ArchiveMembers &members, const WriteOptions &opt) {
+    nhc_assert(members.count("info.json") && members.count(kPartitionMember),
+               "a partitioned NEFF needs info.json and " << kPartitionMember);
+    ArchiveView view;
+    for (const auto &[member, bytes] : members)
+        view[member] = {bytes.data(), bytes.size(), nullptr};
+    write_file_with_header(path, [&](const ArchiveSink &sink) {
+        return write_archive_payload(view, name, opt, sink);
+    });
 }
 
 NeffContents read_neff(const std::vector<uint8_t> &bytes, const ReadOptions &opt) {

@@ -8,6 +8,10 @@
  *   sg00/def.json        variables (inputs, outputs, weights, scratch) and engine stream files
  *   sg00/<engine>.bin    one instruction stream per engine (Encoding.h)
  *   sg00/weights/N.bin   raw bytes of weight variable N
+ * A partitioned NEFF (host fallback, driver/HostPartition.h) holds instead info.json,
+ *   partition.json       the segments in order: kind, file, inputs and outputs by name
+ *   sgNN.neff            a device segment: a whole NEFF of its own
+ *   sgNN.onnx            a host segment: an ONNX model the runtime evaluates on the CPU
  * The header hash is the sha256 of the payload (pkg_version 1 = "tgz + sha256"); the uuid is
  * derived from that hash, so writing the same program twice gives the same bytes.
  *
@@ -22,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,11 +69,23 @@ std::vector<uint8_t> write_neff(const Program &p, const WriteOptions &opt = {});
  *  last, once the payload's size and hash are known); NHC_ENEFF010 if it cannot be written. */
 void write_neff_file(const std::string &path, const Program &p, const WriteOptions &opt = {});
 
+/** The member that makes a NEFF a partitioned one (see the file comment). */
+constexpr const char *kPartitionMember = "partition.json";
+
+/** Writes a partitioned NEFF of `members` (info.json and partition.json among them) named
+ *  `name`; NHC_ENEFF010 if it cannot be written. */
+void write_partitioned_neff_file(const std::string &path, const std::string &name,
+                                 const ArchiveMembers &members, const WriteOptions &opt = {});
+
 struct NeffContents {
     NeffHeader header;
     Program program;
     bool compressed = true;
     std::string info_json; ///< verbatim, for neff-dump
+    /** A partitioned NEFF's partition.json and other members (the program then holds only what
+     *  info.json says: name, target, options); empty for a NEFF of one program. */
+    std::string partition_json;
+    std::map<std::string, std::vector<uint8_t>> segment_files;
 };
 
 struct ReadOptions {

@@ -30,6 +30,10 @@ std::string summary_json(const Summary &s, const target::TargetInfo &t) {
                              {"engines", int64_t(s.dma_engines)},
                              {"busy_fraction", s.dma_busy_fraction()}}},
     };
+    if (s.host_nodes > 0)
+        root["host"] = json::Object{{"nodes", int64_t(s.host_nodes)},
+                                    {"time_us", s.host_ns / 1000.0},
+                                    {"measured", "wall clock on this machine's CPU"}};
     return llvm::formatv("{0:2}", json::Value(std::move(root))).str() + "\n";
 }
 
@@ -49,7 +53,14 @@ std::string summary_text(const Summary &s, const target::TargetInfo &t) {
         out += buf;
     }
     std::snprintf(buf, sizeof buf, " dma %.1f%%\n", 100.0 * s.dma_busy_fraction());
-    return out + buf;
+    out += buf;
+    if (s.host_nodes > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "host: %d node(s) in %.3f us (measured on this CPU, not in the latency)\n",
+                      s.host_nodes, s.host_ns / 1000.0);
+        out += buf;
+    }
+    return out;
 }
 
 std::vector<std::string> trace_tracks(const std::vector<TraceEvent> &events) {

@@ -1,7 +1,9 @@
 #include "runtime/Runtime.h"
 
+#include "runtime/Partition.h"
 #include "support/Error.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace nhc::rt {
@@ -24,13 +26,13 @@ std::unique_ptr<Model> Model::load_file(const std::string &path, const LoadOptio
     return from_contents(neff::read_neff_file(path, {!opt.timing_only}), opt);
 }
 
-std::unique_ptr<Model> Model::from_contents(neff::NeffContents c, const LoadOptions &opt) {
-    auto m = load_program(std::move(c.program), opt);
-    m->header_ = c.header;
-    return m;
-}
+Model::Model() = default;
+Model::~Model() = default;
 
-std::unique_ptr<Model> Model::load_program(neff::Program p, const LoadOptions &opt) {
+namespace {
+
+/** The target of `p`; NHC_ENEFF009 when it is not `opt`'s or not one this runtime knows. */
+const target::TargetInfo *program_target(const neff::Program &p, const LoadOptions &opt) {
     if (!opt.target.empty() && opt.target != p.target) {
         user_error("NHC_ENEFF009", "NEFF '", p.name, "' was compiled for target ", p.target,
                    ", this runtime runs ", opt.target);
@@ -43,6 +45,34 @@ std::unique_ptr<Model> Model::load_program(neff::Program p, const LoadOptions &o
         user_error("NHC_ENEFF009", "NEFF '", p.name, "' targets unknown '", p.target,
                    "': this runtime supports ", target::target_names());
     }
+    return t;
+}
+
+} // namespace
+
+std::unique_ptr<Model> Model::from_contents(neff::NeffContents c, const LoadOptions &opt) {
+    if (c.partition_json.empty()) {
+        auto m = load_program(std::move(c.program), opt);
+        m->header_ = c.header;
+        return m;
+    }
+    auto m = std::unique_ptr<Model>(new Model());
+    m->target_ = program_target(c.program, opt);
+    std::shared_ptr<const Partition> partition = load_partition(c, opt);
+    m->program_ = std::move(c.program);
+    m->program_.vars = partition->io;
+    for (const auto &v : partition->io) {
+        bool known = std::all_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d >= 0; });
+        m->tensors_.push_back(
+            {v.name, v.kind == VarKind::Input, v.dtype, v.shape, known ? v.size_bytes() : -1});
+    }
+    m->partition_ = std::move(partition);
+    m->header_ = c.header;
+    return m;
+}
+
+std::unique_ptr<Model> Model::load_program(neff::Program p, const LoadOptions &opt) {
+    const target::TargetInfo *t = program_target(p, opt);
     neff::validate_program(p);
     auto m = std::unique_ptr<Model>(new Model());
     m->target_ = t;
@@ -68,6 +98,8 @@ const TensorInfo &Model::tensor_info(const std::string &name) const {
 
 ExecResult Model::execute(const std::map<std::string, Tensor> &inputs,
                           const ExecOptions &opt) const {
+    if (partition_)
+        return execute_partition(*partition_, inputs, opt);
     for (const auto &[name, t] : inputs) {
         int v = program_.var_index(name);
         if (v < 0 || program_.vars[size_t(v)].kind != VarKind::Input) {

@@ -22,12 +22,14 @@
 
 namespace nhc::rt {
 
+struct Partition;
+
 struct TensorInfo {
     std::string name;
     bool is_input = true;
     neff::DType dtype = neff::DType::F32;
     std::vector<int64_t> shape;
-    int64_t size = 0; ///< bytes
+    int64_t size = 0; ///< bytes; -1 when a dimension is known only at run time
 };
 
 /** A host tensor: dtype, shape and little-endian bytes. */
@@ -67,6 +69,10 @@ struct ExecResult {
     std::vector<TraceEvent> trace;
 };
 
+/** A loaded NEFF. A partitioned one (host fallback: runtime/Partition.h) runs its segments in
+ *  order; its program() then holds only its inputs and outputs (and info.json's name, target and
+ *  options), each typed by the segment that reads or writes it, a dimension known only at run
+ *  time being -1. */
 class Model {
 public:
     /** Loads NEFF bytes (read_neff plus the target check, NHC_ENEFF009). */
@@ -89,8 +95,12 @@ public:
     const neff::Program &program() const { return program_; }
     const neff::NeffHeader &header() const { return header_; }
     const target::TargetInfo &target() const { return *target_; }
+    /** The segments of a partitioned NEFF, else null. */
+    const Partition *partition() const { return partition_.get(); }
+    ~Model();
 
 private:
+    Model();
     /** load_program of a read NEFF, keeping its header. */
     static std::unique_ptr<Model> from_contents(neff::NeffContents c, const LoadOptions &opt);
 
@@ -98,6 +108,7 @@ private:
     neff::NeffHeader header_;
     const target::TargetInfo *target_ = nullptr;
     std::vector<TensorInfo> tensors_;
+    std::shared_ptr<const Partition> partition_;
 };
 
 Result nrt_load(const std::vector<uint8_t> &neff, const LoadOptions &opt,

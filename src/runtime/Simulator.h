@@ -57,6 +57,11 @@ struct Summary {
     int64_t dma_transfers = 0;
     double flops = 0;
     double ideal_pe_ns = 0; ///< sum of flops / dtype peak over matmuls
+    /** A partitioned NEFF's host segments (runtime/HostSegment.h): nodes run on the CPU and
+     *  their wall-clock time on this machine, measured, not simulated (total_ns is the device
+     *  segments' simulated time alone). */
+    int host_nodes = 0;
+    double host_ns = 0;
     double mfu() const { return total_ns > 0 ? ideal_pe_ns / total_ns : 0; }
     double busy_fraction(neff::Engine e) const {
         return total_ns > 0 ? busy_ns[int(e)] / total_ns : 0;

@@ -33,6 +33,18 @@ namespace nhc::test {
         CHECK(got_code_ == std::string(expected_code));                                            \
     } while (0)
 
+/** A program that computes y = x + 1 on [128, 16] (one DVE instruction between two DMAs). */
+inline const char *kAddOne = R"(.target trn1
+.name add_one
+.var x input f32 [128,16]
+.var y output f32 [128,16]
+.engine sp
+  dma queue=0 dst=sbuf.f32[0:128,0][[1,16]] src=hbm.f32[x,0][[64,128],[4,16]] signal=s0
+  dma queue=0 dst=hbm.f32[y,0][[64,128],[4,16]] src=sbuf.f32[0:128,64][[1,16]] wait=s1>=1
+.engine dve
+  tensor_scalar dst=sbuf.f32[0:128,64][[1,16]] src=sbuf.f32[0:128,0][[1,16]] op0=add s0=1 wait=s0>=1 signal=s1 name="node/Add"
+)";
+
 /** Deterministic pseudo-random floats in [lo, hi). */
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
     std::vector<float> v(n);

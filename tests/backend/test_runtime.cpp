@@ -12,17 +12,6 @@ using neff::DType;
 
 namespace {
 
-const char *kAddOne = R"(.target trn1
-.name add_one
-.var x input f32 [128,16]
-.var y output f32 [128,16]
-.engine sp
-  dma queue=0 dst=sbuf.f32[0:128,0][[1,16]] src=hbm.f32[x,0][[64,128],[4,16]] signal=s0
-  dma queue=0 dst=hbm.f32[y,0][[64,128],[4,16]] src=sbuf.f32[0:128,64][[1,16]] wait=s1>=1
-.engine dve
-  tensor_scalar dst=sbuf.f32[0:128,64][[1,16]] src=sbuf.f32[0:128,0][[1,16]] op0=add s0=1 wait=s0>=1 signal=s1 name="node/Add"
-)";
-
 std::unique_ptr<rt::Model> load(const std::string &text) {
     std::unique_ptr<rt::Model> m;
     rt::Result r = rt::nrt_load(neff::write_neff(neff::parse_program(text)), {}, m);

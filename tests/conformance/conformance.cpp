@@ -182,12 +182,14 @@ std::pair<Outcome, std::string> run_through_files(const Tools &tools, const fs::
 // The verdict on one case, through the tools (the user's path), after the in-process run. The
 // message starts with "frozen=NAMES " when inputs were frozen, then "disagrees " when the case
 // passed in-process and not through the tools; a pass says "folded" when the device computes
-// nothing.
+// nothing, "host" when the in-process compile (device only) refused it and the tools ran host
+// segments (host fallback).
 std::pair<int, std::string> judge(const Tools &tools, const fs::path &dir) {
     Graph g, compiled; // as loaded, and after the graph passes (the types the program has)
     neff::Program program;
     std::vector<FrozenInput> frozen_inputs;
     std::string frozen, in_process;
+    bool device_only = false; // the in-process compile took the whole case to the device
     try {
         g = test::load_case_graph(dir, &frozen_inputs);
         for (const FrozenInput &f : frozen_inputs)
@@ -201,6 +203,7 @@ std::pair<int, std::string> judge(const Tools &tools, const fs::path &dir) {
         compiled = g;
         apply_graph_passes(compiled, o);
         program = generate_program(compiled, o);
+        device_only = true;
         in_process = test::check_case_outputs(g, dir, [&](const auto &in) {
             return test::run_program(program, compiled, in).outputs;
         });
@@ -211,7 +214,9 @@ std::pair<int, std::string> judge(const Tools &tools, const fs::path &dir) {
     }
     auto [outcome, detail] = run_through_files(tools, dir, g, frozen_inputs);
     if (outcome == Passed)
-        return {Passed, frozen + (has_compute_instruction(program) ? "" : "folded")};
+        return {Passed, frozen + (!device_only                       ? "host"
+                                  : has_compute_instruction(program) ? ""
+                                                                     : "folded")};
     return {outcome, frozen + (in_process == "pass" ? "disagrees " : "") + detail};
 }
 
@@ -291,12 +296,12 @@ int main(int argc, char **argv) {
         table.open(write_path);
         table << "# nhc_conformance outcomes, one case per line: folder/case outcome [detail] "
                  "[frozen=NAMES]; a pass whose program computes nothing on the device is "
-                 "\"passed folded\"\n";
+                 "\"passed folded\", one the tools ran with host segments \"passed host\"\n";
     }
     std::map<std::string, int> codes;
     int regressions = 0, broken = 0, disagreements = 0, total[5] = {0, 0, 0, 0, 0};
     int total_frozen = 0;
-    int total_folded = 0;
+    int total_folded = 0, total_host = 0;
     std::printf("%-20s %6s %7s %7s %9s %8s %5s %8s %16s %16s\n", "folder", "cases", "passed",
                 "failed", "rejected", "crashed", "hung", "passed%", "of them frozen",
                 "of them folded");
@@ -311,18 +316,21 @@ int main(int argc, char **argv) {
                 cases.push_back(e.path());
         std::sort(cases.begin(), cases.end());
         std::string folder = fs::path(d).filename().string();
-        int count[5] = {0, 0, 0, 0, 0}, frozen_passes = 0, folded_passes = 0;
+        int count[5] = {0, 0, 0, 0, 0}, frozen_passes = 0, folded_passes = 0, host_passes = 0;
         for (const fs::path &c : cases) {
             std::string key = folder + "/" + c.filename().string();
             Result r = run_one(tools, c, timeout);
             count[r.outcome]++;
             frozen_passes += r.outcome == Passed && !r.frozen.empty();
             folded_passes += r.outcome == Passed && r.detail == "folded";
+            host_passes += r.outcome == Passed && r.detail == "host";
             if (r.outcome == Rejected)
                 codes[r.detail]++;
             if (table.is_open())
                 table << key << " " << kOutcomes[r.outcome]
-                      << (r.outcome == Rejected || r.detail == "folded" ? " " + r.detail : "")
+                      << (r.outcome == Rejected || r.detail == "folded" || r.detail == "host"
+                              ? " " + r.detail
+                              : "")
                       << (r.frozen.empty() ? "" : " frozen=" + r.frozen) << "\n";
             // A case that passed needs to pass again, and without frozen inputs if it did.
             bool regressed =
@@ -347,14 +355,16 @@ int main(int argc, char **argv) {
             total[i] += count[i];
         total_frozen += frozen_passes;
         total_folded += folded_passes;
+        total_host += host_passes;
     }
     int all = total[0] + total[1] + total[2] + total[3] + total[4];
     std::printf("%-20s %6d %7d %7d %9d %8d %5d %7.1f%% %16d %16d\n", "all", all, total[0], total[1],
                 total[2], total[3], total[4], all ? 100.0 * total[0] / all : 0.0, total_frozen,
                 total_folded);
-    std::printf("passed with device compute: %d (%.1f%%); folded at compile time: %d\n",
-                total[0] - total_folded, all ? 100.0 * (total[0] - total_folded) / all : 0.0,
-                total_folded);
+    int device = total[0] - total_folded - total_host;
+    std::printf("passed with device compute: %d (%.1f%%); folded at compile time: %d; with host "
+                "segments (host fallback): %d\n",
+                device, all ? 100.0 * device / all : 0.0, total_folded, total_host);
     std::cout << "rejections by code:";
     for (const auto &[code, n] : codes)
         std::cout << " " << code << "=" << n;
