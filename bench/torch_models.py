@@ -105,6 +105,46 @@ class SDUNet(nn.Module):
         return self.conv_out(F.silu(self.norm_out(u)))
 
 
+class Detector(nn.Module):
+    """An SSD-style detector for host fallback (issue 18): ResNet-18's stem and first two stages
+    as the backbone (stride 8: 28 x 28 locations at 224^2), a box and a score head per location,
+    then the post-processing the device cannot run: TopK of the scores and NonMaxSuppression
+    (torchvision.ops.nms) of the top boxes, whose count is known only at run time."""
+
+    def __init__(self, top_k=300, iou=0.5, stride=8):
+        super().__init__()
+        import torchvision.models as tvm
+        r = tvm.resnet18(weights=None)
+        self.backbone = nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool, r.layer1, r.layer2)
+        self.box = nn.Conv2d(128, 4, 3, padding=1)
+        self.score = nn.Conv2d(128, 1, 3, padding=1)
+        self.top_k, self.iou, self.stride = top_k, iou, stride
+
+    def forward(self, x):
+        import torchvision
+        f = self.backbone(x)
+        h, w = f.shape[2], f.shape[3]
+        t = self.box(f).flatten(2)[0].t()  # [h * w, 4]: centre offsets, log sizes
+        ys = (torch.arange(h, dtype=torch.float32) + 0.5) * self.stride
+        xs = (torch.arange(w, dtype=torch.float32) + 0.5) * self.stride
+        anchors = torch.stack([xs.view(1, w).expand(h, w).reshape(-1),
+                               ys.view(h, 1).expand(h, w).reshape(-1)], 1)
+        centre = anchors + torch.tanh(t[:, :2]) * self.stride
+        size = torch.exp(t[:, 2:].clamp(max=4.0)) * 3 * self.stride
+        boxes = torch.cat([centre - size / 2, centre + size / 2], 1)
+        scores = torch.sigmoid(self.score(f).flatten())
+        top, idx = scores.topk(self.top_k)
+        top_boxes = boxes[idx]
+        keep = torchvision.ops.nms(top_boxes, top, self.iou)
+        return top_boxes[keep], top[keep]
+
+
+def detector():
+    def build():
+        return Detector(), image(6210), ["image"], ["boxes", "scores"]
+    return build
+
+
 def image(seed, hw=224):
     return [torch.randn(1, 3, hw, hw, generator=torch.Generator().manual_seed(seed))]
 
@@ -165,6 +205,8 @@ MODELS = {
     "gpt2_small_s128": (6007, gpt2_small(128)),
     "gpt2_small_s1024": (6008, gpt2_small(1024)),
     "sd_unet_64": (6009, sd_unet()),
+    # TopK + NonMaxSuppression after a CNN backbone: issue 18's host fallback.
+    "detector_nms": (6010, detector()),
 }
 
 
