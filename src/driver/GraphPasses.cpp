@@ -1,6 +1,7 @@
 #include "driver/GraphPasses.h"
 
 #include "graph/AutoCast.h"
+#include "graph/AutoCastAll.h"
 #include "graph/CancelTransposes.h"
 #include "graph/CausalMask.h"
 #include "graph/ConvIm2Col.h"
@@ -41,9 +42,9 @@ namespace nhc {
 
 namespace {
 
-/** The type of the matmuls' operands: --auto-cast matmult's, else fp32. */
+/** The type of the matmuls' operands: --auto-cast's, else fp32. */
 DType matmul_operand_type(const CompileOptions &options) {
-    if (options.auto_cast != "matmult")
+    if (options.auto_cast == "none")
         return DType::Float32;
     return options.auto_cast_type == "bf16"   ? DType::BFloat16
            : options.auto_cast_type == "fp16" ? DType::Float16
@@ -138,7 +139,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int relaid = layout_matmul_weights(g);
     log_info("weight layout: ", relaid, " matmul weights stored with K outermost");
     std::optional<DType> cast;
-    if (options.auto_cast == "matmult") {
+    if (options.auto_cast == "all" && options.auto_cast_type != "tf32") {
+        int n = auto_cast_all(g, matmul_operand_type(options));
+        log_info("auto-cast: ", n, " float values stored as ", options.auto_cast_type);
+    } else if (options.auto_cast != "none") { // matmult, or all to tf32 (float32's bytes)
         cast = matmul_operand_type(options);
         int n = auto_cast_matmuls(g, *cast);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");

@@ -2,6 +2,7 @@
 
 #include "support/Error.h"
 
+#include <cfloat>
 #include <onnx/onnx_pb.h>
 
 namespace nhc {
@@ -62,6 +63,19 @@ const char *dtype_name(DType t) {
         return "tf32";
     }
     nhc_assert(false, "unknown dtype");
+}
+
+double dtype_largest_finite(DType t) {
+    switch (t) {
+    case DType::BFloat16:
+        return 3.3895313892515355e38; // 0x7F7F: 1.1111111b x 2^127
+    case DType::Float16:
+        return 65504.0;
+    case DType::Float64:
+        return DBL_MAX;
+    default:
+        return double(FLT_MAX);
+    }
 }
 
 bool dtype_is_float(DType t) {

@@ -37,6 +37,9 @@ int dtype_size(DType t);
  */
 const char *dtype_name(DType t);
 bool dtype_is_float(DType t);
+/** The largest finite value of a float type: bf16 0x7F7F, fp16 65504, else float32's (tf32 is
+ *  held in float32's bytes). */
+double dtype_largest_finite(DType t);
 bool dtype_is_signed_int(DType t);
 
 /** Maps an ONNX TensorProto::DataType number; nullopt for types the Graph IR cannot hold

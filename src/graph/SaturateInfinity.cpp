@@ -1,23 +1,10 @@
 #include "graph/SaturateInfinity.h"
 
-#include <cfloat>
 #include <map>
 
 namespace nhc {
 
 namespace {
-
-/** The largest finite value of a float type the PE takes. */
-double largest_finite(DType t) {
-    switch (t) {
-    case DType::BFloat16:
-        return 3.3895313892515355e38; // 0x7F7F: 1.1111111b x 2^127
-    case DType::Float16:
-        return 65504.0;
-    default:
-        return double(FLT_MAX); // fp32 and tf32 (held in fp32's bytes)
-    }
-}
 
 bool is_matmul(const Node &n) {
     return n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm");
@@ -43,8 +30,8 @@ int saturate_matmul_operands(Graph &g) {
                     clip.inputs = {v.name};
                     it->second = v.name + "__saturated_" + dtype_name(pe);
                     clip.outputs = {it->second};
-                    clip.attrs["min"] = -largest_finite(pe);
-                    clip.attrs["max"] = largest_finite(pe);
+                    clip.attrs["min"] = -dtype_largest_finite(pe);
+                    clip.attrs["max"] = dtype_largest_finite(pe);
                     Value out = v;
                     out.name = it->second;
                     g.values[out.name] = out;

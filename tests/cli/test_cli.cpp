@@ -185,9 +185,11 @@ TEST_CASE("unwritable log file and missing schedule file are coded errors") {
 
 TEST_CASE("options whose feature is not implemented yet are refused, not ignored") {
     TempDir dir;
-    expect_user_error(run(example_model() + " --auto-cast all", dir.path.string()), "NHC_ENYI001");
     expect_user_error(
         run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3", dir.path.string()),
+        "NHC_ENYI001");
+    expect_user_error(
+        run(example_model() + " --auto-cast all --auto-cast-type fp8_e4m3", dir.path.string()),
         "NHC_ENYI001");
     Run lnc = run(example_model() + " --target trn2 --lnc 2", dir.path.string());
     expect_user_error(lnc, "NHC_ENYI001");
@@ -259,15 +261,6 @@ g (float[1, 2, 6, 6] x, float[4, 2, 3, 3] w) => (float[1, 4, 4, 4] y) { y = Conv
     CHECK(rewritten.has("rewritten by the graph passes"));
 }
 
-TEST_CASE("--auto-cast matmult compiles the example with bf16 matmul operands") {
-    TempDir dir;
-    Run r = run(example_model() + " --auto-cast matmult --auto-cast-type bf16 --verbose info",
-                dir.path.string());
-    INFO(r.out);
-    CHECK(r.status == 0);
-    CHECK(r.has("auto-cast: 2 matmul nodes take bf16 operands"));
-}
-
 namespace {
 
 /** The relative L2 error --accuracy-report prints for output `name`, or -1. */
@@ -283,6 +276,35 @@ double reported_rel_l2(const Run &r, const std::string &name) {
 }
 
 } // namespace
+
+TEST_CASE("--auto-cast matmult compiles the example with bf16 matmul operands") {
+    TempDir dir;
+    Run r = run(example_model() + " --auto-cast matmult --auto-cast-type bf16 --verbose info",
+                dir.path.string());
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(r.has("auto-cast: 2 matmul nodes take bf16 operands"));
+}
+
+TEST_CASE("--auto-cast all stores every float value in bf16; the NEFF's interface stays float32") {
+    TempDir dir;
+    Run r = run(example_model() + " --auto-cast all --output all.neff --verbose info",
+                dir.path.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    CHECK(r.has(" float values stored as bf16"));
+    // The example's input and logits stay float32 (its reference files bind as they are), and
+    // the report measures what the cast costs.
+    CHECK(example_rel_l2(dir, "all.neff") < 0.02);
+    Run report = run(example_model() + " --auto-cast all --accuracy-report", dir.path.string());
+    CHECK(report.has("accuracy report: --auto-cast all to bf16"));
+    CHECK(reported_rel_l2(report, "logits") > 1e-4);
+    CHECK(reported_rel_l2(report, "logits") < 0.02);
+    // tf32 has float32's bytes: all is matmult.
+    Run tf32 = run(example_model() + " --auto-cast all --auto-cast-type tf32 --verbose info",
+                   dir.path.string());
+    CHECK(tf32.has("auto-cast: 2 matmul nodes take tf32 operands"));
+}
 
 TEST_CASE("--accuracy-report compiles without auto-cast and prints each output's error") {
     TempDir dir;

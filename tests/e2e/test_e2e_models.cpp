@@ -64,7 +64,8 @@ double run_models(const CompileOptions &o, double tol) {
 
 } // namespace
 
-TEST_CASE("development models compile, run on the simulator and match PyTorch (fp32, bf16, tf32)") {
+TEST_CASE("development models compile, run on the simulator and match PyTorch (fp32, bf16, all "
+          "bf16, tf32)") {
     CompileOptions fp32;
     double fp32_us = run_models(fp32, 1e-4);
     // -O1 and -O3 select the same default schedules for now; they compile and match too.
@@ -80,6 +81,13 @@ TEST_CASE("development models compile, run on the simulator and match PyTorch (f
     // bf16 operands halve the weight bytes and run the PE at 4x the fp32 rate.
     if (fp32_us > 0)
         CHECK(bf16_us < fp32_us);
+    // --auto-cast all: every float value stored in bf16 (softmax and layer norm still accumulate
+    // in fp32 on the engines); the inputs and outputs stay float32.
+    CompileOptions all = bf16;
+    all.auto_cast = "all";
+    double all_us = run_models(all, 3e-2);
+    if (fp32_us > 0)
+        CHECK(all_us < fp32_us);
     // tf32 keeps 10 mantissa bits (bf16: 7) and runs the PE at the bf16 rate.
     CompileOptions tf32 = bf16;
     tf32.auto_cast_type = "tf32";

@@ -4,6 +4,7 @@
 #include "GraphText.h"
 #include "frontend/Frontend.h"
 #include "graph/AutoCast.h"
+#include "graph/AutoCastAll.h"
 #include "graph/CancelTransposes.h"
 #include "graph/ConvIm2Col.h"
 #include "graph/Decompose.h"
@@ -402,6 +403,47 @@ g (float[2, 4] x, float[4, 4] w) => (float[2, 4] y, float[2, 4] z) <int64[2] sha
     CHECK(g.value("m").dtype == DType::Float32);
     CHECK(g.value("y").dtype == DType::Float32);
     CHECK(g.value("x").dtype == DType::Float32);
+    g.verify();
+}
+
+TEST_CASE("auto-cast all stores every float value in the type; the interface stays float32") {
+    // The mask's float32 minimum saturates to bf16's largest finite (rounding would make it an
+    // infinity, and 0 * mask NaN). The Cast to float inside the graph casts to bf16; ids stay
+    // int64.
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x, int64[2] ids) => (float[2, 4] y, float[2, 4] h)
+  <float[4, 4] w = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}, float[4] mask = {0, -3.4028235e38, 0, 0}> {
+  m = MatMul(x, w)
+  h = Relu(m)
+  a = Add(h, mask)
+  f = Cast <to = 1> (ids)
+  y = Add(a, f)
+}
+)");
+    REQUIRE(auto_cast_all(g, DType::BFloat16) > 0);
+    for (const char *v : {"m", "a", "f", "w", "mask"})
+        CHECK_MESSAGE(g.value(v).dtype == DType::BFloat16, v);
+    CHECK(g.value("ids").dtype == DType::Int64);
+    const HostTensor &mask = *g.value("mask").constant;
+    CHECK(mask.get_f64(1) == -3.3895313892515355e38);
+    // Interface: x read through a Cast to bf16; y and h written in bf16 and cast to float32, and
+    // the Add that reads h reads the bf16 value.
+    CHECK(g.value("x").dtype == DType::Float32);
+    CHECK(g.value("y").dtype == DType::Float32);
+    CHECK(g.nodes.front().op_type == "Cast");
+    CHECK(g.nodes.front().inputs == std::vector<std::string>{"x"});
+    CHECK(g.value(g.nodes.front().outputs[0]).dtype == DType::BFloat16);
+    const Node &last = g.nodes.back();
+    CHECK(last.op_type == "Cast");
+    CHECK(last.attr_int("to", 0) == 1);
+    CHECK(g.value(last.inputs[0]).dtype == DType::BFloat16);
+    for (const Node &n : g.nodes) {
+        if (n.outputs[0] == "f")
+            CHECK(n.attr_int("to", 0) == 16); // BFLOAT16
+        if (n.outputs[0] == "a")
+            CHECK(n.inputs[0] == "h__bf16");
+    }
     g.verify();
 }
 
