@@ -143,12 +143,9 @@ private:
         std::optional<DType> dt = dtype_from_onnx(elem);
         bool holds_bool = false;
         if (!dt || !rt::carrier_dtype(*dt, &holds_bool))
-            user_error("NHC_EDTY001", "value '", name, "' (", role,
-                       " of a host segment) has ONNX "
-                       "element type ",
-                       elem,
-                       ", which no NEFF tensor carries between segments "
-                       "(float64, uint64 and strings stay inside a segment); cast it before "
+            user_error("NHC_EDTY001", "value '", name, "' (", role, " of a host segment) has ONNX ",
+                       "element type ", elem, ", which no NEFF tensor carries between segments ",
+                       "(float64, uint64 and strings stay inside a segment); cast it before ",
                        "export");
     }
 
