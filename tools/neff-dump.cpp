@@ -60,6 +60,8 @@ void print_comment_block(const std::string &title, const std::string &text) {
             line += ch;
         }
     }
+    if (!line.empty()) // a last line without its newline
+        std::cout << ";   " << line << "\n";
 }
 
 /** A partitioned NEFF (host fallback): its manifest, then each device segment dumped as a NEFF

@@ -178,11 +178,11 @@ std::shared_ptr<const HostSegment> HostSegment::load(const std::vector<uint8_t> 
         neff::Variable v;
         v.name = vi.name();
         v.kind = kind;
-        std::optional<DType> rt = dt ? carrier_dtype(*dt, &v.holds_bool) : std::nullopt;
-        if (!rt)
+        std::optional<DType> carried = dt ? carrier_dtype(*dt, &v.holds_bool) : std::nullopt;
+        if (!carried)
             refuse(file, "value '" + vi.name() + "' has ONNX element type " +
                              std::to_string(tt.elem_type()) + ", which no runtime type carries");
-        v.dtype = *rt;
+        v.dtype = *carried;
         for (const auto &d : tt.shape().dim())
             v.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
         s.onnx_types[v.name] = *dt;
@@ -198,9 +198,14 @@ std::shared_ptr<const HostSegment> HostSegment::load(const std::vector<uint8_t> 
 std::map<std::string, Tensor> HostSegment::run(const std::map<std::string, Tensor> &inputs) const {
     const State &s = *state_;
     std::map<std::string, HostTensor> values = s.initializers;
-    for (const neff::Variable &v : io_)
-        if (v.kind == neff::VarKind::Input)
-            values[v.name] = to_host(inputs.at(v.name), s.onnx_types.at(v.name));
+    for (const neff::Variable &v : io_) {
+        if (v.kind != neff::VarKind::Input)
+            continue;
+        auto given = inputs.find(v.name);
+        nhc_assert(given != inputs.end(),
+                   "host segment '" << name_ << "' runs without its input '" << v.name << "'");
+        values[v.name] = to_host(given->second, s.onnx_types.at(v.name));
+    }
     for (const auto &n : s.model.graph().node()) {
         std::vector<const HostTensor *> in;
         for (const auto &name : n.input()) {

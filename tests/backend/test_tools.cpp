@@ -4,6 +4,7 @@
 
 #include "BackendTest.h"
 
+#include "neff/DefJson.h"
 #include "neff/NeffFile.h"
 #include "support/TensorFile.h"
 
@@ -291,4 +292,27 @@ TEST_CASE("--help lists each tool's own options, not LLVM's") {
         CHECK(r.out.find("polly") == std::string::npos);
     }
     CHECK(sh(dir, tool("NHC_RUN") + " --help").out.find("--timing-only") != std::string::npos);
+}
+
+TEST_CASE("neff-dump shows a partitioned NEFF's manifest and each segment") {
+    ScratchDir scratch;
+    neff::Program shell;
+    shell.name = "two_segments";
+    shell.target = "trn1";
+    auto bytes_of = [](const std::string &s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+    neff::ArchiveMembers m;
+    m["info.json"] = bytes_of(neff::make_info_json(shell));
+    m[neff::kPartitionMember] = bytes_of(R"({"inputs": ["x"], "outputs": ["y"], "segments": [
+  {"kind": "device", "file": "sg00.neff", "inputs": ["x"], "outputs": ["y"]},
+  {"kind": "host", "file": "sg01.onnx", "inputs": ["y"], "outputs": []}]})");
+    m["sg00.neff"] = neff::write_neff(neff::parse_program(kAddOne));
+    m["sg01.onnx"] = bytes_of("an ONNX model's bytes");
+    neff::write_partitioned_neff_file(scratch.path + "/p.neff", shell.name, m);
+    Run d = sh(scratch.path, tool("NHC_DUMP") + " p.neff");
+    INFO(d.out);
+    REQUIRE(d.status == 0);
+    for (const char *s : {"; partition.json", "\"kind\": \"host\"", "; segment sg00.neff: device",
+                          "x input f32 [128,16]", "name=\"node/Add\"",
+                          "; segment sg01.onnx: host, an ONNX model of 21 bytes"})
+        CHECK_MESSAGE(d.out.find(s) != std::string::npos, s);
 }
