@@ -3,7 +3,6 @@
 #include "support/Error.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 namespace nhc {
