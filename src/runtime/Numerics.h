@@ -5,15 +5,13 @@
  * Element conversions of the simulator. Engines compute in fp32 and cast on the way in and out
  * (neuroncore.md §1.4, §5); every narrowing rounds to nearest, ties to even (RNE, the default on
  * all generations, nc.md:L433). Rules chosen where the reference is silent are stated here:
- *  - bf16/fp16/tf32 keep denormals (no flush); NaN stays NaN (quiet); fp16 and fp8_e5m2 overflow
- *    to infinity as IEEE formats do.
- *  - fp8_e4m3 is Neuron's legacy IEEE-like e4m3 (bias 7, exponent 15 reserved, max 240,
- *    nc.md:L425): a finite value with |x| > 240 becomes NaN ("values outside +-240 give NaN on
- *    Neuron" [CQ]); +-inf stays +-inf (the format has an inf, inferred in nc.md:L425); NaN is NaN.
+ *  - bf16/tf32 keep denormals (no flush); NaN stays NaN (quiet); fp16 and fp8 follow
+ *    support/SmallFloat.h (fp8_e4m3 beyond +-240 is NaN, nc.md:L425).
  *  - fp32 -> integer: RNE with saturation to the destination range (nc.md:L439); NaN gives 0.
  */
 
 #include "neff/DType.h"
+#include "support/SmallFloat.h"
 
 #include <cstdint>
 
@@ -25,10 +23,11 @@ uint16_t f32_to_f16(float x);
 float f16_to_f32(uint16_t h);
 /** fp32 with the mantissa rounded to tf32's 10 bits (stored in 4 bytes). */
 float round_to_tf32(float x);
-uint8_t f32_to_fp8e4m3(float x);
-float fp8e4m3_to_f32(uint8_t b);
-uint8_t f32_to_fp8e5m2(float x);
-float fp8e5m2_to_f32(uint8_t b);
+// The fp8 codecs are the compiler's too (support/SmallFloat.h).
+using nhc::f32_to_fp8e4m3;
+using nhc::f32_to_fp8e5m2;
+using nhc::fp8e4m3_to_f32;
+using nhc::fp8e5m2_to_f32;
 
 /** Reads one element of type t at p as fp32. */
 float load_elem(neff::DType t, const uint8_t *p);
