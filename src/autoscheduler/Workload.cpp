@@ -31,12 +31,20 @@ void write_bytes(std::ostream &os, ByteView bytes) {
     os << "#" << bytes.size() << ":" << fnv1a(std::string(bytes.begin(), bytes.end()));
 }
 
-void write_attr(std::ostream &os, const AttrValue &a) {
+// A float attribute's value is an immediate of the instructions (a scale, an epsilon, a slope:
+// what fp8's per-tensor weight scales make differ in every layer); the schedule depends only on
+// whether it is 0 or +-1, which an algorithm may drop or fold. Other values are written as `f`
+// and their exact values to `literals`, which the lowering's key adds.
+void write_attr(std::ostream &os, std::ostream &literals, const AttrValue &a) {
     if (auto *i = std::get_if<int64_t>(&a))
         os << *i;
-    else if (auto *d = std::get_if<double>(&a))
-        os << *d;
-    else if (auto *s = std::get_if<std::string>(&a))
+    else if (auto *d = std::get_if<double>(&a)) {
+        if (*d == 0.0 || *d == 1.0 || *d == -1.0)
+            os << *d;
+        else
+            os << "f";
+        literals << *d << " ";
+    } else if (auto *s = std::get_if<std::string>(&a))
         os << '"' << *s << '"';
     else if (auto *is = std::get_if<std::vector<int64_t>>(&a))
         write_list(os, *is);
@@ -70,8 +78,9 @@ Workload workload_of(const Graph &g, const sched::Group &group,
     std::set<std::string> leaving;
     for (const sched::GroupOutput &o : group.outputs)
         leaving.insert(o.value);
-    std::ostringstream os;
+    std::ostringstream os, literals;
     os.precision(17);
+    literals.precision(17);
     os << "target " << target << "\n";
     std::map<std::string, std::string> produced; // value -> "n<i>.<j>"
     std::map<std::string, int> group_inputs;     // value -> its index among the group's inputs
@@ -80,7 +89,7 @@ Workload workload_of(const Graph &g, const sched::Group &group,
         os << "n" << i << " " << n.domain << (n.domain.empty() ? "" : ".") << n.op_type;
         for (const auto &[key, a] : n.attrs) {
             os << " " << key << "=";
-            write_attr(os, a);
+            write_attr(os, literals, a);
         }
         if (n.operand_cast)
             os << " cast=" << dtype_name(*n.operand_cast);
@@ -119,6 +128,7 @@ Workload workload_of(const Graph &g, const sched::Group &group,
     }
     Workload w;
     w.text = os.str();
+    w.literals = literals.str();
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(w.text)));
     w.hash = hex;

@@ -8,8 +8,9 @@
  * input is wired (a group input, or output j of node i of the group), the type and shape of every
  * value the group reads or writes, which values leave the group and the permutation they are
  * stored in, and the bytes of small
- * constants (shapes, axes, scalars: values an algorithm may fold). Node and value names and the
- * bytes of weights are left out: a schedule does not depend on them.
+ * constants (shapes, axes, scalars: values an algorithm may fold). Node and value names, the
+ * bytes of weights and the values of float attributes other than 0 and +-1 are left out: a
+ * schedule does not depend on them (the lowering does: its key adds `literals`).
  */
 
 #include "schedules/Group.h"
@@ -21,8 +22,9 @@
 namespace nhc::autosched {
 
 struct Workload {
-    std::string text; ///< the canonical description (the key)
-    std::string hash; ///< 16 hex digits of its FNV-1a 64 hash, for logs and the tuning database
+    std::string text;     ///< the canonical description (the key)
+    std::string literals; ///< the exact values of the float attributes `text` writes as `f`
+    std::string hash;     ///< 16 hex digits of its FNV-1a 64 hash, for logs and the tuning database
 };
 
 /** The workload of a group built from `g` (sched::build_group), whose outputs named in

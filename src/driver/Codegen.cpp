@@ -213,8 +213,9 @@ private:
                                         const sched::SchedulePlan &plan) {
         if (!o_.reuse_lowered_groups)
             return codegen::lower_group(grp);
-        std::string workload = autosched::workload_of(g_, grp, perm, target_->name).text;
-        return lowering_.lowered(grp, workload, plan, [&] { return codegen::lower_group(grp); });
+        autosched::Workload w = autosched::workload_of(g_, grp, perm, target_->name);
+        return lowering_.lowered(grp, w.text + w.literals, plan,
+                                 [&] { return codegen::lower_group(grp); });
     }
 
     // Groups whose outputs their consumer Transpose folds are stored permuted (plan_memory).

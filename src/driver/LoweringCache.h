@@ -6,7 +6,8 @@
  * once"). BERT-base's twelve layers are twelve copies of the same seven groups; lowering a group
  * through Halide is most of code generation's time, and its result depends only on what the
  * group's workload text states (autoscheduler/Workload.h: operators, attributes, shapes, types,
- * wiring, small constants, target) and on the plan its default schedule was built from. A later
+ * wiring, small constants, target) with its float attributes' exact values (Workload::literals)
+ * and on the plan its default schedule was built from. A later
  * group with the same workload and plan takes the first one's lowered Stmt as it is: its stage
  * and buffer names are the first group's, which is harmless because they are internal to the
  * Stmt (instructions carry the group's own node name), and only the map from HBM buffers to
@@ -26,9 +27,9 @@ namespace nhc {
 
 class LoweringCache {
 public:
-    /** The lowering of `grp`, whose workload text is `workload` and whose default schedule was
-     *  built from `plan`: rebound from the first group of that workload and plan, or `lower()`
-     *  for the first. */
+    /** The lowering of `grp`, whose workload text and literals are `workload` and whose default
+     *  schedule was built from `plan`: rebound from the first group of that workload and plan,
+     *  or `lower()` for the first. */
     codegen::LoweredGroup lowered(const sched::Group &grp, const std::string &workload,
                                   const sched::SchedulePlan &plan,
                                   const std::function<codegen::LoweredGroup()> &lower);

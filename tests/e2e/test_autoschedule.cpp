@@ -434,6 +434,28 @@ g (float[1, 64, 16, 16] x, float[64, 64, 1, 1] w, float[64, 64, 3, 1] w2)
     }
 }
 
+TEST_CASE("a float attribute's value is the lowering's, not the schedule's, unless 0 or 1") {
+    // fp8's per-tensor weight scales ride on each Gemm's alpha: layers that differ only there
+    // are one workload to search, and two lowerings.
+    Graph g = passed(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2, float[256, 256] w3)
+    => (float[128, 256] y) {
+  h1 = Gemm <alpha = 0.5> (x, w1)
+  h2 = Gemm <alpha = 0.25> (h1, w2)
+  y = Gemm (h2, w3)
+}
+)");
+    auto workload = [&](const char *out) {
+        return autosched::workload_of(g, sched::build_node_group(g, node_with_output(g, out)), {},
+                                      "trn1");
+    };
+    CHECK(workload("h1").text == workload("h2").text);
+    CHECK(workload("h1").hash == workload("h2").hash);
+    CHECK(workload("h1").literals != workload("h2").literals);
+    CHECK(workload("h1").text != workload("y").text); // alpha 1 may drop a multiply
+}
+
 TEST_CASE("identical groups are one workload, searched once within the level's budget") {
     Graph g = passed(kLayers);
     const Node &l1 = node_with_output(g, "h1"), &l2 = node_with_output(g, "h2"),
