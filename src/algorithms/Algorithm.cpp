@@ -90,7 +90,8 @@ void define(Halide::Func f, const std::vector<Halide::Var> &v, const Halide::Exp
 Halide::Type halide_type(DType t) {
     switch (t) {
     case DType::Float32:
-    case DType::TFloat32: // a float whose mantissa the engine that writes it rounds
+    case DType::TFloat32:   // a float whose mantissa the engine that writes it rounds
+    case DType::Float8E4M3: // Halide has no fp8: a float Func stored as fp8 (Stage::stored_as)
         return Halide::Float(32);
     case DType::Float16:
         return Halide::Float(16);

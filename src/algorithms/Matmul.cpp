@@ -10,6 +10,7 @@
 #include "graph/SkipMaskedKeys.h"
 
 #include <optional>
+#include <tuple>
 
 namespace nhc::alg {
 
@@ -47,9 +48,14 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
         r.insert(r.end(), batch_vars.begin(), batch_vars.end());
         return r;
     };
-    // An operand already stored in the operand type is copied as is (no round trip through fp32).
+    // A weight auto-cast stored as fp8 (graph/AutoCast.h) is taken as stored: the PE reads fp8
+    // and mixes it with a 16-bit operand (nc.md:L116). Each side's staged type:
+    auto staged_type = [&](DType stored) { return stored == DType::Float8E4M3 ? stored : operand; };
+    const DType lhs_type = staged_type(a_type), rhs_type = staged_type(b_type);
+    // An operand already stored in its staged type is copied as is (no round trip through fp32).
     auto stage = [&](Expr e, DType stored) {
-        return stored == operand ? e : from_compute(to_compute(e, stored), operand);
+        DType to = staged_type(stored);
+        return stored == to ? e : from_compute(to_compute(e, stored), to);
     };
     // The stationary operand needs K on partitions, but ONNX stores A with K innermost: a_nat
     // (m, k-contiguous, as stored) -> a_tp (the transpose, fp32) -> lhs_t (K outer). A schedule
@@ -57,16 +63,20 @@ Contraction contract(Builder &b, int64_t m_size, int64_t n_size, int64_t k_size,
     Halide::Func a_nat = b.func("a_nat"), a_tp = b.func("a_tp"), lhs_t = b.func("lhs_t"),
                  b_nat = b.func("b_nat"), b_tp = b.func("b_tp"), rhs = b.func("rhs"),
                  acc = b.func("acc");
-    if (operand == DType::TFloat32) // engines and DMAs round what they write into them
-        for (const Halide::Func &f : {a_nat, lhs_t, b_nat, rhs})
-            b.store_as(f, DType::TFloat32);
+    // Types Halide has not (held in a float32 Func): engines and DMAs round what they write
+    // into tf32; fp8 is only ever copied.
+    for (auto [type, nat, staged] : {std::tuple{lhs_type, a_nat, lhs_t}, {rhs_type, b_nat, rhs}})
+        if (type == DType::TFloat32 || type == DType::Float8E4M3) {
+            b.store_as(nat, type);
+            b.store_as(staged, type);
+        }
     a_nat(args(x, y)) = stage(lhs_at(y, x, batch_idx), a_type);            // (k, m)
     a_tp(args(x, y)) = Halide::cast(Halide::Float(32), a_nat(args(y, x))); // (m, k)
-    lhs_t(args(x, y)) = from_compute(a_tp(args(x, y)), operand);           // (m, k)
+    lhs_t(args(x, y)) = from_compute(a_tp(args(x, y)), lhs_type);          // (m, k)
     // The moving operand the same way, for a B stored with K innermost (a folded Transpose).
     b_nat(args(x, y)) = stage(rhs_at(y, x, batch_idx), b_type);            // (k, n)
     b_tp(args(x, y)) = Halide::cast(Halide::Float(32), b_nat(args(y, x))); // (n, k)
-    rhs(args(x, y)) = from_compute(b_tp(args(x, y)), operand);             // (n, k)
+    rhs(args(x, y)) = from_compute(b_tp(args(x, y)), rhs_type);            // (n, k)
     Halide::RDom k(0, static_cast<int>(k_size), "k");
     // P·V of a causally masked attention (graph/SkipMaskedKeys.h): row m of P is 0 past key
     // m + diagonal, so the contraction stops there.

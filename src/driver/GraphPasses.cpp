@@ -42,11 +42,13 @@ namespace nhc {
 
 namespace {
 
-/** The type of the matmuls' operands: --auto-cast's, else fp32. */
+/** The type of the matmuls' operands: --auto-cast's, else fp32. With fp8_e4m3 the activations
+ *  are bf16 and the linear layers' weights fp8 (store_linear_weights_fp8). */
 DType matmul_operand_type(const CompileOptions &options) {
     if (options.auto_cast == "none")
         return DType::Float32;
-    return options.auto_cast_type == "bf16"   ? DType::BFloat16
+    return options.auto_cast_type == "bf16" || options.auto_cast_type == "fp8_e4m3"
+               ? DType::BFloat16
            : options.auto_cast_type == "fp16" ? DType::Float16
                                               : DType::TFloat32;
 }
@@ -144,6 +146,12 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
         log_info("auto-cast: ", n, " float values stored as ", options.auto_cast_type);
     } else if (options.auto_cast != "none") { // matmult, or all to tf32 (float32's bytes)
         cast = matmul_operand_type(options);
+        if (options.auto_cast_type == "fp8_e4m3") {
+            int weights = store_linear_weights_fp8(g);
+            log_info("auto-cast: ", weights,
+                     " linear layers' weights stored as fp8_e4m3 with a "
+                     "per-tensor scale");
+        }
         int n = auto_cast_matmuls(g, *cast);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
     }
@@ -157,7 +165,7 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
         if (t != DType::TFloat32) { // tf32 takes the bytes of fp32: nothing to save in HBM
             int narrowed = store_matmul_operands_narrow(g, t);
             log_info("auto-cast: ", narrowed, " values read only as matmul operands stored as ",
-                     options.auto_cast_type);
+                     dtype_name(t));
         }
     }
     int native = take_stored_16bit_operands(g);

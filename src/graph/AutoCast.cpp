@@ -1,7 +1,11 @@
 #include "graph/AutoCast.h"
 
 #include "support/Error.h"
+#include "support/SmallFloat.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -73,6 +77,45 @@ private:
     std::set<std::string> outputs_;
 };
 
+/** max |w| over a float32 tensor; NaN when it holds a NaN or an infinity. */
+float largest_magnitude(const HostTensor &w) {
+    const ByteView bytes = w.bytes();
+    float largest = 0.0f;
+    for (int64_t i = 0, n = w.numel(); i < n; i++) {
+        float x;
+        std::memcpy(&x, bytes.data() + 4 * size_t(i), 4);
+        if (!std::isfinite(x))
+            return std::nanf("");
+        largest = std::max(largest, std::fabs(x));
+    }
+    return largest;
+}
+
+/** MatMul(x[M, K], W[K, N]) of a float32 constant W, with nothing the graph passes added (a
+ *  folded Transpose, causal bounds): a linear layer without a bias, which is Gemm(x, W). */
+bool is_plain_2d_matmul_by_constant(const Graph &g, const Node &n) {
+    if (!n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2 || !n.attrs.empty() ||
+        !n.input_perm.empty())
+        return false;
+    const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
+    return x.shape.size() == 2 && w.shape.size() == 2 && w.is_constant() &&
+           w.dtype == DType::Float32;
+}
+
+/** w / scale rounded to fp8_e4m3; |w| <= largest, so no element passes 240 (beyond it is NaN). */
+HostTensor quantized_fp8(const HostTensor &w, float scale) {
+    HostTensor q(DType::Float8E4M3, w.shape());
+    const ByteView from = w.bytes();
+    std::vector<uint8_t> &to = q.mutable_bytes();
+    const float top = static_cast<float>(kFp8E4M3Max);
+    for (size_t i = 0; i < to.size(); i++) {
+        float x;
+        std::memcpy(&x, from.data() + 4 * i, 4);
+        to[i] = f32_to_fp8e4m3(std::clamp(x / scale, -top, top));
+    }
+    return q;
+}
+
 } // namespace
 
 int store_matmul_operands_narrow(Graph &g, DType cast_type) {
@@ -106,6 +149,45 @@ int take_stored_16bit_operands(Graph &g) {
         n.operand_cast = a;
         count++;
     }
+    return count;
+}
+
+int store_linear_weights_fp8(Graph &g) {
+    std::map<std::string, float> scale_of; // weight -> its scale, for weights two Gemms read
+    std::set<std::string> sources;
+    int count = 0;
+    for (Node &n : g.nodes) {
+        if (is_plain_2d_matmul_by_constant(g, n))
+            n.op_type = "Gemm"; // the same product, with an alpha to carry the scale
+        if (!n.domain.empty() || n.op_type != "Gemm" || n.keep_precision)
+            continue;
+        for (size_t i = 0; i < 2 && i < n.inputs.size(); i++) {
+            const Value &v = g.value(n.inputs[i]);
+            if (!v.is_constant() || v.dtype != DType::Float32)
+                continue;
+            const std::string cast_name = n.inputs[i] + "__" + dtype_name(DType::Float8E4M3);
+            if (!scale_of.count(cast_name)) {
+                float largest = largest_magnitude(*v.constant);
+                if (!(largest > 0.0f)) // zero, NaN or infinite: bf16 takes it
+                    continue;
+                float scale = largest / static_cast<float>(kFp8E4M3Max);
+                auto q = std::make_shared<HostTensor>(quantized_fp8(*v.constant, scale));
+                g.values[cast_name] = Value{cast_name, DType::Float8E4M3, v.shape, q};
+                scale_of[cast_name] = scale;
+                count++;
+            }
+            n.attrs["alpha"] = n.attr_float("alpha", 1.0) * scale_of[cast_name];
+            sources.insert(n.inputs[i]);
+            n.inputs[i] = cast_name;
+        }
+    }
+    // A float32 weight nothing reads any more leaves the graph (its bytes with it).
+    std::set<std::string> read(g.outputs.begin(), g.outputs.end());
+    for (const Node &n : g.nodes)
+        read.insert(n.inputs.begin(), n.inputs.end());
+    for (const std::string &name : sources)
+        if (!read.count(name))
+            g.values.erase(name);
     return count;
 }
 

@@ -7,12 +7,23 @@
  * fp32 in PSUM. Constant operands (weights) are converted here, at compile time, so that they are
  * stored in the NEFF in the cast type and cross HBM at its size; runtime operands are converted by
  * the operand staging. Graph inputs and outputs are never cast. Gemm's bias C is not a matmul
- * operand and stays as it is.
+ * operand and stays as it is. `--auto-cast-type fp8_e4m3` stores linear layers' weights as fp8
+ * with a scale and casts the rest as bf16 does (store_linear_weights_fp8).
  */
 
 #include "graph/Graph.h"
 
 namespace nhc {
+
+/** `--auto-cast-type fp8_e4m3`, before auto_cast_matmuls(g, bf16): the float32 constant operands
+ *  (weights) of the Gemms (linear layers; a 2-D MatMul by a constant, a layer without bias,
+ *  becomes one) are stored as Neuron's fp8_e4m3 with a per-tensor scale
+ *  s = max|w| / 240 (the quantisers' absmax/240, nc.md:L425 [RQ]): the stored weight is w / s
+ *  rounded to fp8, and the Gemm's alpha is multiplied by s, applied as the result leaves PSUM.
+ *  The PE reads the fp8 operand as stored with the other operand in bf16 (inputs may mix,
+ *  nc.md:L116): weights cross HBM and sit in SBUF at one byte an element. A weight of no finite
+ *  nonzero magnitude is left to the bf16 cast. Returns the number of weights stored as fp8. */
+int store_linear_weights_fp8(Graph &g);
 
 /** Marks the matmul nodes and converts their constant operands; returns the number of nodes. */
 int auto_cast_matmuls(Graph &g, DType cast_type);

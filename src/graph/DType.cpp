@@ -1,6 +1,7 @@
 #include "graph/DType.h"
 
 #include "support/Error.h"
+#include "support/SmallFloat.h"
 
 #include <cfloat>
 #include <onnx/onnx_pb.h>
@@ -26,6 +27,7 @@ int dtype_size(DType t) {
     case DType::Int8:
     case DType::UInt8:
     case DType::Bool:
+    case DType::Float8E4M3:
         return 1;
     }
     nhc_assert(false, "unknown dtype");
@@ -61,6 +63,8 @@ const char *dtype_name(DType t) {
         return "bool";
     case DType::TFloat32:
         return "tf32";
+    case DType::Float8E4M3:
+        return "fp8e4m3";
     }
     nhc_assert(false, "unknown dtype");
 }
@@ -71,6 +75,8 @@ double dtype_largest_finite(DType t) {
         return 3.3895313892515355e38; // 0x7F7F: 1.1111111b x 2^127
     case DType::Float16:
         return 65504.0;
+    case DType::Float8E4M3:
+        return kFp8E4M3Max;
     case DType::Float64:
         return DBL_MAX;
     default:
@@ -80,7 +86,7 @@ double dtype_largest_finite(DType t) {
 
 bool dtype_is_float(DType t) {
     return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16 ||
-           t == DType::Float64 || t == DType::TFloat32;
+           t == DType::Float64 || t == DType::TFloat32 || t == DType::Float8E4M3;
 }
 
 bool dtype_is_signed_int(DType t) {
@@ -151,8 +157,10 @@ int dtype_to_onnx(DType t) {
         return TP::UINT64;
     case DType::Bool:
         return TP::BOOL;
+    case DType::Float8E4M3: // ONNX's float8 types came in 1.14; only the compiler makes these
+        break;
     }
-    nhc_assert(false, "unknown dtype");
+    nhc_assert(false, "no ONNX 1.12 type holds " << dtype_name(t));
 }
 
 std::string onnx_elem_type_name(int e) {

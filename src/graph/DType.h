@@ -29,16 +29,19 @@ enum class DType {
     /** fp32 storage with the mantissa rounded to 10 bits: an auto-cast operand type (the PE runs
      *  it at the bf16 rate); no ONNX tensor has it. */
     TFloat32,
+    /** Neuron's legacy fp8_e4m3 (1/4/3, max 240, support/SmallFloat.h): the type
+     *  `--auto-cast-type fp8_e4m3` stores linear layers' weights in; no ONNX 1.12 tensor has it. */
+    Float8E4M3,
 };
 
 /** Bytes per element. */
 int dtype_size(DType t);
-/** Short lower-case name used in dumps and messages: f32, f16, bf16, f64, i8 ... u64, bool, tf32.
- */
+/** Short lower-case name used in dumps and messages: f32, f16, bf16, f64, i8 ... u64, bool, tf32,
+ *  fp8e4m3. */
 const char *dtype_name(DType t);
 bool dtype_is_float(DType t);
-/** The largest finite value of a float type: bf16 0x7F7F, fp16 65504, else float32's (tf32 is
- *  held in float32's bytes). */
+/** The largest finite value of a float type: bf16 0x7F7F, fp16 65504, fp8_e4m3 240, else
+ *  float32's (tf32 is held in float32's bytes). */
 double dtype_largest_finite(DType t);
 bool dtype_is_signed_int(DType t);
 

@@ -1,6 +1,7 @@
 #include "graph/HostTensor.h"
 
 #include "support/Error.h"
+#include "support/SmallFloat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -185,6 +186,8 @@ double HostTensor::get_f64(int64_t i) const {
         return half_to_float(load<uint16_t>(p));
     case DType::BFloat16:
         return bf16_to_float(load<uint16_t>(p));
+    case DType::Float8E4M3:
+        return fp8e4m3_to_f32(*p);
     case DType::Float64:
         return load<double>(p);
     case DType::Int8:
@@ -260,6 +263,9 @@ void HostTensor::set_f64(int64_t i, double v) {
         return;
     case DType::BFloat16:
         store<uint16_t>(p, float_to_bf16(static_cast<float>(v)));
+        return;
+    case DType::Float8E4M3:
+        *p = f32_to_fp8e4m3(static_cast<float>(v));
         return;
     case DType::Float64:
         store<double>(p, v);

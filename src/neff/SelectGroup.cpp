@@ -16,6 +16,8 @@ neff::DType isa_dtype_of(DType t, const std::string &value) {
         return neff::DType::F16;
     case DType::BFloat16:
         return neff::DType::BF16;
+    case DType::Float8E4M3:
+        return neff::DType::FP8E4M3;
     case DType::Int8:
         return neff::DType::I8;
     case DType::UInt8:

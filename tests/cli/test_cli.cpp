@@ -185,12 +185,10 @@ TEST_CASE("unwritable log file and missing schedule file are coded errors") {
 
 TEST_CASE("options whose feature is not implemented yet are refused, not ignored") {
     TempDir dir;
-    expect_user_error(
-        run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3", dir.path.string()),
-        "NHC_ENYI001");
-    expect_user_error(
-        run(example_model() + " --auto-cast all --auto-cast-type fp8_e4m3", dir.path.string()),
-        "NHC_ENYI001");
+    Run all_fp8 =
+        run(example_model() + " --auto-cast all --auto-cast-type fp8_e4m3", dir.path.string());
+    expect_user_error(all_fp8, "NHC_ENYI001");
+    CHECK(all_fp8.has("--auto-cast all with --auto-cast-type fp8_e4m3 is not implemented"));
     Run lnc = run(example_model() + " --target trn2 --lnc 2", dir.path.string());
     expect_user_error(lnc, "NHC_ENYI001");
     CHECK(lnc.has("--logical-nc-config 2 is not implemented"));
@@ -304,6 +302,31 @@ TEST_CASE("--auto-cast all stores every float value in bf16; the NEFF's interfac
     Run tf32 = run(example_model() + " --auto-cast all --auto-cast-type tf32 --verbose info",
                    dir.path.string());
     CHECK(tf32.has("auto-cast: 2 matmul nodes take tf32 operands"));
+}
+
+TEST_CASE("--auto-cast-type fp8_e4m3 stores the linear layers' weights in fp8 with a scale") {
+    TempDir dir;
+    Run r =
+        run(example_model() +
+                " --auto-cast matmult --auto-cast-type fp8_e4m3 --output fp8.neff --verbose info",
+            dir.path.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    CHECK(r.has("auto-cast: 2 linear layers' weights stored as fp8_e4m3 with a per-tensor scale"));
+    REQUIRE(run(example_model() + " --auto-cast matmult --output bf16.neff", dir.path.string())
+                .status == 0);
+    // Half the weight bytes of bf16's NEFF (gzip makes the ratio loose), and fp8's three
+    // mantissa bits cost more than bf16's seven.
+    auto size = [&](const char *f) { return std::filesystem::file_size(dir.path / f); };
+    CHECK(size("fp8.neff") < size("bf16.neff") * 3 / 4);
+    double fp8_err = example_rel_l2(dir, "fp8.neff"), bf16_err = example_rel_l2(dir, "bf16.neff");
+    CHECK(fp8_err < 0.1);
+    CHECK(fp8_err > bf16_err);
+    Run report = run(example_model() + " --auto-cast matmult --auto-cast-type fp8_e4m3 "
+                                       "--accuracy-report",
+                     dir.path.string());
+    CHECK(report.has("accuracy report: --auto-cast matmult to fp8_e4m3"));
+    CHECK(reported_rel_l2(report, "logits") > 1e-3);
 }
 
 TEST_CASE("--accuracy-report compiles without auto-cast and prints each output's error") {

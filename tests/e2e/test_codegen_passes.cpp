@@ -714,6 +714,75 @@ g (float[256, 64] x, float[64, 128] w) => (float[256, 128] y) {
     CHECK(tf32_matmuls == 2);
 }
 
+TEST_CASE("fp8 auto-cast: linear layers' weights are fp8 in HBM and on the PE, each with its "
+          "own scale") {
+    // The two middle layers are one workload (bf16 in, bf16 out), lowered once, but each
+    // weight's scale (25x apart here) must reach its own layer's evacuation.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2, float[256, 256] w3,
+   float[256, 256] w4) => (float[128, 256] y) {
+  h1 = MatMul(x, w1)
+  h2 = MatMul(h1, w2)
+  h3 = MatMul(h2, w3)
+  y = MatMul(h3, w4)
+}
+)");
+    const std::map<std::string, double> magnitude = {
+        {"w1", 0.05}, {"w2", 0.5}, {"w3", 0.02}, {"w4", 0.05}};
+    for (const auto &[name, m] : magnitude) {
+        Value &w = g.values.at(name);
+        auto t = std::make_shared<HostTensor>(DType::Float32, w.shape);
+        for (int64_t e = 0; e < t->numel(); e++)
+            t->set_f64(e, m * std::sin(0.37 * double(e) + m));
+        w.constant = t;
+        g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), name));
+    }
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 3);
+    CompileOptions fp8;
+    fp8.auto_cast = "matmult";
+    fp8.auto_cast_type = "fp8_e4m3";
+    Graph passed = g;
+    apply_graph_passes(passed, fp8);
+    // The reference: each weight replaced by what fp8 stores of it, times its scale.
+    Graph dequantized = g;
+    for (const auto &[name, m] : magnitude) {
+        const HostTensor &w = *g.value(name).constant;
+        const Value &q = passed.value(name + "__fp8e4m3");
+        REQUIRE(q.dtype == DType::Float8E4M3);
+        float largest = 0.0f;
+        for (int64_t e = 0; e < w.numel(); e++)
+            largest = std::max(largest, std::fabs(float(w.get_f64(e))));
+        const float scale = largest / 240.0f;
+        auto d = std::make_shared<HostTensor>(DType::Float32, w.shape());
+        for (int64_t e = 0; e < w.numel(); e++)
+            d->set_f64(e, double(float(q.constant->get_f64(e)) * scale));
+        dequantized.values.at(name).constant = d;
+    }
+    HostTensor exact = alg::run_reference(g, inputs).at("y");
+    HostTensor stored = alg::run_reference(dequantized, inputs).at("y");
+    test::E2EResult got = test::compile_and_run(g, inputs, fp8);
+    double err_stored = test::compare(got.outputs.at("y"), stored, 1e-1, 1e-1).rel_l2;
+    double err_exact = test::compare(got.outputs.at("y"), exact, 1e-1, 1e-1).rel_l2;
+    CHECK(err_stored < 1e-2);            // what is left: the activations' bf16 rounding
+    CHECK(err_exact > 2.0 * err_stored); // the weights were fp8's three mantissa bits
+    // In the program: four 1-byte weights, and every matmul takes one as stored beside bf16.
+    neff::Program p = generate_program(passed, fp8);
+    int fp8_weights = 0;
+    for (const neff::Variable &v : p.vars)
+        fp8_weights += v.kind == neff::VarKind::Weight && v.dtype == neff::DType::FP8E4M3;
+    CHECK(fp8_weights == 4);
+    int matmuls = 0, mixed = 0;
+    for (const Instr &i : p.stream(Engine::PE))
+        if (i.op == neff::Opcode::Matmul) {
+            matmuls++;
+            mixed +=
+                (i.src.dtype == neff::DType::FP8E4M3) != (i.src1.dtype == neff::DType::FP8E4M3);
+        }
+    CHECK(matmuls > 0);
+    CHECK(mixed == matmuls);
+}
+
 TEST_CASE("a matmul of bf16 or fp16 operands runs at their rate, with the values of fp32 staging") {
     for (const char *type : {"bfloat16", "float16"}) {
         CAPTURE(type);

@@ -22,10 +22,12 @@
 #include "graph/WeightLayout.h"
 #include "graph/WideElementwiseRows.h"
 #include "support/Error.h"
+#include "support/SmallFloat.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 
 using namespace nhc;
 using test::load_graph;
@@ -774,6 +776,65 @@ g (float[4, 4] x) => (float[4, 4] y, float[4, 4] z, float[4, 4] t)
     CHECK(g.has_value("v__bf16"));
     CHECK(!g.has_value("u"));
     CHECK(g.has_value("u__bf16"));
+    g.verify();
+}
+
+TEST_CASE("fp8 auto-cast stores Gemm weights as fp8 with a per-tensor scale folded into alpha") {
+    // w: two Gemms read it, stored once, each alpha takes its scale (max |w| = 4.8: 4.8 / 240).
+    // v: alpha 2 becomes 2 * 0.5 / 240. u holds an infinity and z is all zero: left to bf16.
+    // A 2-D MatMul by a constant becomes a Gemm; a batched one (the passes make those with a bias
+    // Gemms) keeps its bf16 weight.
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 4] x, float[1, 2, 4] x3) => (float[2, 4] y, float[2, 4] a, float[2, 4] b,
+                                         float[2, 4] c, float[2, 4] d, float[2, 4] e,
+                                         float[1, 2, 4] f)
+    <float[4, 4] w = {0.1,-4.8,0.3,0.004,1,2,3,4,-1,-2,-3,-4,0,0.5,0.25,0.125},
+     float[4, 4] v = {0.5,0,0,0,0,0.5,0,0,0,0,0.5,0,0,0,0,0.5},
+     float[4, 4] u = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1},
+     float[4, 4] z = {0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0},
+     float[4, 4] m = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,2},
+     float[4, 4] k = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1}> {
+  y = Gemm(x, w)
+  a = Gemm <alpha = 2.0> (x, v)
+  b = Gemm(x, w)
+  c = Gemm(x, u)
+  d = Gemm(x, z)
+  e = MatMul(x, m)
+  f = MatMul(x3, k)
+}
+)");
+    auto u = std::make_shared<HostTensor>(*g.value("u").constant);
+    u->set_f64(15, std::numeric_limits<double>::infinity());
+    g.values.at("u").constant = u;
+    REQUIRE(store_linear_weights_fp8(g) == 3);
+    CHECK(!g.has_value("w"));
+    CHECK(!g.has_value("v"));
+    const Value &wq = g.value("w__fp8e4m3");
+    CHECK(wq.dtype == DType::Float8E4M3);
+    const float w_scale = 4.8f / 240.0f;
+    const std::vector<float> w = {0.1f, -4.8f, 0.3f, 0.004f, 1, 2,    3,     4,
+                                  -1,   -2,    -3,   -4,     0, 0.5f, 0.25f, 0.125f};
+    for (size_t i = 0; i < w.size(); i++) {
+        CAPTURE(i);
+        CHECK(wq.constant->get_f64(int64_t(i)) ==
+              double(fp8e4m3_to_f32(f32_to_fp8e4m3(w[i] / w_scale))));
+    }
+    CHECK(wq.constant->get_f64(1) == -240.0); // the largest magnitude lands on fp8's largest
+    CHECK(g.nodes[0].inputs[1] == "w__fp8e4m3");
+    CHECK(g.nodes[2].inputs[1] == "w__fp8e4m3");
+    CHECK(g.nodes[0].attr_float("alpha", 0) == doctest::Approx(w_scale).epsilon(1e-7));
+    CHECK(g.nodes[2].attr_float("alpha", 0) == doctest::Approx(w_scale).epsilon(1e-7));
+    CHECK(g.nodes[1].attr_float("alpha", 0) == doctest::Approx(2.0 * 0.5 / 240).epsilon(1e-7));
+    CHECK(g.value("v__fp8e4m3").constant->get_f64(0) == 240.0);
+    CHECK(g.nodes[3].inputs[1] == "u");
+    CHECK(g.nodes[4].inputs[1] == "z");
+    CHECK(g.nodes[5].op_type == "Gemm"); // x by m: a linear layer without a bias
+    CHECK(g.nodes[5].inputs[1] == "m__fp8e4m3");
+    CHECK(g.nodes[5].attr_float("alpha", 0) == doctest::Approx(2.0 / 240).epsilon(1e-7));
+    CHECK(g.nodes[6].op_type == "MatMul"); // batched: left to bf16
+    CHECK(g.nodes[6].inputs[1] == "k");
+    CHECK(!g.nodes[3].has_attr("alpha"));
     g.verify();
 }
 
