@@ -1,6 +1,7 @@
 #include "algorithms/Algorithm.h"
 
 #include "algorithms/Families.h"
+#include "graph/MixedPrecision.h"
 #include "support/Error.h"
 
 #include <map>
@@ -59,6 +60,11 @@ void Builder::store_as(const Halide::Func &f, DType t) {
     for (Stage &s : stages_)
         if (s.func.name() == f.name())
             s.stored_as = t;
+}
+
+void Builder::accumulates_in(const Halide::Func &f, DType t) {
+    if (ctx_.node.has_attr(kAccumulateInDataType) && (t == DType::BFloat16 || t == DType::Float16))
+        store_as(f, t);
 }
 
 void Builder::widens_to_tile(const Halide::Func &f) {

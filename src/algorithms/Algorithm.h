@@ -85,6 +85,10 @@ public:
     Halide::Func func(const std::string &role, Shape shape = {});
     /** Records that stage `f` is stored as `t` (Stage::stored_as). */
     void store_as(const Halide::Func &f, DType t);
+    /** An accumulation's intermediate stage `f` (a sum, a mean, an exponential): stored in the
+     *  node's data type `t` when the node asks for it (graph/MixedPrecision.h,
+     *  `--disable-mixed-precision-accumulation`) and `t` is 16-bit; else left fp32. */
+    void accumulates_in(const Halide::Func &f, DType t);
     /** Records that stage `f` may reduce over its tile's longest range (Stage::widens_to_tile). */
     void widens_to_tile(const Halide::Func &f);
     /** Records that stage `f` broadcasts a tensor of shape `from` (Stage::broadcast_from). */

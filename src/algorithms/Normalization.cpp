@@ -37,6 +37,8 @@ Moments moments(Builder &b, const Tensor &x, int first_axis, float eps) {
     define(var, kv, 0.0f);
     define(var, kv, call_onnx(var, kidx) + centred * centred);
     define(m.rstd, kv, 1.0f / Halide::sqrt(call_onnx(var, kidx) * inv_n + eps));
+    for (const Halide::Func &f : {sum, m.mean, var, m.rstd})
+        b.accumulates_in(f, x.dtype);
     return m;
 }
 

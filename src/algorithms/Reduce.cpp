@@ -106,6 +106,7 @@ OpResult build_reduce(const OpContext &ctx) {
         define(acc, kv, a + Halide::exp(xe));
     else
         define(acc, kv, a + xe);
+    b.accumulates_in(acc, x.dtype);
     // Output: the kept axes, plus size-1 axes in place of the reduced ones with keepdims.
     Shape out_shape;
     for (int a = 0; a < rank; a++)

@@ -56,6 +56,8 @@ OpResult build_softmax(const OpContext &ctx) {
     }
     define(sm, kv, 0.0f);
     define(sm, kv, call_onnx(sm, kidx) + call_onnx(ex, ridx));
+    for (const Halide::Func &f : {ex, sm, rs})
+        b.accumulates_in(f, x.dtype);
     if (ctx.node.op_type == "LogSoftmax") { // x - max - log(sum)
         define(rs, kv, Halide::log(call_onnx(sm, kidx)));
         Halide::Expr shifted = to_compute(x.at(idx), x.dtype) - call_onnx(mx, kept_part(r, idx));

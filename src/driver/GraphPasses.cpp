@@ -21,6 +21,7 @@
 #include "graph/LinearLayers.h"
 #include "graph/LongRows.h"
 #include "graph/LowerLosses.h"
+#include "graph/MixedPrecision.h"
 #include "graph/OperatorSupport.h"
 #include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
@@ -167,6 +168,12 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
             log_info("auto-cast: ", narrowed, " values read only as matmul operands stored as ",
                      dtype_name(t));
         }
+    }
+    if (!options.mixed_precision_accumulation) {
+        int marked = accumulate_in_data_types(g);
+        log_info("mixed-precision accumulation off: ", marked,
+                 " softmax, layer norm and reduction nodes keep their intermediates in their "
+                 "16-bit data type");
     }
     int native = take_stored_16bit_operands(g);
     log_info("16-bit operands: ", native, " matmul nodes take their bf16/fp16 operands as stored");

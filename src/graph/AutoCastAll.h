@@ -9,7 +9,8 @@
  * float32 minimum does not become an infinity that a multiply by 0 turns into NaN), intermediate
  * values written by the engines in the cast type (each engine computes in fp32 and rounds what
  * it stores, nc.md:L117, L172: softmax, layer norm and reductions accumulate in fp32, which is
- * `--enable-mixed-precision-accumulation`), Cast nodes to float32 cast to the type instead. The
+ * `--enable-mixed-precision-accumulation`; graph/MixedPrecision.h stores their intermediates in
+ * the type when it is disabled), Cast nodes to float32 cast to the type instead. The
  * NEFF's interface keeps float32: a Cast after each float32 graph input and before each float32
  * graph output. Matmuls then take their 16-bit operands as stored (graph/AutoCast's
  * take_stored_16bit_operands). tf32 has float32's bytes: with it, `all` is `matmult`.

@@ -192,9 +192,6 @@ TEST_CASE("options whose feature is not implemented yet are refused, not ignored
     Run lnc = run(example_model() + " --target trn2 --lnc 2", dir.path.string());
     expect_user_error(lnc, "NHC_ENYI001");
     CHECK(lnc.has("--logical-nc-config 2 is not implemented"));
-    Run mpa = run(example_model() + " --disable-mixed-precision-accumulation", dir.path.string());
-    expect_user_error(mpa, "NHC_ENYI001");
-    CHECK(mpa.has("--disable-mixed-precision-accumulation is not implemented"));
     CHECK(run(example_model() + " --model-type generic --output " + dir.file("g.neff"),
               dir.path.string())
               .status == 0);
@@ -327,6 +324,26 @@ TEST_CASE("--auto-cast-type fp8_e4m3 stores the linear layers' weights in fp8 wi
                      dir.path.string());
     CHECK(report.has("accuracy report: --auto-cast matmult to fp8_e4m3"));
     CHECK(reported_rel_l2(report, "logits") > 1e-3);
+}
+
+TEST_CASE("--disable-mixed-precision-accumulation stores bf16 softmax intermediates in bf16") {
+    TempDir dir;
+    const std::string softmax = model_file(dir, "softmax.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 512] x) => (float[128, 512] y) { y = Softmax <axis = -1> (x) }
+)");
+    Run off = run(softmax + " --auto-cast all --disable-mixed-precision-accumulation --output "
+                            "off.neff --verbose info",
+                  dir.path.string());
+    INFO(off.out);
+    REQUIRE(off.status == 0);
+    CHECK(off.has("mixed-precision accumulation off: 1 softmax, layer norm and reduction nodes"));
+    REQUIRE(run(softmax + " --auto-cast all --output on.neff", dir.path.string()).status == 0);
+    CHECK(read_file(dir.file("off.neff")) != read_file(dir.file("on.neff")));
+    // With fp32 data (no --auto-cast all) there is nothing narrower to accumulate in.
+    Run fp32 =
+        run(softmax + " --disable-mixed-precision-accumulation --verbose info", dir.path.string());
+    CHECK(fp32.has("mixed-precision accumulation off: 0 softmax"));
 }
 
 TEST_CASE("--accuracy-report compiles without auto-cast and prints each output's error") {

@@ -783,6 +783,59 @@ g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2, float[256, 256] w3
     CHECK(mixed == matmuls);
 }
 
+TEST_CASE("--disable-mixed-precision-accumulation: softmax's and layer norm's intermediates are "
+          "stored in bf16 under auto-cast all") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 384] x, float[384] gamma, float[384] beta)
+    => (float[128, 384] s, float[128, 384] n, float[128, 1] r) {
+  s = Softmax <axis = -1> (x)
+  n = LayerNormalization <axis = -1> (x, gamma, beta)
+  r = ReduceMean <axes = [-1]> (x)
+}
+)");
+    for (const char *name : {"gamma", "beta"}) { // the layer norm's weights
+        Value &w = g.values.at(name);
+        auto t = std::make_shared<HostTensor>(DType::Float32, w.shape);
+        for (int64_t e = 0; e < t->numel(); e++)
+            t->set_f64(e, 1.0 + 0.25 * std::sin(double(e)));
+        w.constant = t;
+        g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), name));
+    }
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 4);
+    CompileOptions on;
+    on.auto_cast = "all";
+    CompileOptions off = on;
+    off.mixed_precision_accumulation = false;
+    std::map<std::string, HostTensor> want = alg::run_reference(g, inputs);
+    test::E2EResult got_on = test::compile_and_run(g, inputs, on);
+    test::E2EResult got_off = test::compile_and_run(g, inputs, off);
+    for (const char *out : {"s", "n", "r"}) {
+        CAPTURE(out);
+        const HostTensor &a = got_on.outputs.at(out), &b = got_off.outputs.at(out);
+        CHECK(test::compare(a, want.at(out), 1e-1, 1e-1).rel_l2 < 1e-2);
+        CHECK(test::compare(b, want.at(out), 1e-1, 1e-1).rel_l2 < 2e-2);
+        if (std::string(out) == "r")
+            continue; // one instruction's sum: its fp32 accumulator is the engine's either way
+        int differ = 0;
+        for (int64_t i = 0; i < a.numel(); i++)
+            differ += a.get_f64(i) != b.get_f64(i);
+        CHECK(differ > 0); // the sums, exponentials and moments rounded to bf16 show
+    }
+    // The engines write more bf16 tiles: the intermediates that were fp32.
+    auto bf16_writes = [&](const CompileOptions &o) {
+        Graph passed = g;
+        apply_graph_passes(passed, o);
+        neff::Program p = generate_program(passed, o);
+        int n = 0;
+        for (Engine e : {Engine::ACT, Engine::DVE, Engine::POOL})
+            for (const Instr &i : p.stream(e))
+                n += i.dst.space == neff::MemSpace::SBUF && i.dst.dtype == neff::DType::BF16;
+        return n;
+    };
+    CHECK(bf16_writes(off) > bf16_writes(on));
+}
+
 TEST_CASE("a matmul of bf16 or fp16 operands runs at their rate, with the values of fp32 staging") {
     for (const char *type : {"bfloat16", "float16"}) {
         CAPTURE(type);

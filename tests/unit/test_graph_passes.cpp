@@ -16,6 +16,7 @@
 #include "graph/FuseLayerNorm.h"
 #include "graph/LinearLayers.h"
 #include "graph/LowerLosses.h"
+#include "graph/MixedPrecision.h"
 #include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/RemoveDeadNodes.h"
@@ -836,6 +837,26 @@ g (float[2, 4] x, float[1, 2, 4] x3) => (float[2, 4] y, float[2, 4] a, float[2, 
     CHECK(g.nodes[6].inputs[1] == "k");
     CHECK(!g.nodes[3].has_attr("alpha"));
     g.verify();
+}
+
+TEST_CASE("mixed-precision accumulation off marks the accumulating nodes on 16-bit data") {
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bfloat16[4, 8] x, float16[4, 8] h, float[4, 8] f, bfloat16[8] gamma)
+    => (bfloat16[4, 8] s, float16[4, 1] m, bfloat16[4, 8] n, bfloat16[4, 1] mx, float[4, 8] fs) {
+  s = Softmax(x)
+  m = ReduceMean <axes = [-1]> (h)
+  n = LayerNormalization(x, gamma)
+  mx = ReduceMax <axes = [-1]> (x)
+  fs = Softmax(f)
+}
+)");
+    REQUIRE(accumulate_in_data_types(g) == 3);
+    CHECK(g.nodes[0].has_attr(kAccumulateInDataType));
+    CHECK(g.nodes[1].has_attr(kAccumulateInDataType));
+    CHECK(g.nodes[2].has_attr(kAccumulateInDataType));
+    CHECK(!g.nodes[3].has_attr(kAccumulateInDataType)); // a maximum is exact in any type
+    CHECK(!g.nodes[4].has_attr(kAccumulateInDataType)); // fp32 data: fp32 is its own type
 }
 
 TEST_CASE("a reduction over an axis past its input's rank is refused, naming the node") {
