@@ -836,6 +836,23 @@ g (float[128, 384] x, float[384] gamma, float[384] beta)
     CHECK(bf16_writes(off) > bf16_writes(on));
 }
 
+TEST_CASE("auto-cast all casts a 1-D input longer than the partitions on rows that fill them") {
+    // A layer norm's scale given as a graph input: the Cast after it was a 1-D tensor of 384
+    // elements, which no schedule tiles.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[128, 384] x, float[384] gamma) => (float[128, 384] n) {
+  n = LayerNormalization <axis = -1> (x, gamma)
+}
+)");
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 6);
+    CompileOptions all;
+    all.auto_cast = "all";
+    HostTensor want = alg::run_reference(g, inputs).at("n");
+    test::E2EResult got = test::compile_and_run(g, inputs, all);
+    CHECK(test::compare(got.outputs.at("n"), want, 1e-1, 1e-1).rel_l2 < 1e-2);
+}
+
 TEST_CASE("a matmul of bf16 or fp16 operands runs at their rate, with the values of fp32 staging") {
     for (const char *type : {"bfloat16", "float16"}) {
         CAPTURE(type);
