@@ -145,20 +145,19 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     if (options.auto_cast == "all" && options.auto_cast_type != "tf32") {
         int n = auto_cast_all(g, matmul_operand_type(options));
         log_info("auto-cast: ", n, " float values stored as ", options.auto_cast_type);
-        // The Casts it puts after the inputs are elementwise nodes wide_rows has not seen: a
-        // 1-D input longer than the partitions (a norm's scale) has no other schedule.
+        // The Casts it puts after the inputs are elementwise nodes widen_elementwise_rows has
+        // not seen: a 1-D input longer than the partitions (a norm's scale) has no other
+        // schedule.
         int cast_rows = widen_elementwise_rows(g, target.partitions, sched::norm_row_elems(target),
                                                window_limits);
         log_info("wide rows: ", cast_rows,
-                 " of auto-cast's Casts compute on rows that fill the "
-                 "partitions");
+                 " of auto-cast's Casts compute on rows that fill the partitions");
     } else if (options.auto_cast != "none") { // matmult, or all to tf32 (float32's bytes)
         cast = matmul_operand_type(options);
         if (options.auto_cast_type == "fp8_e4m3") {
             int weights = store_linear_weights_fp8(g);
             log_info("auto-cast: ", weights,
-                     " linear layers' weights stored as fp8_e4m3 with a "
-                     "per-tensor scale");
+                     " linear layers' weights stored as fp8_e4m3 with a per-tensor scale");
         }
         int n = auto_cast_matmuls(g, *cast);
         log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");

@@ -92,10 +92,11 @@ float largest_magnitude(const HostTensor &w) {
 }
 
 /** MatMul(x[M, K], W[K, N]) of a float32 constant W, with nothing the graph passes added (a
- *  folded Transpose, causal bounds): a linear layer without a bias, which is Gemm(x, W). */
+ *  folded Transpose, causal bounds) and not kept in fp32 (Resize's interpolation): a linear
+ *  layer without a bias, which is Gemm(x, W). */
 bool is_plain_2d_matmul_by_constant(const Graph &g, const Node &n) {
     if (!n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2 || !n.attrs.empty() ||
-        !n.input_perm.empty())
+        !n.input_perm.empty() || n.keep_precision)
         return false;
     const Value &x = g.value(n.inputs[0]), &w = g.value(n.inputs[1]);
     return x.shape.size() == 2 && w.shape.size() == 2 && w.is_constant() &&

@@ -1,5 +1,6 @@
 #include "support/SmallFloat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
