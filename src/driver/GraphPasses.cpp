@@ -160,7 +160,10 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
                      " linear layers' weights stored as fp8_e4m3 with a per-tensor scale");
         }
         int n = auto_cast_matmuls(g, *cast);
-        log_info("auto-cast: ", n, " matmul nodes take ", options.auto_cast_type, " operands");
+        // With fp8_e4m3, the operands other than the fp8 weights are bf16.
+        log_info("auto-cast: ", n, " matmul nodes take ",
+                 options.auto_cast_type == "fp8_e4m3" ? "bf16" : options.auto_cast_type,
+                 " operands");
     }
     // Before the operands are stored narrow: the clipped values are the ones matmuls read.
     if (options.enable_saturate_infinity && !target.pe_transpose_exact) {
