@@ -77,20 +77,6 @@ private:
     std::set<std::string> outputs_;
 };
 
-/** max |w| over a float32 tensor; NaN when it holds a NaN or an infinity. */
-float largest_magnitude(const HostTensor &w) {
-    const ByteView bytes = w.bytes();
-    float largest = 0.0f;
-    for (int64_t i = 0, n = w.numel(); i < n; i++) {
-        float x;
-        std::memcpy(&x, bytes.data() + 4 * size_t(i), 4);
-        if (!std::isfinite(x))
-            return std::nanf("");
-        largest = std::max(largest, std::fabs(x));
-    }
-    return largest;
-}
-
 /** MatMul(x[M, K], W[K, N]) of a float32 constant W, with nothing the graph passes added (a
  *  folded Transpose, causal bounds) and not kept in fp32 (Resize's interpolation): a linear
  *  layer without a bias, which is Gemm(x, W). */
@@ -168,10 +154,11 @@ int store_linear_weights_fp8(Graph &g) {
                 continue;
             const std::string cast_name = n.inputs[i] + "__" + dtype_name(DType::Float8E4M3);
             if (!scale_of.count(cast_name)) {
-                float largest = largest_magnitude(*v.constant);
-                if (!(largest > 0.0f)) // zero, NaN or infinite: bf16 takes it
+                // NaNs stay NaN in fp8 and do not set the scale.
+                const double largest = v.constant->largest_magnitude();
+                if (largest == 0.0 || std::isinf(largest)) // no scale fits: bf16 takes it
                     continue;
-                float scale = largest / static_cast<float>(kFp8E4M3Max);
+                float scale = static_cast<float>(largest) / static_cast<float>(kFp8E4M3Max);
                 auto q = std::make_shared<HostTensor>(quantized_fp8(*v.constant, scale));
                 g.values[cast_name] = Value{cast_name, DType::Float8E4M3, v.shape, q};
                 scale_of[cast_name] = scale;

@@ -15,11 +15,7 @@ namespace {
 std::shared_ptr<const HostTensor> cast_constant(const std::shared_ptr<const HostTensor> &c,
                                                 DType t) {
     const double most = dtype_largest_finite(t);
-    int64_t beyond = -1;
-    for (int64_t i = 0; i < c->numel() && beyond < 0; i++)
-        if (std::abs(c->get_f64(i)) > most)
-            beyond = i;
-    if (beyond < 0)
+    if (c->largest_magnitude() <= most)
         return std::make_shared<HostTensor>(HostTensor::converted_when_read(c, t));
     auto out = std::make_shared<HostTensor>(t, c->shape());
     for (int64_t i = 0; i < c->numel(); i++)

@@ -344,6 +344,23 @@ HostTensor HostTensor::converted(DType to) const {
     return out;
 }
 
+double HostTensor::largest_magnitude() const {
+    double largest = 0.0;
+    if (dtype_ == DType::Float32 && !conversion_pending()) {
+        const ByteView b = bytes();
+        float largest_f32 = 0.0f;
+        for (size_t i = 0, n = size_t(numel()); i < n; i++) {
+            float x;
+            std::memcpy(&x, b.data() + 4 * i, 4);
+            largest_f32 = std::fmax(largest_f32, std::fabs(x)); // fmax drops a NaN
+        }
+        return largest_f32;
+    }
+    for (int64_t i = 0, n = numel(); i < n; i++)
+        largest = std::fmax(largest, std::fabs(get_f64(i)));
+    return largest;
+}
+
 /** A conversion converted_when_read left to its first reader: shared by the tensor's copies,
  *  made once (`made` tells read_bytes without taking the once-flag). */
 struct HostTensor::PendingConversion {

@@ -84,6 +84,9 @@ public:
     static HostTensor converted_when_read(std::shared_ptr<const HostTensor> source, DType to);
     /** True while a conversion of converted_when_read has not been made. */
     bool conversion_pending() const;
+    /** max |x| over the elements: NaNs skipped, infinity when one is infinite, 0 when empty.
+     *  Auto-cast asks it of every weight (float32 read straight from the bytes). */
+    double largest_magnitude() const;
     /** All elements as int64 (for shape-like tensors). */
     std::vector<int64_t> to_i64_vector() const;
 

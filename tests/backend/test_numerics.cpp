@@ -80,6 +80,48 @@ TEST_CASE("fp8_e4m3 (Neuron legacy): range +-240, NaN outside, RNE inside") {
     CHECK(f32_to_fp8e4m3(-0.5f) == 0xB0);
 }
 
+namespace {
+
+/** The fp8_e4m3 code nearest |x| <= 240 by value, ties to the even code (an oracle that knows
+ *  nothing of the encoder's bit arithmetic: it compares against every finite code's value). */
+uint8_t nearest_e4m3_magnitude(float x) {
+    const double a = std::fabs(double(x));
+    uint8_t best = 0;
+    for (uint8_t code = 1; code <= 0x77; code++) {
+        double d = std::fabs(fp8e4m3_to_f32(code) - a),
+               d_best = std::fabs(fp8e4m3_to_f32(best) - a);
+        if (d < d_best || (d == d_best && (code & 1) == 0))
+            best = code;
+    }
+    return best;
+}
+
+void check_encodes_to_nearest(float x) {
+    uint8_t expected = uint8_t((std::signbit(x) ? 0x80 : 0) | nearest_e4m3_magnitude(x));
+    INFO("x = " << x << " (bits " << std::hex << bits(x) << ")");
+    CHECK(int(f32_to_fp8e4m3(x)) == int(expected));
+}
+
+} // namespace
+
+TEST_CASE("fp8_e4m3 encodes every value within +-240 to the nearest code, ties to even") {
+    // Each code's value, the midpoints between neighbours and the floats either side of them:
+    // where rounding decides.
+    for (uint8_t code = 0; code < 0x77; code++) {
+        float lo = fp8e4m3_to_f32(code), hi = fp8e4m3_to_f32(uint8_t(code + 1));
+        float mid = 0.5f * (lo + hi); // exact: neighbours differ in the low bits only
+        for (float x : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1000.0f), hi}) {
+            check_encodes_to_nearest(x);
+            check_encodes_to_nearest(-x);
+        }
+    }
+    // A sweep of the float space below 240, down to float denormals.
+    for (uint32_t u = 0; u <= bits(240.0f); u += 40009) {
+        check_encodes_to_nearest(f(u));
+        check_encodes_to_nearest(-f(u));
+    }
+}
+
 TEST_CASE("fp8_e5m2: IEEE-like, max 57344, overflow to inf") {
     CHECK(fp8e5m2_to_f32(f32_to_fp8e5m2(57344.0f)) == 57344.0f);
     CHECK(fp8e5m2_to_f32(f32_to_fp8e5m2(60000.0f)) == 57344.0f);

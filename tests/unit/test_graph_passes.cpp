@@ -28,6 +28,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace nhc;
@@ -783,19 +784,21 @@ g (float[4, 4] x) => (float[4, 4] y, float[4, 4] z, float[4, 4] t)
 TEST_CASE("fp8 auto-cast stores Gemm weights as fp8 with a per-tensor scale folded into alpha") {
     // w: two Gemms read it, stored once, each alpha takes its scale (max |w| = 4.8: 4.8 / 240).
     // v: alpha 2 becomes 2 * 0.5 / 240. u holds an infinity and z is all zero: left to bf16.
+    // n holds a NaN: it stays NaN in fp8, the scale comes from the other elements (max 2).
     // A 2-D MatMul by a constant becomes a Gemm; a batched one (the passes make those with a bias
     // Gemms) keeps its bf16 weight.
     Graph g = load_graph(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 4] x, float[1, 2, 4] x3) => (float[2, 4] y, float[2, 4] a, float[2, 4] b,
                                          float[2, 4] c, float[2, 4] d, float[2, 4] e,
-                                         float[1, 2, 4] f)
+                                         float[1, 2, 4] f, float[2, 4] h)
     <float[4, 4] w = {0.1,-4.8,0.3,0.004,1,2,3,4,-1,-2,-3,-4,0,0.5,0.25,0.125},
      float[4, 4] v = {0.5,0,0,0,0,0.5,0,0,0,0,0.5,0,0,0,0,0.5},
      float[4, 4] u = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1},
      float[4, 4] z = {0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0},
      float[4, 4] m = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,2},
-     float[4, 4] k = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1}> {
+     float[4, 4] k = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1},
+     float[4, 4] n = {1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,2}> {
   y = Gemm(x, w)
   a = Gemm <alpha = 2.0> (x, v)
   b = Gemm(x, w)
@@ -803,12 +806,16 @@ g (float[2, 4] x, float[1, 2, 4] x3) => (float[2, 4] y, float[2, 4] a, float[2, 
   d = Gemm(x, z)
   e = MatMul(x, m)
   f = MatMul(x3, k)
+  h = Gemm(x, n)
 }
 )");
     auto u = std::make_shared<HostTensor>(*g.value("u").constant);
     u->set_f64(15, std::numeric_limits<double>::infinity());
     g.values.at("u").constant = u;
-    REQUIRE(store_linear_weights_fp8(g) == 3);
+    auto n = std::make_shared<HostTensor>(*g.value("n").constant);
+    n->set_f64(1, std::numeric_limits<double>::quiet_NaN());
+    g.values.at("n").constant = n;
+    REQUIRE(store_linear_weights_fp8(g) == 4);
     CHECK(!g.has_value("w"));
     CHECK(!g.has_value("v"));
     const Value &wq = g.value("w__fp8e4m3");
@@ -836,6 +843,10 @@ g (float[2, 4] x, float[1, 2, 4] x3) => (float[2, 4] y, float[2, 4] a, float[2, 
     CHECK(g.nodes[6].op_type == "MatMul"); // batched: left to bf16
     CHECK(g.nodes[6].inputs[1] == "k");
     CHECK(!g.nodes[3].has_attr("alpha"));
+    CHECK(g.nodes[7].inputs[1] == "n__fp8e4m3");
+    CHECK(g.nodes[7].attr_float("alpha", 0) == doctest::Approx(2.0 / 240).epsilon(1e-7));
+    CHECK(std::isnan(g.value("n__fp8e4m3").constant->get_f64(1)));
+    CHECK(g.value("n__fp8e4m3").constant->get_f64(15) == 240.0);
     g.verify();
 }
 
