@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -129,8 +130,11 @@ struct CacheLookup {
     bool hit = false; ///< the cache held the NEFF and wrote it to the output
 };
 
-CacheLookup look_up_compile_cache(const Graph &graph, const CompileOptions &o,
-                                  autosched::TuningDb *tuning) {
+/** Looks the compile up in the cache; `key_of` makes its key from the options (with the
+ *  tuning database among them). */
+CacheLookup
+look_up_compile_cache(const CompileOptions &o, autosched::TuningDb *tuning,
+                      const std::function<std::string(const CompileOptions &)> &key_of) {
     if (o.cache_dir.empty())
         return {};
     if (!o.dump_schedules.empty()) {
@@ -143,7 +147,7 @@ CacheLookup look_up_compile_cache(const Graph &graph, const CompileOptions &o,
         TimedStep step("compile cache key");
         CompileOptions keyed = o;
         keyed.tuning = tuning;
-        key = compile_cache_key(graph, keyed);
+        key = key_of(keyed);
     }
     TimedStep step("look up compile cache");
     if (!fetch_cached_neff(o.cache_dir, key, o.output)) {
@@ -160,12 +164,18 @@ struct CompileContext {
     const CompileOptions &options;
     autosched::TuningDb *tuning = nullptr;
     const sched::ScheduleScript *script = nullptr;
+    sched::ScheduleScript *used = nullptr; ///< --dump-schedules: the blocks of every group
 };
 
-/** The device part of the pipeline on an imported graph: operator support, tensor sizes, graph
- *  passes, the -O3 whole-program check, code generation. */
-neff::Program compile_graph(Graph graph, const CompileContext &cx) {
-    const CompileOptions &options = cx.options;
+/** A device graph after the checks and passes, ready for code generation. */
+struct PassedGraph {
+    Graph graph;
+    std::map<std::string, std::string> onnx_ops; ///< node name -> ONNX operator, before passes
+};
+
+/** The device part of the pipeline before code generation: operator support, tensor sizes,
+ *  graph passes. */
+PassedGraph check_and_pass(Graph graph, const CompileOptions &options) {
     {
         TimedStep step("check operator support");
         check_operator_support(graph);
@@ -174,21 +184,24 @@ neff::Program compile_graph(Graph graph, const CompileContext &cx) {
         TimedStep step("check tensor sizes");
         check_tensor_sizes(graph, target::target_by_name(options.target));
     }
-    std::map<std::string, std::string> onnx_ops; // node name -> ONNX operator, before the passes
+    PassedGraph passed;
     for (const Node &n : graph.nodes)
-        onnx_ops[n.name] = n.op_type;
+        passed.onnx_ops[n.name] = n.op_type;
     {
         TimedStep step("graph passes");
         apply_graph_passes(graph, options);
     }
-    // Blocks name the nodes that are compiled: those the passes made (a Conv's `__conv_taps1`)
-    // are addressable, and a block for a node they rewrote is refused rather than ignored.
+    passed.graph = std::move(graph);
+    return passed;
+}
+
+/** The rest: the -O3 whole-program check and code generation, with the script's blocks (checked
+ *  against the graph by the caller) and adding the groups' schedules to cx.used. */
+neff::Program generate(Graph graph, const CompileContext &cx) {
+    const CompileOptions &options = cx.options;
     CompileOptions codegen_options = options;
     codegen_options.tuning = cx.tuning;
-    if (cx.script) {
-        sched::check_schedule_nodes(*cx.script, graph, onnx_ops);
-        codegen_options.schedule = cx.script;
-    }
+    codegen_options.schedule = cx.script;
     // -O3: the whole program judges the plans the search chose in windows of groups.
     CheckedPlans checked;
     if (options.optlevel >= 3 && !cx.tuning) {
@@ -197,17 +210,31 @@ neff::Program compile_graph(Graph graph, const CompileContext &cx) {
         use_checked_plans(checked, codegen_options);
     }
     sched::ScheduleScript used;
-    if (!options.dump_schedules.empty())
+    if (cx.used)
         codegen_options.used_schedules = &used;
     neff::Program program;
     {
         TimedStep step("code generation");
         program = generate_program(std::move(graph), codegen_options); // weights held once
     }
-    if (!options.dump_schedules.empty())
-        write_used_schedules(used, options);
+    if (cx.used) {
+        cx.used->blocks.insert(cx.used->blocks.end(), used.blocks.begin(), used.blocks.end());
+        cx.used->trailing_comments.insert(cx.used->trailing_comments.end(),
+                                          used.trailing_comments.begin(),
+                                          used.trailing_comments.end());
+    }
     program.options = recorded_options(options);
     return program;
+}
+
+/** The device pipeline on one imported graph: check_and_pass, the script's blocks checked
+ *  against the graph compiled (they name the nodes the passes made, a Conv's `__conv_taps1`,
+ *  and a block for a node they rewrote is refused rather than ignored), generate. */
+neff::Program compile_graph(Graph graph, const CompileContext &cx) {
+    PassedGraph passed = check_and_pass(std::move(graph), cx.options);
+    if (cx.script)
+        sched::check_schedule_nodes(*cx.script, passed.graph, passed.onnx_ops);
+    return generate(std::move(passed.graph), cx);
 }
 
 neff::WriteOptions neff_write_options(const CompileOptions &options,
@@ -241,22 +268,13 @@ std::vector<ModelSegment> partition_model(const LoadedModel &model, const Compil
     log_info("host fallback: ", host_nodes, " of ", model.proto.graph().node_size(),
              " nodes run on the host, in ", segments.size(),
              " segments:", describe_partition(segments));
-    // A script's blocks and the used schedules name one graph's groups; per segment they are
-    // not built yet, and the cache keys one graph.
-    if (!o.schedule_file.empty() || !o.dump_schedules.empty())
-        user_error("NHC_ENYI001", o.schedule_file.empty() ? "--dump-schedules" : "--schedule",
-                   " is not implemented yet for a model with host segments; compile with "
-                   "--fallback none to see which nodes the device refuses, or without the option");
-    if (!o.cache_dir.empty())
-        log_info("compile cache: not used for a model with host segments");
     return segments;
 }
 
-/** A partitioned NEFF: each device segment compiled to a NEFF of its own, each host segment
- *  kept as ONNX, and the manifest that orders them. */
-void compile_partitioned(std::vector<ModelSegment> &segments, const LoadedModel &whole,
-                         const CompileContext &cx, int opset, int declared_opset) {
-    const CompileOptions &options = cx.options;
+/** The manifest of a partitioned NEFF: the model's inputs and outputs, and per segment its
+ *  member's file name (`sgNN.neff` or `sgNN.onnx`) and interface. */
+rt::PartitionManifest partition_manifest(const std::vector<ModelSegment> &segments,
+                                         const LoadedModel &whole) {
     rt::PartitionManifest manifest;
     std::set<std::string> initializers; // listed among the inputs by models of IR < 4
     for (const auto &t : whole.proto.graph().initializer())
@@ -266,42 +284,92 @@ void compile_partitioned(std::vector<ModelSegment> &segments, const LoadedModel 
             manifest.inputs.push_back(vi.name());
     for (const auto &vi : whole.proto.graph().output())
         manifest.outputs.push_back(vi.name());
-    neff::ArchiveMembers members;
     for (size_t i = 0; i < segments.size(); i++) {
-        ModelSegment &seg = segments[i];
+        const ModelSegment &seg = segments[i];
         char file[32];
         std::snprintf(file, sizeof file, "sg%02zu.%s", i, seg.on_host ? "onnx" : "neff");
-        manifest.segments.push_back({});
-        manifest.segments.back().on_host = seg.on_host;
-        manifest.segments.back().file = file;
-        manifest.segments.back().inputs = seg.inputs;
-        manifest.segments.back().outputs = seg.outputs;
-        if (seg.on_host) {
-            std::string bytes = seg.model.proto.SerializeAsString();
-            members[file].assign(bytes.begin(), bytes.end());
+        manifest.segments.push_back({seg.on_host, file, seg.inputs, seg.outputs});
+    }
+    return manifest;
+}
+
+/** A partitioned NEFF: each device segment compiled to a NEFF of its own, each host segment
+ *  kept as ONNX, and the manifest that orders them; from the compile cache when it holds it. */
+void compile_partitioned(std::vector<ModelSegment> &segments, const LoadedModel &whole,
+                         const CompileContext &cx, int opset, int declared_opset) {
+    const CompileOptions &options = cx.options;
+    const rt::PartitionManifest manifest = partition_manifest(segments, whole);
+    const std::string name =
+        whole.proto.graph().name().empty() ? "main" : whole.proto.graph().name();
+    const std::string manifest_json = rt::partition_json(manifest);
+    // Every segment as the cache keys it and the NEFF holds it, before any is compiled.
+    std::vector<KeyedSegment> keyed(segments.size());
+    std::vector<Graph> graphs(segments.size()); // the device segments'
+    for (size_t i = 0; i < segments.size(); i++) {
+        if (segments[i].on_host) {
+            keyed[i].host_onnx = segments[i].model.proto.SerializeAsString();
             continue;
         }
-        Graph graph = import_prepared_model(seg.model, opset, declared_opset);
+        graphs[i] = import_prepared_model(segments[i].model, opset, declared_opset);
+        segments[i].model = LoadedModel(); // the graph holds what it needs of it
         if (options.dump_graph)
-            std::cout << "\n" << dump_graph(graph) << std::flush;
-        neff::Program program = compile_graph(std::move(graph), cx);
+            std::cout << "\n" << dump_graph(graphs[i]) << std::flush;
+        keyed[i].device_graph = &graphs[i];
+    }
+    CacheLookup cached = look_up_compile_cache(options, cx.tuning, [&](const CompileOptions &o) {
+        return partitioned_cache_key(manifest_json, name, keyed, o);
+    });
+    if (cached.hit)
+        return;
+    // Every device segment through the passes, and the script's blocks checked against them
+    // all, before any is generated.
+    std::vector<PassedGraph> passed(segments.size());
+    std::vector<sched::SegmentNodes> device;
+    std::map<std::string, std::string> host_ops;
+    for (size_t i = 0; i < segments.size(); i++) {
+        if (segments[i].on_host) {
+            for (const auto &n : segments[i].model.proto.graph().node())
+                host_ops[n.name()] = n.op_type();
+            continue;
+        }
+        passed[i] = check_and_pass(std::move(graphs[i]), options);
+        device.push_back({&passed[i].graph, &passed[i].onnx_ops});
+    }
+    if (cx.script)
+        sched::check_schedule_nodes(*cx.script, device, host_ops);
+    neff::ArchiveMembers members;
+    for (size_t i = 0; i < segments.size(); i++) {
+        const std::string &file = manifest.segments[i].file;
+        if (segments[i].on_host) {
+            members[file].assign(keyed[i].host_onnx.begin(), keyed[i].host_onnx.end());
+            continue;
+        }
+        neff::Program program = generate(std::move(passed[i].graph), cx);
         TimedStep step("write NEFF of " + program.name);
         std::optional<ProgressMeter> written;
         members[file] = neff::write_neff(program, neff_write_options(options, written));
     }
+    if (cx.used)
+        write_used_schedules(*cx.used, options);
     neff::Program shell; // info.json of the whole: its name, target and options
-    shell.name = whole.proto.graph().name().empty() ? "main" : whole.proto.graph().name();
+    shell.name = name;
     shell.target = options.target;
     shell.options = recorded_options(options);
     shell.options["fallback"] = options.fallback;
-    std::string info = neff::make_info_json(shell), json = rt::partition_json(manifest);
+    std::string info = neff::make_info_json(shell);
     members["info.json"].assign(info.begin(), info.end());
-    members[neff::kPartitionMember].assign(json.begin(), json.end());
-    TimedStep step("write NEFF");
-    neff::WriteOptions wo;
-    wo.compress = false; // the device NEFFs are compressed already (or asked not to be)
-    neff::write_partitioned_neff_file(options.output, shell.name, members, wo);
+    members[neff::kPartitionMember].assign(manifest_json.begin(), manifest_json.end());
+    {
+        TimedStep step("write NEFF");
+        neff::WriteOptions wo;
+        wo.compress = false; // the device NEFFs are compressed already (or asked not to be)
+        neff::write_partitioned_neff_file(options.output, shell.name, members, wo);
+    }
     log_info("wrote ", options.output, " (", segments.size(), " segments)");
+    if (!cached.key.empty()) {
+        TimedStep store("store in compile cache");
+        store_cached_neff(options.cache_dir, cached.key, options.output);
+    }
 }
 
 } // namespace
@@ -319,7 +387,9 @@ void compile_model(const CompileOptions &options) {
         script = sched::parse_schedule_file(options.schedule_file);
     }
     std::unique_ptr<autosched::TuningDb> tuning = open_tuning_db(options);
-    CompileContext cx{options, tuning.get(), script ? &*script : nullptr};
+    sched::ScheduleScript used; // --dump-schedules
+    CompileContext cx{options, tuning.get(), script ? &*script : nullptr,
+                      options.dump_schedules.empty() ? nullptr : &used};
     FrontendOptions fe;
     fe.input_shapes = options.input_shapes;
     fe.frozen_inputs = options.frozen_inputs;
@@ -337,13 +407,18 @@ void compile_model(const CompileOptions &options) {
 
     if (options.dump_graph)
         std::cout << "\n" << dump_graph(graph) << std::flush;
-    CacheLookup cached = look_up_compile_cache(graph, options, tuning.get());
+    CacheLookup cached =
+        look_up_compile_cache(options, tuning.get(), [&](const CompileOptions &keyed) {
+            return compile_cache_key(graph, keyed);
+        });
     if (cached.hit) {
         if (options.accuracy_report)
             report_accuracy(options);
         return;
     }
     neff::Program program = compile_graph(std::move(graph), cx);
+    if (cx.used)
+        write_used_schedules(used, options);
     TimedStep step("write NEFF");
     std::optional<ProgressMeter> written;
     neff::write_neff_file(options.output, program, neff_write_options(options, written));

@@ -315,6 +315,14 @@ void evict_least_recent(const std::string &dir, uint64_t limit_bytes) {
     }
 }
 
+/** The key's start: what it is a key of (`kind`), the compiler build, the options. */
+void hash_build_and_options(KeyHasher &h, const std::string &kind, const CompileOptions &options) {
+    h.text(kind);
+    static const std::string build = compiler_build_id();
+    h.text(build);
+    hash_options(h, options);
+}
+
 } // namespace
 
 std::string compiler_build_id() {
@@ -361,11 +369,25 @@ std::string default_cache_dir() {
 
 std::string compile_cache_key(const Graph &graph, const CompileOptions &options) {
     KeyHasher h;
-    h.text("neuron-halide-cc compile cache 1");
-    static const std::string build = compiler_build_id();
-    h.text(build);
-    hash_options(h, options);
+    hash_build_and_options(h, "neuron-halide-cc compile cache 1", options);
     hash_graph(h, graph, parallel_jobs(options));
+    return h.hex_digest();
+}
+
+std::string partitioned_cache_key(const std::string &manifest_json, const std::string &model_name,
+                                  const std::vector<KeyedSegment> &segments,
+                                  const CompileOptions &options) {
+    KeyHasher h;
+    hash_build_and_options(h, "neuron-halide-cc compile cache 1, partitioned", options);
+    h.text(model_name);
+    h.text(manifest_json);
+    for (const KeyedSegment &seg : segments) {
+        h.number(seg.device_graph != nullptr);
+        if (seg.device_graph)
+            hash_graph(h, *seg.device_graph, parallel_jobs(options));
+        else
+            h.text(seg.host_onnx);
+    }
     return h.hex_digest();
 }
 

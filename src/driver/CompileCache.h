@@ -49,6 +49,21 @@ std::string compiler_build_id();
  *  (options.tuning: the opened --tuning-db, or null). */
 std::string compile_cache_key(const Graph &graph, const CompileOptions &options);
 
+/** One segment of a model compiled with host fallback (driver/HostPartition.h) as the cache
+ *  keys it: a device segment's graph as the front end made it, or a host segment's ONNX model
+ *  bytes as the partitioned NEFF holds them. */
+struct KeyedSegment {
+    const Graph *device_graph = nullptr;
+    std::string host_onnx;
+};
+
+/** The cache key of a model compiled in segments: the options, the partition's manifest (the
+ *  segments' order, files and interfaces: runtime/Partition.h's partition.json), the model's
+ *  name, and each segment. */
+std::string partitioned_cache_key(const std::string &manifest_json, const std::string &model_name,
+                                  const std::vector<KeyedSegment> &segments,
+                                  const CompileOptions &options);
+
 /** Writes the entry `key` of cache folder `dir` to `output` when there is one and it is intact
  *  (true); false when there is none, or it is corrupt (removed, with a warning). */
 bool fetch_cached_neff(const std::string &dir, const std::string &key, const std::string &output);

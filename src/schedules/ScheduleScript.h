@@ -109,6 +109,19 @@ ScheduleScript parse_schedule_file(const std::string &path);
 void check_schedule_nodes(const ScheduleScript &s, const Graph &g,
                           const std::map<std::string, std::string> &onnx_ops = {});
 
+/** One device segment of a model compiled with host fallback: its graph after the passes and
+ *  its ONNX nodes' operators before them. */
+struct SegmentNodes {
+    const Graph *graph = nullptr;
+    const std::map<std::string, std::string> *onnx_ops = nullptr;
+};
+
+/** check_schedule_nodes for a model compiled in device segments: each block is checked against
+ *  the segment of its first node. NHC_ESCH110 also for a block whose nodes are in two segments
+ *  and for a node that runs on the host (`host_ops`: the host segments' nodes' operators). */
+void check_schedule_nodes(const ScheduleScript &s, const std::vector<SegmentNodes> &segments,
+                          const std::map<std::string, std::string> &host_ops);
+
 /** Applies the block of the group's node, if the script has one, and returns whether it did;
  *  otherwise the caller applies the default schedule. The group must be fresh (never scheduled):
  *  Halide directives compose, so a block on top of the default schedule would tile twice. */

@@ -318,22 +318,6 @@ std::string last_component(const std::string &s) {
     return s.substr(s.rfind('.') + 1);
 }
 
-size_t edit_distance(const std::string &a, const std::string &b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); j++)
-        row[j] = j;
-    for (size_t i = 1; i <= a.size(); i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); j++) {
-            size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
 } // namespace
 
 // ---- names shared with the printer (ScheduleScriptNames.h) ----
@@ -431,69 +415,6 @@ std::vector<std::pair<std::string, Halide::Func>> named_stages(const Group &g) {
                 out.emplace_back(prefix(n) + "final" + std::to_string(it - outs.begin()), o.func);
         }
     return out;
-}
-
-namespace {
-
-/** Why a node is compiled without a schedule (so a block for it would be ignored), or "". */
-std::string unscheduled_form(const Node &n) {
-    if (n.op_type == "Im2Col")
-        return "the im2col gather of a lowered convolution is compiled as DMAs, without a schedule";
-    if (!n.domain.empty())
-        return "";
-    if (n.op_type == "Concat")
-        return "Concat is compiled as copies of each input into its slice of the output, without "
-               "a schedule";
-    if (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
-        n.op_type == "Unsqueeze" || n.op_type == "Identity")
-        return n.op_type + " is a view of its input's bytes: no instruction, nothing to schedule";
-    return "";
-}
-
-/** The nodes of `g` whose names extend `onnx_name` (the nodes a graph pass made of it). */
-std::string nodes_made_of(const Graph &g, const std::string &onnx_name) {
-    std::string made;
-    for (const Node &n : g.nodes)
-        if (n.name.rfind(onnx_name + "__", 0) == 0 && unscheduled_form(n).empty())
-            made += (made.empty() ? "\"" : ", \"") + n.name + "\"";
-    return made;
-}
-
-void check_block_node(const ScheduleScript &s, const ScriptBlock &b, const std::string &name,
-                      const Graph &g, const std::map<std::string, std::string> &onnx_ops) {
-    std::string best;
-    size_t best_d = std::string::npos;
-    for (const Node &n : g.nodes) {
-        if (n.name == name) {
-            if (std::string why = unscheduled_form(n); !why.empty())
-                user_error("NHC_ESCH118", s.file, ":", b.line, ": node \"", name, "\": ", why,
-                           b.nodes.size() == 1 ? "; remove its block"
-                                               : "; remove it from the block");
-            return;
-        }
-        size_t d = edit_distance(n.name, name);
-        if (d < best_d)
-            best_d = d, best = n.name;
-    }
-    if (auto op = onnx_ops.find(name); op != onnx_ops.end()) {
-        std::string made = nodes_made_of(g, name);
-        user_error("NHC_ESCH110", s.file, ":", b.line, ": node \"", name, "\" (", op->second,
-                   ") is rewritten by the graph passes (fused into a pattern, or a convolution "
-                   "lowered to a matmul); schedule the nodes it becomes",
-                   made.empty() ? std::string(" (--dump-schedules lists every node compiled)")
-                                : ": " + made);
-    }
-    user_error("NHC_ESCH110", s.file, ":", b.line, ": node \"", name, "\" is not in the model",
-               best.empty() ? std::string() : "; the closest node name is \"" + best + "\"");
-}
-
-} // namespace
-
-void check_schedule_nodes(const ScheduleScript &s, const Graph &g,
-                          const std::map<std::string, std::string> &onnx_ops) {
-    for (const ScriptBlock &b : s.blocks)
-        for (const std::string &name : b.nodes)
-            check_block_node(s, b, name, g, onnx_ops);
 }
 
 void apply_schedule_block(const ScheduleScript &s, const ScriptBlock &b, Group &g) {

@@ -118,16 +118,85 @@ TEST_CASE("--fallback none refuses what the device cannot run; bad --fallback is
     CHECK(bad.has("host|none"));
 }
 
-TEST_CASE("schedule scripts are refused for a model with host segments, not ignored") {
+TEST_CASE("the compile cache keeps a partitioned NEFF: a second compile is a hit of the same "
+          "bytes, and a change in a host segment alone is a miss") {
     TempDir dir;
     std::string model = model_file(dir, "det.onnx", kDetector);
-    std::ofstream(dir.file("s.sched")) << "# empty\n";
-    Run script = run(model + " --output det.neff --schedule s.sched", dir.path.string());
-    expect_user_error(script, "NHC_ENYI001");
-    CHECK(script.has("--schedule"));
-    Run dump = run(model + " --output det.neff --dump-schedules d.sched", dir.path.string());
-    expect_user_error(dump, "NHC_ENYI001");
-    CHECK(dump.has("--dump-schedules"));
+    std::string compile = " --cache-dir cache --verbose info --output ";
+    Run miss = run(model + compile + "miss.neff", dir.path.string());
+    INFO(miss.out);
+    REQUIRE(miss.status == 0);
+    CHECK(miss.has("compile cache: no entry "));
+    CHECK(miss.has("compile cache: stored "));
+    Run hit = run(model + compile + "hit.neff", dir.path.string());
+    INFO(hit.out);
+    REQUIRE(hit.status == 0);
+    CHECK(hit.has("compile cache: hit, entry "));
+    CHECK_FALSE(hit.has("code generation"));
+    CHECK(read_file(dir.file("hit.neff")) == read_file(dir.file("miss.neff")));
+    write_detector_inputs(dir);
+    Run r = run_neff("hit.neff --input boxes_in=boxes.npy --input logits=logits.npy --output-dir o",
+                     dir.path.string());
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(ints_of(read_npy(dir, "o/idx.npy")) == std::vector<int64_t>{3, 0, 1});
+    // The smallest three instead: the device segments are the same graphs, the host's differs.
+    std::string smallest = kDetector;
+    smallest.replace(smallest.find("TopK <axis = 1>"), 15, "TopK <axis = 1, largest = 0>");
+    std::string other = model_file(dir, "smallest.onnx", smallest.c_str());
+    Run changed = run(other + compile + "smallest.neff", dir.path.string());
+    INFO(changed.out);
+    REQUIRE(changed.status == 0);
+    CHECK(changed.has("compile cache: no entry "));
+    CHECK(read_file(dir.file("smallest.neff")) != read_file(dir.file("miss.neff")));
+}
+
+TEST_CASE("schedule scripts with host segments: --dump-schedules writes every device "
+          "segment's groups, and --schedule of it gives the same NEFF") {
+    TempDir dir;
+    std::string model = model_file(dir, "det.onnx", kDetector);
+    Run dump = run(model + " --output a.neff --dump-schedules d.sched", dir.path.string());
+    INFO(dump.out);
+    REQUIRE(dump.status == 0);
+    std::string script = read_file(dir.file("d.sched"));
+    INFO(script);
+    // The first segment's Sigmoid and Relu, the last one's Mul; TopK and NMS run on the host.
+    CHECK(script.find("node \"Sigmoid_0\":") != std::string::npos);
+    CHECK(script.find("node \"Relu_1\":") != std::string::npos);
+    CHECK(script.find("node \"Mul_3\":") != std::string::npos);
+    CHECK(script.find("TopK") == std::string::npos);
+    Run again = run(model + " --output b.neff --schedule d.sched", dir.path.string());
+    INFO(again.out);
+    REQUIRE(again.status == 0);
+    CHECK(read_file(dir.file("b.neff")) == read_file(dir.file("a.neff")));
+    // A block is applied, not ignored: Mul's output tiled by 2 is another NEFF.
+    std::ofstream(dir.file("tiled.sched")) << "node \"Mul_3\":\n"
+                                           << "  out.compute_root().store_in(SBUF)\n"
+                                           << "  stage_0.compute_root().store_in(SBUF)\n"
+                                           << "  final0.split(v0, vo, vi, 2)\n";
+    Run tiled = run(model + " --output c.neff --schedule tiled.sched", dir.path.string());
+    INFO(tiled.out);
+    REQUIRE(tiled.status == 0);
+    CHECK(read_file(dir.file("c.neff")) != read_file(dir.file("a.neff")));
+}
+
+TEST_CASE("a schedule block for a host node, across segments or of no node is NHC_ESCH110") {
+    TempDir dir;
+    std::string model = model_file(dir, "det.onnx", kDetector);
+    auto compile_with = [&](const std::string &script) {
+        std::ofstream(dir.file("s.sched")) << script;
+        return run(model + " --output det.neff --schedule s.sched", dir.path.string());
+    };
+    Run host = compile_with("node \"TopK_2\":\n  out.compute_root()\n");
+    expect_user_error(host, "NHC_ESCH110");
+    CHECK(host.has("node \"TopK_2\" (TopK) runs on the host"));
+    Run across = compile_with("node \"Sigmoid_0\", \"Mul_3\":\n  n0_out.compute_root()\n");
+    expect_user_error(across, "NHC_ESCH110");
+    CHECK(across.has("\"Mul_3\" is compiled in another device segment than \"Sigmoid_0\""));
+    Run unknown = compile_with("node \"Mul_33\":\n  out.compute_root()\n");
+    expect_user_error(unknown, "NHC_ESCH110");
+    CHECK(unknown.has("node \"Mul_33\" is not in the model; the closest node name is \"Mul_3\""));
+    CHECK_FALSE(std::filesystem::exists(dir.file("det.neff")));
 }
 
 TEST_CASE("a model wholly on the host runs, and a failing host node is NHC_ERT024") {
