@@ -186,3 +186,32 @@ def test_torch_detector_runs_with_host_fallback_and_matches_torch():
     assert rel_l2(boxes.numpy(), want_boxes.detach().numpy()) <= 1e-4
     assert rel_l2(scores.numpy(), want_scores.detach().numpy()) <= 1e-4
     assert traced.compiled.summary()["host"]["nodes"] >= 2
+
+
+def test_torch_lstm_and_gru_run_on_the_host_and_match_torch():
+    # A 2-layer bidirectional LSTM and a GRU between Linear layers: the recurrences run in a
+    # host segment (RNN, GRU and LSTM have host evaluators), the Linears and softmax on device.
+    torch = pytest.importorskip("torch")
+    import neuron_halide.torch
+
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = torch.nn.Linear(16, 32)
+            self.lstm = torch.nn.LSTM(32, 24, num_layers=2, bidirectional=True)
+            self.gru = torch.nn.GRU(48, 20)
+            self.out = torch.nn.Linear(20, 5)
+
+        def forward(self, x):
+            h, _ = self.lstm(torch.relu(self.inp(x)))
+            g, _ = self.gru(h)
+            return self.out(g).softmax(-1)
+
+    torch.manual_seed(0)
+    model = Tagger().eval()
+    x = torch.randn(10, 2, 16)
+    traced = neuron_halide.torch.trace(model, x)
+    y = traced(x)
+    assert y.shape == (10, 2, 5)
+    assert rel_l2(y.numpy(), model(x).detach().numpy()) <= 1e-4
+    assert traced.compiled.summary()["host"]["nodes"] == 3  # two LSTM layers, one GRU

@@ -84,6 +84,7 @@ Outputs cast(const Ctx &c);
 Outputs top_k(const Ctx &c);               ///< ConstantEvaluatorDetection.cpp
 Outputs non_max_suppression(const Ctx &c); ///< ConstantEvaluatorDetection.cpp
 Outputs cum_sum(const Ctx &c);             ///< ConstantEvaluatorDetection.cpp
+Outputs recurrent(const Ctx &c);           ///< RNN GRU LSTM: ConstantEvaluatorRecurrent.cpp
 
 } // namespace nhc::folding
 

@@ -1,4 +1,5 @@
-// The ONNX conformance runner. Every case of the given libonnx-testdata folders goes the way a
+// The ONNX conformance runner. Every case of the given folders (libonnx-testdata's, and
+// tests/conformance/recurrent's, whose outputs are ONNX Runtime's) goes the way a
 // user's model goes (issue 20): `neuron-halide-cc model.onnx --output m.neff` (the binary, --cc),
 // then `neuron-halide-run m.neff --input NAME=input_i.pb ... --output-dir out` (--run), which binds
 // the case's .pb files (runtime/TensorFiles.h: bool, bfloat16 given as uint16 bits, int64 to
