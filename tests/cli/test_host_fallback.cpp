@@ -224,3 +224,32 @@ g (float[1, 6] x, int64[1] k) => (float[1, K] v, int64[1, K] i) {
     expect_user_error(bad, "NHC_ERT024");
     CHECK(bad.has("TopK"));
 }
+
+TEST_CASE("host fallback: NonZero and Unique, whose lengths depend on the values, after a device "
+          "node") {
+    TempDir dir;
+    std::string model = model_file(dir, "nz.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+nz (float[2, 3] x) => (float[2, 3] y, int64[2, N] where, float[M] values) {
+  y = Relu(x)
+  where = NonZero(y)
+  values = Unique(y)
+}
+)");
+    Run cc = run(model + " --output nz.neff --verbose info", dir.path.string());
+    INFO(cc.out);
+    REQUIRE(cc.status == 0);
+    CHECK(cc.has("nz_sg01 on the host: 2 node(s) (NonZero, Unique)"));
+    const float x[6] = {1, -2, 0, 3, 1, -1}; // Relu: {1, 0, 0, 3, 1, 0}
+    write_npy(dir, "x.npy", "float32", {2, 3}, x, sizeof x);
+    Run r = run_neff("nz.neff --input x=x.npy --output-dir out", dir.path.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    nhc::NpyTensor where = read_npy(dir, "out/where.npy");
+    CHECK(where.shape == std::vector<int64_t>{2, 3});
+    CHECK(ints_of(where) == std::vector<int64_t>{0, 1, 1, 0, 0, 1}); // (0,0) (1,0) (1,1)
+    nhc::NpyTensor values = read_npy(dir, "out/values.npy");
+    REQUIRE(values.shape == std::vector<int64_t>{3});
+    const float *v = reinterpret_cast<const float *>(values.data.data());
+    CHECK(std::vector<float>(v, v + 3) == std::vector<float>{0, 1, 3}); // sorted
+}
