@@ -2,6 +2,7 @@
 
 #include "frontend/ConstantEvaluator.h"
 #include "frontend/InferShapes.h"
+#include "frontend/Subgraphs.h"
 #include "graph/DType.h"
 #include "graph/OperatorSupport.h"
 #include "runtime/HostSegment.h"
@@ -37,19 +38,15 @@ public:
     }
 
     std::vector<ModelSegment> run() {
-        // Inputs of unknown size (--input-shape fixes them), values of types the compiler does
-        // not hold (strings, sequences) and control flow keep the front end's own errors, which
-        // say what to do.
+        // Inputs of unknown size (--input-shape fixes them) and values of types the compiler
+        // does not hold (strings, sequences) keep the front end's own errors, which say what to
+        // do. Control flow (If, Loop) runs on the host; its subgraphs' types are checked there.
         for (const auto &vi : g_.input())
             if (!is_static(vi.name()))
                 return {};
         for (const auto &[name, type] : types_)
             if (!type.is_tensor || (type.elem_type != 0 && !dtype_from_onnx(type.elem_type)))
                 return {};
-        for (const auto &n : g_.node())
-            for (const auto &a : n.attribute())
-                if (a.has_g() || a.graphs_size() > 0)
-                    return {};
         std::vector<Where> where = place_nodes();
         bool any_host = false;
         for (Where w : where)
@@ -73,6 +70,14 @@ public:
     }
 
 private:
+    /** The values `n` reads: its inputs, and those its subgraphs capture (If's, Loop's). */
+    static std::vector<std::string> reads(const onnx::NodeProto &n) {
+        std::vector<std::string> values(n.input().begin(), n.input().end());
+        for (const std::string &name : captured_names(n))
+            values.push_back(name);
+        return values;
+    }
+
     bool is_static(const std::string &value) const {
         if (value.empty() || initializers_.count(value))
             return true;
@@ -118,7 +123,7 @@ private:
         for (int i = 0; i < g_.node_size(); i++) {
             const onnx::NodeProto &n = g_.node(i);
             int s = 0;
-            for (const auto &v : n.input())
+            for (const auto &v : reads(n))
                 if (auto it = produced_in.find(v); it != produced_in.end())
                     s = std::max(s, it->second);
             int parity = where[size_t(i)] == Where::Host ? 1 : 0;
@@ -166,7 +171,7 @@ private:
             onnx::NodeProto *copy = g.add_node();
             *copy = g_.node(n);
             copy->set_name(node_name(g_, n)); // as the device segments name it
-            for (const auto &v : g_.node(n).input())
+            for (const auto &v : reads(g_.node(n)))
                 if (!v.empty() && !produced.count(v))
                     (initializers_.count(v) ? initializers : read).insert(v);
             for (const auto &v : g_.node(n).output())
@@ -213,7 +218,7 @@ private:
                 out.insert(vi.name());
         for (int n = 0; n < g_.node_size(); n++)
             if (segment_of[size_t(n)] > s)
-                for (const auto &v : g_.node(n).input())
+                for (const auto &v : reads(g_.node(n)))
                     if (produced.count(v))
                         out.insert(v);
         return out;

@@ -10,8 +10,9 @@
  * A node runs on the host when the device cannot run it: its operator has no device
  * implementation, or one of its values has a shape known only at run time (NonMaxSuppression's
  * output, and what is computed from it). Such a node needs a host evaluator; a node that has
- * neither is refused (NHC_EUOC002, as without fallback). A model with inputs of unknown size,
- * values of types the compiler does not hold, or control flow is left to the front end's own
+ * neither is refused (NHC_EUOC002, as without fallback). If and Loop run on the host; the values
+ * their subgraphs capture count among their inputs (frontend/Subgraphs.h). A model with inputs
+ * of unknown size or values of types the compiler does not hold is left to the front end's own
  * errors. A node goes to the first segment of
  * its kind after the segments its inputs come from, so segments are few and each reads only values
  * of earlier ones; a segment's outputs are the values later segments or the graph read.

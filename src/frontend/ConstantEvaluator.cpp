@@ -450,7 +450,7 @@ HostTensor evaluate_shape_query(const onnx::NodeProto &node, const Shape &shape)
 }
 
 bool can_evaluate(const std::string &op_type) {
-    return evaluators().count(op_type) != 0;
+    return evaluators().count(op_type) != 0 || op_type == "If" || op_type == "Loop";
 }
 
 std::optional<std::vector<HostTensor>> evaluate_node(const onnx::NodeProto &node,

@@ -14,13 +14,15 @@
 
 #include "graph/HostTensor.h"
 
+#include <functional>
 #include <onnx/onnx_pb.h>
 #include <optional>
 #include <vector>
 
 namespace nhc {
 
-/** True if `op_type` (default domain) has a host evaluator. */
+/** True if `op_type` (default domain) has a host evaluator (If and Loop through
+ *  evaluate_node_in_scope only). */
 bool can_evaluate(const std::string &op_type);
 
 /** Evaluates `node` on constant inputs (nullptr for an omitted optional input). Returns nullopt
@@ -29,6 +31,17 @@ bool can_evaluate(const std::string &op_type);
 std::optional<std::vector<HostTensor>> evaluate_node(const onnx::NodeProto &node,
                                                      const std::vector<const HostTensor *> &inputs,
                                                      int opset);
+
+/** What the values around a node hold, by name (nullptr for a name not held): what If's and
+ *  Loop's subgraphs read from outside them. */
+using ValueScope = std::function<const HostTensor *(const std::string &)>;
+
+/** evaluate_node for a node whose subgraphs may read `outer`: If and Loop run here (evaluate_node
+ *  has no scope and leaves them unfolded), any other node as evaluate_node does. A Loop past
+ *  kMaxFoldedElements iterations, or a subgraph reading a name nothing holds, is NHC_EFLD001. */
+std::optional<std::vector<HostTensor>>
+evaluate_node_in_scope(const onnx::NodeProto &node, const std::vector<const HostTensor *> &inputs,
+                       int opset, const ValueScope &outer);
 
 /** Shape and Size: they need only their input's shape, which the folder may know from shape
  *  inference when the input itself is not constant. */

@@ -2,6 +2,7 @@
 
 #include "frontend/ConstantEvaluator.h"
 #include "frontend/InferShapes.h"
+#include "frontend/Subgraphs.h"
 #include "support/Log.h"
 
 #include <map>
@@ -144,10 +145,8 @@ private:
         std::set<std::string> used = graph_outputs_;
         for (const auto &node : g_.node()) {
             used.insert(node.input().begin(), node.input().end());
-            for (const auto &a : node.attribute()) // names captured by subgraphs stay
-                if (a.has_g())
-                    for (const auto &sub : a.g().node())
-                        used.insert(sub.input().begin(), sub.input().end());
+            for (const std::string &name : captured_names(node)) // read by subgraphs: they stay
+                used.insert(name);
         }
         std::set<std::string> dropped;
         google::protobuf::RepeatedPtrField<onnx::TensorProto> keep;

@@ -217,7 +217,11 @@ std::map<std::string, Tensor> HostSegment::run(const std::map<std::string, Tenso
         }
         std::optional<std::vector<HostTensor>> out;
         try {
-            out = evaluate_node(n, in, s.opset);
+            // If's and Loop's subgraphs read the segment's values they capture.
+            out = evaluate_node_in_scope(n, in, s.opset, [&](const std::string &name) {
+                auto v = values.find(name);
+                return v == values.end() ? nullptr : &v->second;
+            });
         } catch (const UserError &e) {
             user_error("NHC_ERT024", "host segment '", name_, "': ", e.what());
         }

@@ -63,6 +63,9 @@ TEST_CASE("list-operators says where every ONNX operator runs: device, host or r
     CHECK(r.has("CumSum\thost\n"));
     CHECK(r.has("LSTM\thost\n"));
     CHECK(r.has("Det\trefused\n"));
+    CHECK(r.has("If\thost\n"));
+    CHECK(r.has("Loop\thost\n"));
+    CHECK(r.has("Scan\trefused\n"));
     CHECK(r.has("Range\thost\n")); // folded on constant inputs, else in a host segment
     // One operator a line, with one of the three answers, sorted.
     std::istringstream lines(r.out);

@@ -253,3 +253,51 @@ nz (float[2, 3] x) => (float[2, 3] y, int64[2, N] where, float[M] values) {
     const float *v = reinterpret_cast<const float *>(values.data.data());
     CHECK(std::vector<float>(v, v + 3) == std::vector<float>{0, 1, 3}); // sorted
 }
+
+TEST_CASE("host fallback: If and Loop run on the host, their subgraphs reading a device "
+          "segment's value") {
+    TempDir dir;
+    // r comes from the device; both subgraphs capture it. Shape inference leaves the Loop's
+    // result without a shape, so the Add after it runs on the host too.
+    std::string model = model_file(dir, "cf.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+cf (float[4] x, bool c) => (float[4] y, float[4] z) {
+  r = Relu(x)
+  y = If (c) <then_branch = then_g () => (float[4] t) { t = Mul(r, r) },
+              else_branch = else_g () => (float[4] e) { e = Neg(r) }>
+  n = Constant <value = int64 {3}> ()
+  go = Constant <value = bool {1}> ()
+  acc = Loop (n, go, r) <body = body_g (int64 i, bool go_in, float[4] a) => (bool go_out,
+                                                                            float[4] a2) {
+    go_out = Identity(go_in)
+    a2 = Add(a, r)
+  }>
+  z = Add(acc, x)
+}
+)");
+    Run cc = run(model + " --output cf.neff --verbose info", dir.path.string());
+    INFO(cc.out);
+    REQUIRE(cc.status == 0);
+    CHECK(cc.has("cf_sg00 on the device: 1 node(s) (Relu)"));
+    CHECK(cc.has("cf_sg01 on the host: 3 node(s) (Add, If, Loop)"));
+    const float x[4] = {1, -2, 3, -4}; // r = {1, 0, 3, 0}
+    write_npy(dir, "x.npy", "float32", {4}, x, sizeof x);
+    for (bool c : {true, false}) {
+        CAPTURE(c);
+        const uint8_t cv = c;
+        write_npy(dir, "c.npy", "bool", {}, &cv, 1);
+        Run r =
+            run_neff("cf.neff --input x=x.npy --input c=c.npy --output-dir out", dir.path.string());
+        INFO(r.out);
+        REQUIRE(r.status == 0);
+        nhc::NpyTensor y = read_npy(dir, "out/y.npy"), z = read_npy(dir, "out/z.npy");
+        REQUIRE(y.data.size() == 16);
+        REQUIRE(z.data.size() == 16);
+        const float *yv = reinterpret_cast<const float *>(y.data.data());
+        const float *zv = reinterpret_cast<const float *>(z.data.data());
+        std::vector<float> want_y = c ? std::vector<float>{1, 0, 9, 0}    // r * r
+                                      : std::vector<float>{-1, 0, -3, 0}; // -r
+        CHECK(std::vector<float>(yv, yv + 4) == want_y);
+        CHECK(std::vector<float>(zv, zv + 4) == std::vector<float>{5, -2, 15, -4}); // 4r + x
+    }
+}
