@@ -86,14 +86,26 @@ private:
                it->second.has_shape && it->second.is_static();
     }
 
+    /** Whether a NEFF tensor can hold `value`'s elements (int64 as int32; not float64, uint64:
+     *  the engines have no 64-bit types, NHC_EGEN006). Initializers are the device's concern. */
+    bool device_holds(const std::string &value) const {
+        if (value.empty() || initializers_.count(value))
+            return true;
+        auto it = types_.find(value);
+        std::optional<DType> dt =
+            it == types_.end() ? std::nullopt : dtype_from_onnx(it->second.elem_type);
+        bool holds_bool = false;
+        return dt && rt::carrier_dtype(*dt, &holds_bool);
+    }
+
     Where place(const onnx::NodeProto &n) const {
         bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-        bool static_values = true;
+        bool device_values = true; // static shapes, of types the device holds
         for (const auto &v : n.input())
-            static_values &= is_static(v);
+            device_values &= is_static(v) && device_holds(v);
         for (const auto &v : n.output())
-            static_values &= is_static(v);
-        if (static_values && is_supported_operator(default_domain ? "" : n.domain(), n.op_type()))
+            device_values &= is_static(v) && device_holds(v);
+        if (device_values && is_supported_operator(default_domain ? "" : n.domain(), n.op_type()))
             return Where::Device;
         return default_domain && can_evaluate(n.op_type()) ? Where::Host : Where::Nowhere;
     }
@@ -110,8 +122,8 @@ private:
         if (!refused.empty())
             refuse_operators(g_.name(), refused,
                              "that neither the device nor the host can run (no device "
-                             "implementation, or a shape known only at run time, and no host "
-                             "evaluator)");
+                             "implementation, a shape known only at run time or a 64-bit "
+                             "float, and no host evaluator)");
         return where;
     }
 

@@ -301,3 +301,44 @@ cf (float[4] x, bool c) => (float[4] y, float[4] z) {
         CHECK(std::vector<float>(zv, zv + 4) == std::vector<float>{5, -2, 15, -4}); // 4r + x
     }
 }
+
+TEST_CASE("host fallback: float64 arithmetic inside a model runs on the host; a float64 input is "
+          "NHC_EDTY001") {
+    TempDir dir;
+    // The engines hold no 64-bit float (was NHC_EGEN006 from the device's code generation).
+    std::string model = model_file(dir, "f64.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+f (float[4] x) => (float[4] y) {
+  d = Cast <to = 11> (x)
+  two = Constant <value = double {2.0}> ()
+  m = Mul(d, two)
+  f = Cast <to = 1> (m)
+  y = Relu(f)
+}
+)");
+    Run cc = run(model + " --output f64.neff --verbose info", dir.path.string());
+    INFO(cc.out);
+    REQUIRE(cc.status == 0);
+    CHECK(cc.has("f_sg00 on the host: 3 node(s) (Cast x2, Mul)"));
+    CHECK(cc.has("f_sg01 on the device: 1 node(s) (Relu)"));
+    const float x[4] = {1, -2, 3, -4};
+    write_npy(dir, "x.npy", "float32", {4}, x, sizeof x);
+    Run r = run_neff("f64.neff --input x=x.npy --output-dir out", dir.path.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    nhc::NpyTensor y = read_npy(dir, "out/y.npy");
+    REQUIRE(y.data.size() == 16);
+    const float *yv = reinterpret_cast<const float *>(y.data.data());
+    CHECK(std::vector<float>(yv, yv + 4) == std::vector<float>{2, 0, 6, 0});
+    // No NEFF tensor carries float64 between segments or in and out of the model.
+    std::string input64 = model_file(dir, "in64.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+f (double[4] x) => (double[4] y) {
+  two = Constant <value = double {2.0}> ()
+  y = Mul(x, two)
+}
+)");
+    Run refused = run(input64 + " --output in64.neff", dir.path.string());
+    expect_user_error(refused, "NHC_EDTY001");
+    CHECK(refused.has("value 'x' (an input of a host segment) has ONNX element type 11"));
+}
