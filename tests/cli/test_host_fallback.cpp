@@ -68,6 +68,19 @@ std::vector<int64_t> ints_of(const nhc::NpyTensor &t) {
     return v;
 }
 
+/** A float32 .npy file's elements (REQUIRE that it is float32). */
+std::vector<float> floats_of(const nhc::NpyTensor &t) {
+    REQUIRE(t.dtype == "float32");
+    std::vector<float> v(t.data.size() / 4);
+    std::memcpy(v.data(), t.data.data(), v.size() * 4);
+    return v;
+}
+
+/** The float32 output `name` that a run wrote to `out/`. */
+std::vector<float> output_floats(const TempDir &dir, const std::string &name) {
+    return floats_of(read_npy(dir, "out/" + name + ".npy"));
+}
+
 } // namespace
 
 TEST_CASE("host fallback: TopK and NonMaxSuppression between device nodes run end to end") {
@@ -247,11 +260,8 @@ nz (float[2, 3] x) => (float[2, 3] y, int64[2, N] where, float[M] values) {
     REQUIRE(r.status == 0);
     nhc::NpyTensor where = read_npy(dir, "out/where.npy");
     CHECK(where.shape == std::vector<int64_t>{2, 3});
-    CHECK(ints_of(where) == std::vector<int64_t>{0, 1, 1, 0, 0, 1}); // (0,0) (1,0) (1,1)
-    nhc::NpyTensor values = read_npy(dir, "out/values.npy");
-    REQUIRE(values.shape == std::vector<int64_t>{3});
-    const float *v = reinterpret_cast<const float *>(values.data.data());
-    CHECK(std::vector<float>(v, v + 3) == std::vector<float>{0, 1, 3}); // sorted
+    CHECK(ints_of(where) == std::vector<int64_t>{0, 1, 1, 0, 0, 1});    // (0,0) (1,0) (1,1)
+    CHECK(output_floats(dir, "values") == std::vector<float>{0, 1, 3}); // sorted
 }
 
 TEST_CASE("host fallback: If and Loop run on the host, their subgraphs reading a device "
@@ -290,15 +300,10 @@ cf (float[4] x, bool c) => (float[4] y, float[4] z) {
             run_neff("cf.neff --input x=x.npy --input c=c.npy --output-dir out", dir.path.string());
         INFO(r.out);
         REQUIRE(r.status == 0);
-        nhc::NpyTensor y = read_npy(dir, "out/y.npy"), z = read_npy(dir, "out/z.npy");
-        REQUIRE(y.data.size() == 16);
-        REQUIRE(z.data.size() == 16);
-        const float *yv = reinterpret_cast<const float *>(y.data.data());
-        const float *zv = reinterpret_cast<const float *>(z.data.data());
         std::vector<float> want_y = c ? std::vector<float>{1, 0, 9, 0}    // r * r
                                       : std::vector<float>{-1, 0, -3, 0}; // -r
-        CHECK(std::vector<float>(yv, yv + 4) == want_y);
-        CHECK(std::vector<float>(zv, zv + 4) == std::vector<float>{5, -2, 15, -4}); // 4r + x
+        CHECK(output_floats(dir, "y") == want_y);
+        CHECK(output_floats(dir, "z") == std::vector<float>{5, -2, 15, -4}); // 4r + x
     }
 }
 
@@ -326,10 +331,7 @@ f (float[4] x) => (float[4] y) {
     Run r = run_neff("f64.neff --input x=x.npy --output-dir out", dir.path.string());
     INFO(r.out);
     REQUIRE(r.status == 0);
-    nhc::NpyTensor y = read_npy(dir, "out/y.npy");
-    REQUIRE(y.data.size() == 16);
-    const float *yv = reinterpret_cast<const float *>(y.data.data());
-    CHECK(std::vector<float>(yv, yv + 4) == std::vector<float>{2, 0, 6, 0});
+    CHECK(output_floats(dir, "y") == std::vector<float>{2, 0, 6, 0});
     // No NEFF tensor carries float64 between segments or in and out of the model.
     std::string input64 = model_file(dir, "in64.onnx", R"(
 <ir_version: 8, opset_import: ["" : 17]>
