@@ -131,7 +131,14 @@ OpResult build_conv_taps(const OpContext &ctx) {
     } else {
         x_pad(v) = Halide::select(inside, image, zero);
     }
-    w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype); // (co, kw, kh, ci)
+    // A weight auto-cast stored as fp8 (graph/AutoCast.h) is taken as stored, as Matmul.cpp's
+    // operands are: the PE reads fp8 beside the bf16 image (nc.md:L116).
+    if (w.dtype == DType::Float8E4M3) {
+        b.store_as(w_t, w.dtype);
+        w_t(v) = w.at({v[3], v[2], v[1], v[0]}); // (co, kw, kh, ci)
+    } else {
+        w_t(v) = stage(w.at({v[3], v[2], v[1], v[0]}), w.dtype);
+    }
     Halide::RDom r(0, static_cast<int>(w.shape[0]), 0, static_cast<int>(w.shape[1]), 0,
                    static_cast<int>(w.shape[2]), "r"); // (ci, kh, kw)
     acc(v) = 0.0f;
@@ -142,6 +149,10 @@ OpResult build_conv_taps(const OpContext &ctx) {
                            v[1] * static_cast<int>(stride[0]) + r.y * static_cast<int>(dil[0]), r.x,
                            v[3]));
     Halide::Expr sum = acc(v);
+    // fp8 weights' per-tensor scale (graph/AutoCast.h), applied as the sums leave PSUM.
+    const float alpha = static_cast<float>(n.attr_float("alpha", 1.0));
+    if (alpha != 1.0f)
+        sum = sum * alpha;
     if (ctx.inputs.size() > 2 && ctx.inputs[2].func.defined()) {
         // One value per output channel: a [channels, 1] tile, an operand constant along the
         // free axes, rather than a broadcast built per element.

@@ -157,7 +157,8 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
         if (options.auto_cast_type == "fp8_e4m3") {
             int weights = store_linear_weights_fp8(g);
             log_info("auto-cast: ", weights,
-                     " linear layers' weights stored as fp8_e4m3 with a per-tensor scale");
+                     " weights (linear layers, convolutions) stored as fp8_e4m3 with a per-tensor "
+                     "scale");
         }
         int n = auto_cast_matmuls(g, *cast);
         // With fp8_e4m3, the operands other than the fp8 weights are bf16.

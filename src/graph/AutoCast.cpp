@@ -146,9 +146,11 @@ int store_linear_weights_fp8(Graph &g) {
     for (Node &n : g.nodes) {
         if (is_plain_2d_matmul_by_constant(g, n))
             n.op_type = "Gemm"; // the same product, with an alpha to carry the scale
-        if (!n.domain.empty() || n.op_type != "Gemm" || n.keep_precision)
+        const bool gemm = n.domain.empty() && n.op_type == "Gemm";
+        const bool conv = n.domain == "nhc" && n.op_type == "ConvTaps"; // weight: input 1
+        if (!(gemm || conv) || n.keep_precision)
             continue;
-        for (size_t i = 0; i < 2 && i < n.inputs.size(); i++) {
+        for (size_t i = conv ? 1 : 0; i < 2 && i < n.inputs.size(); i++) {
             const Value &v = g.value(n.inputs[i]);
             if (!v.is_constant() || v.dtype != DType::Float32)
                 continue;

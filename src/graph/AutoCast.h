@@ -17,9 +17,10 @@ namespace nhc {
 
 /** `--auto-cast-type fp8_e4m3`, before auto_cast_matmuls(g, bf16): the float32 constant operands
  *  (weights) of the Gemms (linear layers; a 2-D MatMul by a constant, a layer without bias,
- *  becomes one) are stored as Neuron's fp8_e4m3 with a per-tensor scale
- *  s = max|w| / 240 (the quantisers' absmax/240, nc.md:L425 [RQ]): the stored weight is w / s
- *  rounded to fp8, and the Gemm's alpha is multiplied by s, applied as the result leaves PSUM.
+ *  becomes one) and the weights of the convolutions (graph/ConvIm2Col's ConvTaps) are stored as
+ *  Neuron's fp8_e4m3 with a per-tensor scale s = max|w| / 240 (the quantisers' absmax/240,
+ *  nc.md:L425 [RQ]): the stored weight is w / s rounded to fp8, and the node's alpha (Gemm's,
+ *  or one ConvTaps takes for this) is multiplied by s, applied as the result leaves PSUM.
  *  The PE reads the fp8 operand as stored with the other operand in bf16 (inputs may mix,
  *  nc.md:L116): weights cross HBM and sit in SBUF at one byte an element. A weight of no finite
  *  nonzero magnitude is left to the bf16 cast. Returns the number of weights stored as fp8. */

@@ -226,8 +226,46 @@ private:
         return r;
     }
 
+    /** x * s + b in one instruction, x loaded, s an immediate or [P,1], b [P,1]: ACT's
+     *  Copy(in * scale + bias) (neuroncore.md L172-175) when ACT is the lighter engine, else
+     *  DVE's tensor_scalar of two ops ((x mult s) add b; one op costs the same as two, L302).
+     *  A matmul's or a convolution's fp8 weight scale and its bias out of PSUM are then one
+     *  pass over the tile, not two. nullopt when `a + b` has another form. */
+    std::optional<Operand> scaled_plus_bias(const Halide::Expr &a, const Halide::Expr &b,
+                                            const AccessPattern *into) {
+        Halide::Expr product = a, addend = b;
+        if (!product.as<Mul>())
+            std::swap(product, addend);
+        const Mul *mul = product.as<Mul>();
+        if (!mul || !product.type().is_float() || !as_load(mul->a) ||
+            !(as_load(mul->b) || is_const(mul->b)) || !as_load(addend))
+            return std::nullopt;
+        Operand s = lower(mul->b, nullptr), bias = lower(addend, nullptr);
+        if (!(s.is_imm || s.per_partition) || bias.is_imm || !bias.per_partition)
+            return std::nullopt;
+        Operand x = lower(mul->a, nullptr);
+        Operand r = result(into);
+        if (on_act(x.ap, r.ap)) {
+            emit_act(neff::ActFunc::Copy, x.ap, r.ap, scalar_of(s), scalar_of(bias));
+            return r;
+        }
+        Instr i;
+        i.op = Opcode::TensorScalar;
+        i.src = x.ap;
+        i.alu0 = AluOp::Mult;
+        i.s0 = scalar_of(s);
+        i.alu1 = AluOp::Add;
+        i.s1 = scalar_of(bias);
+        i.dst = r.ap;
+        emit_vector(i);
+        return r;
+    }
+
     Operand binary(AluOp op, const Halide::Expr &a, const Halide::Expr &b,
                    const AccessPattern *into, bool commutative) {
+        if (op == AluOp::Add)
+            if (std::optional<Operand> r = scaled_plus_bias(a, b, into))
+                return *r;
         if (op == AluOp::Max && (is_const_zero(b) || is_const_zero(a)))
             if (std::optional<Operand> r = relu(is_const_zero(b) ? a : b, into))
                 return *r;

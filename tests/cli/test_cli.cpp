@@ -313,7 +313,8 @@ TEST_CASE("--auto-cast-type fp8_e4m3 stores the linear layers' weights in fp8 wi
             dir.path.string());
     INFO(r.out);
     REQUIRE(r.status == 0);
-    CHECK(r.has("auto-cast: 2 linear layers' weights stored as fp8_e4m3 with a per-tensor scale"));
+    CHECK(r.has("auto-cast: 2 weights (linear layers, convolutions) stored as fp8_e4m3 with a "
+                "per-tensor scale"));
     REQUIRE(run(example_model() + " --auto-cast matmult --output bf16.neff", dir.path.string())
                 .status == 0);
     // Half the weight bytes of bf16's NEFF (gzip makes the ratio loose), and fp8's three

@@ -8,6 +8,7 @@
 #include "driver/CopyGroups.h"
 #include "neff/Hazards.h"
 #include "neff/ScheduleInstructions.h"
+#include "support/SmallFloat.h"
 
 #include <doctest/doctest.h>
 
@@ -714,6 +715,61 @@ g (float[256, 64] x, float[64, 128] w) => (float[256, 128] y) {
     CHECK(tf32_matmuls == 2);
 }
 
+namespace {
+
+CompileOptions fp8_options() {
+    CompileOptions fp8;
+    fp8.auto_cast = "matmult";
+    fp8.auto_cast_type = "fp8_e4m3";
+    return fp8;
+}
+
+/** Compiles and runs `g` with fp8 weights and checks output `y` against two references: `g`
+ *  itself, and `g` with each of `weights` as fp8 stores it (w / s rounded to fp8, times
+ *  s = max|w| / 240). The second differs only by the activations' bf16 rounding; the first by
+ *  fp8's three mantissa bits too. */
+void check_fp8_against_references(const Graph &g, const std::vector<std::string> &weights,
+                                  const std::map<std::string, HostTensor> &inputs) {
+    Graph dequantized = g;
+    for (const std::string &name : weights) {
+        const HostTensor &w = *g.value(name).constant;
+        const float scale = float(w.largest_magnitude()) / 240.0f;
+        auto d = std::make_shared<HostTensor>(DType::Float32, w.shape());
+        for (int64_t e = 0; e < w.numel(); e++)
+            d->set_f64(e,
+                       double(fp8e4m3_to_f32(f32_to_fp8e4m3(float(w.get_f64(e)) / scale)) * scale));
+        dequantized.values.at(name).constant = d;
+    }
+    HostTensor exact = alg::run_reference(g, inputs).at("y");
+    HostTensor stored = alg::run_reference(dequantized, inputs).at("y");
+    test::E2EResult got = test::compile_and_run(g, inputs, fp8_options());
+    double err_stored = test::compare(got.outputs.at("y"), stored, 1e-1, 1e-1).rel_l2;
+    double err_exact = test::compare(got.outputs.at("y"), exact, 1e-1, 1e-1).rel_l2;
+    CHECK(err_stored < 1e-2);
+    CHECK(err_exact > 2.0 * err_stored);
+}
+
+/** Each input of `magnitude` made a constant (a weight) of that magnitude, smooth and signed. */
+void make_weights(Graph &g, const std::map<std::string, double> &magnitude) {
+    for (const auto &[name, m] : magnitude) {
+        Value &w = g.values.at(name);
+        auto t = std::make_shared<HostTensor>(DType::Float32, w.shape);
+        for (int64_t e = 0; e < t->numel(); e++)
+            t->set_f64(e, m * std::sin(0.37 * double(e) + m));
+        w.constant = t;
+        g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), name));
+    }
+}
+
+int fp8_weight_count(const neff::Program &p) {
+    int n = 0;
+    for (const neff::Variable &v : p.vars)
+        n += v.kind == neff::VarKind::Weight && v.dtype == neff::DType::FP8E4M3;
+    return n;
+}
+
+} // namespace
+
 TEST_CASE("fp8 auto-cast: linear layers' weights are fp8 in HBM and on the PE, each with its "
           "own scale") {
     // The two middle layers are one workload (bf16 in, bf16 out), lowered once, but each
@@ -730,48 +786,16 @@ g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2, float[256, 256] w3
 )");
     const std::map<std::string, double> magnitude = {
         {"w1", 0.05}, {"w2", 0.5}, {"w3", 0.02}, {"w4", 0.05}};
-    for (const auto &[name, m] : magnitude) {
-        Value &w = g.values.at(name);
-        auto t = std::make_shared<HostTensor>(DType::Float32, w.shape);
-        for (int64_t e = 0; e < t->numel(); e++)
-            t->set_f64(e, m * std::sin(0.37 * double(e) + m));
-        w.constant = t;
-        g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), name));
-    }
+    make_weights(g, magnitude);
     std::map<std::string, HostTensor> inputs = random_inputs(g, 3);
-    CompileOptions fp8;
-    fp8.auto_cast = "matmult";
-    fp8.auto_cast_type = "fp8_e4m3";
     Graph passed = g;
-    apply_graph_passes(passed, fp8);
-    // The reference: each weight replaced by what fp8 stores of it, times its scale.
-    Graph dequantized = g;
-    for (const auto &[name, m] : magnitude) {
-        const HostTensor &w = *g.value(name).constant;
-        const Value &q = passed.value(name + "__fp8e4m3");
-        REQUIRE(q.dtype == DType::Float8E4M3);
-        float largest = 0.0f;
-        for (int64_t e = 0; e < w.numel(); e++)
-            largest = std::max(largest, std::fabs(float(w.get_f64(e))));
-        const float scale = largest / 240.0f;
-        auto d = std::make_shared<HostTensor>(DType::Float32, w.shape());
-        for (int64_t e = 0; e < w.numel(); e++)
-            d->set_f64(e, double(float(q.constant->get_f64(e)) * scale));
-        dequantized.values.at(name).constant = d;
-    }
-    HostTensor exact = alg::run_reference(g, inputs).at("y");
-    HostTensor stored = alg::run_reference(dequantized, inputs).at("y");
-    test::E2EResult got = test::compile_and_run(g, inputs, fp8);
-    double err_stored = test::compare(got.outputs.at("y"), stored, 1e-1, 1e-1).rel_l2;
-    double err_exact = test::compare(got.outputs.at("y"), exact, 1e-1, 1e-1).rel_l2;
-    CHECK(err_stored < 1e-2);            // what is left: the activations' bf16 rounding
-    CHECK(err_exact > 2.0 * err_stored); // the weights were fp8's three mantissa bits
+    apply_graph_passes(passed, fp8_options());
+    for (const auto &[name, m] : magnitude)
+        REQUIRE(passed.value(name + "__fp8e4m3").dtype == DType::Float8E4M3);
+    check_fp8_against_references(g, {"w1", "w2", "w3", "w4"}, inputs);
     // In the program: four 1-byte weights, and every matmul takes one as stored beside bf16.
-    neff::Program p = generate_program(passed, fp8);
-    int fp8_weights = 0;
-    for (const neff::Variable &v : p.vars)
-        fp8_weights += v.kind == neff::VarKind::Weight && v.dtype == neff::DType::FP8E4M3;
-    CHECK(fp8_weights == 4);
+    neff::Program p = generate_program(passed, fp8_options());
+    CHECK(fp8_weight_count(p) == 4);
     int matmuls = 0, mixed = 0;
     for (const Instr &i : p.stream(Engine::PE))
         if (i.op == neff::Opcode::Matmul) {
@@ -781,6 +805,50 @@ g (float[128, 256] x, float[256, 256] w1, float[256, 256] w2, float[256, 256] w3
         }
     CHECK(matmuls > 0);
     CHECK(mixed == matmuls);
+}
+
+TEST_CASE("fp8 auto-cast: convolution weights are fp8 with their own scale, applied with the "
+          "bias in one pass out of PSUM") {
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 16, 12, 12] x, float[32, 16, 3, 3] w1, float[32] b1, float[16, 32, 3, 3] w2)
+    => (float[1, 16, 12, 12] y) {
+  h = Conv <pads = [1, 1, 1, 1]> (x, w1, b1)
+  r = Relu(h)
+  y = Conv <pads = [1, 1, 1, 1]> (r, w2)
+}
+)");
+    const std::map<std::string, double> magnitude = {{"w1", 0.1}, {"b1", 0.5}, {"w2", 0.02}};
+    make_weights(g, magnitude);
+    std::map<std::string, HostTensor> inputs = random_inputs(g, 5);
+    Graph passed = g;
+    apply_graph_passes(passed, fp8_options());
+    int convs = 0;
+    for (const Node &n : passed.nodes)
+        if (n.domain == "nhc" && n.op_type == "ConvTaps") {
+            convs++;
+            CHECK(passed.value(n.inputs[1]).dtype == DType::Float8E4M3);
+            CHECK(n.attr_float("alpha", 1.0) < 1e-3); // max |w| / 240
+        }
+    CHECK(convs == 2);
+    check_fp8_against_references(g, {"w1", "w2"}, inputs);
+    // Two 1-byte weights; the first conv's scale and bias leave PSUM in one instruction each
+    // time (an ACT copy with both, or a DVE tensor_scalar multiplying and adding).
+    neff::Program p = generate_program(passed, fp8_options());
+    CHECK(fp8_weight_count(p) == 2);
+    int scaled = 0, scaled_with_bias = 0;
+    for (Engine e : {Engine::ACT, Engine::DVE})
+        for (const Instr &i : p.stream(e)) {
+            if (i.src.space != neff::MemSpace::PSUM)
+                continue;
+            bool scale = (i.op == neff::Opcode::Activation && i.s0.imm != 1.0f) ||
+                         (i.op == neff::Opcode::TensorScalar && i.alu0 == neff::AluOp::Mult);
+            bool bias = i.s1.is_ap;
+            scaled += scale;
+            scaled_with_bias += scale && bias;
+        }
+    CHECK(scaled_with_bias > 0);
+    CHECK(scaled > scaled_with_bias); // the second conv has no bias
 }
 
 TEST_CASE("--disable-mixed-precision-accumulation: softmax's and layer norm's intermediates are "
