@@ -101,9 +101,13 @@ folding::Outputs run_if(const Ctx &c, const ValueScope &outer) {
 /** A Loop's scan output: each iteration's value stacked along a new first axis. */
 HostTensor stacked(const Ctx &c, const std::vector<HostTensor> &parts,
                    const onnx::ValueInfoProto &declared) {
-    if (parts.empty()) {
-        auto dt = dtype_from_onnx(declared.type().tensor_type().elem_type());
-        return HostTensor(dt ? *dt : DType::Float32, {0});
+    if (parts.empty()) { // no iteration: [0, the declared element shape] (unknown dims 0)
+        const auto &type = declared.type().tensor_type();
+        auto dt = dtype_from_onnx(type.elem_type());
+        Shape shape = {0};
+        for (const auto &d : type.shape().dim())
+            shape.push_back(d.has_dim_value() ? d.dim_value() : 0);
+        return HostTensor(dt ? *dt : DType::Float32, shape);
     }
     Shape shape = parts[0].shape();
     shape.insert(shape.begin(), int64_t(parts.size()));

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 using namespace nhc;
 
 namespace {
@@ -168,4 +170,74 @@ TEST_CASE("CumSum: inclusive, exclusive and reversed along an axis; TopK breaks 
     HostTensor too_many = HostTensor::from_i64({6});
     CHECK_THROWS_WITH_AS(evaluate_node(largest, {&t, &too_many}, 17),
                          doctest::Contains("K = 6 is outside [0, 5]"), UserError);
+}
+
+namespace {
+
+onnx::ValueInfoProto tensor_info(const std::string &name, int elem_type, Shape shape) {
+    onnx::ValueInfoProto vi;
+    vi.set_name(name);
+    auto *t = vi.mutable_type()->mutable_tensor_type();
+    t->set_elem_type(elem_type);
+    for (int64_t d : shape)
+        t->mutable_shape()->add_dim()->set_dim_value(d);
+    return vi;
+}
+
+/** Loop(M, "", a) whose body adds `step` (captured from outside) to a, and scans a's new value. */
+onnx::NodeProto accumulating_loop() {
+    onnx::NodeProto loop = node("Loop", 2);
+    loop.add_input("M");
+    loop.add_input("");
+    loop.add_input("a0");
+    auto *attr = loop.add_attribute();
+    attr->set_name("body");
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto &body = *attr->mutable_g();
+    body.set_name("body");
+    *body.add_input() = tensor_info("i", onnx::TensorProto::INT64, {});
+    *body.add_input() = tensor_info("go", onnx::TensorProto::BOOL, {});
+    *body.add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {2});
+    for (const auto &[op, in, out] : {std::tuple{"Identity", "go", "go_out"}, {"Add", "a", "a2"},
+                                      {"Identity", "a2", "scan"}}) {
+        onnx::NodeProto *n = body.add_node();
+        n->set_op_type(op);
+        n->add_input(in);
+        if (std::string(op) == "Add")
+            n->add_input("step"); // an outer-scope value
+        n->add_output(out);
+    }
+    *body.add_output() = tensor_info("go_out", onnx::TensorProto::BOOL, {});
+    *body.add_output() = tensor_info("a2", onnx::TensorProto::FLOAT, {2});
+    *body.add_output() = tensor_info("scan", onnx::TensorProto::FLOAT, {2});
+    return loop;
+}
+
+} // namespace
+
+TEST_CASE("Loop runs its body over the captured scope: carried values and stacked scans") {
+    onnx::NodeProto loop = accumulating_loop();
+    HostTensor a0 = iota(DType::Float32, {2}), step(DType::Float32, {2});
+    step.set_f64(0, 10);
+    step.set_f64(1, 100);
+    auto scope = [&](const std::string &name) -> const HostTensor * {
+        return name == "step" ? &step : nullptr;
+    };
+    HostTensor three = HostTensor::scalar_i64(3);
+    auto out = evaluate_node_in_scope(loop, {&three, nullptr, &a0}, 17, scope);
+    REQUIRE(out);
+    CHECK((*out)[0].to_i64_vector() == std::vector<int64_t>{30, 301}); // a0 + 3 steps
+    CHECK((*out)[1].shape() == Shape{3, 2});
+    CHECK((*out)[1].to_i64_vector() == std::vector<int64_t>{10, 101, 20, 201, 30, 301});
+    // No iteration: the carried value as given, an empty scan of the declared element shape.
+    HostTensor zero = HostTensor::scalar_i64(0);
+    out = evaluate_node_in_scope(loop, {&zero, nullptr, &a0}, 17, scope);
+    REQUIRE(out);
+    CHECK((*out)[0].to_i64_vector() == std::vector<int64_t>{0, 1});
+    CHECK((*out)[1].shape() == Shape{0, 2});
+    // Without a scope the body's outer name is nowhere; evaluate_node leaves Loop unfolded.
+    auto nothing = [](const std::string &) -> const HostTensor * { return nullptr; };
+    CHECK_THROWS_WITH_AS(evaluate_node_in_scope(loop, {&three, nullptr, &a0}, 17, nothing),
+                         doctest::Contains("reads 'step'"), UserError);
+    CHECK_FALSE(evaluate_node(loop, {&three, nullptr, &a0}, 17).has_value());
 }
