@@ -8,19 +8,27 @@
 #include "frontend/ConstantEvaluatorSupport.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace nhc::folding {
 
 namespace {
 
-/** An element as a comparable number: floats by value, integers exactly. */
+/** An element as a comparable number: floats by value, integers exactly. NaNs are equal to each
+ *  other and after every number, so that the order is total (a std::map key). */
 struct Element {
     bool is_float;
     double f;
     int64_t i;
-    bool operator<(const Element &o) const { return is_float ? f < o.f : i < o.i; }
-    bool operator==(const Element &o) const { return is_float ? f == o.f : i == o.i; }
+    bool operator<(const Element &o) const {
+        if (!is_float)
+            return i < o.i;
+        return std::isnan(f) ? false : std::isnan(o.f) || f < o.f;
+    }
+    bool operator==(const Element &o) const {
+        return is_float ? f == o.f || (std::isnan(f) && std::isnan(o.f)) : i == o.i;
+    }
 };
 
 Element element(const HostTensor &t, int64_t at) {

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <tuple>
 
 using namespace nhc;
@@ -198,8 +199,8 @@ onnx::NodeProto accumulating_loop() {
     *body.add_input() = tensor_info("i", onnx::TensorProto::INT64, {});
     *body.add_input() = tensor_info("go", onnx::TensorProto::BOOL, {});
     *body.add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {2});
-    for (const auto &[op, in, out] : {std::tuple{"Identity", "go", "go_out"}, {"Add", "a", "a2"},
-                                      {"Identity", "a2", "scan"}}) {
+    for (const auto &[op, in, out] :
+         {std::tuple{"Identity", "go", "go_out"}, {"Add", "a", "a2"}, {"Identity", "a2", "scan"}}) {
         onnx::NodeProto *n = body.add_node();
         n->set_op_type(op);
         n->add_input(in);
@@ -240,4 +241,20 @@ TEST_CASE("Loop runs its body over the captured scope: carried values and stacke
     CHECK_THROWS_WITH_AS(evaluate_node_in_scope(loop, {&three, nullptr, &a0}, 17, nothing),
                          doctest::Contains("reads 'step'"), UserError);
     CHECK_FALSE(evaluate_node(loop, {&three, nullptr, &a0}, 17).has_value());
+}
+
+TEST_CASE("Unique sorts numbers first and NaNs last, the NaNs as one value") {
+    HostTensor x(DType::Float32, {4});
+    const double nan = std::nan("");
+    for (int64_t i = 0; i < 4; i++)
+        x.set_f64(i, std::vector<double>{nan, 1, nan, 0}[size_t(i)]);
+    auto out = evaluate_node(node("Unique", 4), {&x}, 17);
+    REQUIRE(out);
+    const HostTensor &y = (*out)[0];
+    REQUIRE(y.numel() == 3);
+    CHECK(y.get_f64(0) == 0.0);
+    CHECK(y.get_f64(1) == 1.0);
+    CHECK(std::isnan(y.get_f64(2)));
+    CHECK((*out)[3].to_i64_vector() == std::vector<int64_t>{1, 1, 2});    // counts
+    CHECK((*out)[2].to_i64_vector() == std::vector<int64_t>{2, 1, 2, 0}); // inverse indices
 }
