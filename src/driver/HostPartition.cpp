@@ -70,6 +70,24 @@ public:
     }
 
 private:
+    /** Whether the host evaluates every node of `n`'s subgraphs (If's, Loop's), at any depth:
+     *  else the node is refused here, not at run time. */
+    static bool host_runs_subgraphs(const onnx::NodeProto &n) {
+        for (const auto &a : n.attribute()) {
+            std::vector<const onnx::GraphProto *> graphs;
+            if (a.has_g())
+                graphs.push_back(&a.g());
+            for (const auto &sub : a.graphs())
+                graphs.push_back(&sub);
+            for (const onnx::GraphProto *g : graphs)
+                for (const auto &m : g->node())
+                    if (!(m.domain().empty() || m.domain() == "ai.onnx") ||
+                        !can_evaluate(m.op_type()) || !host_runs_subgraphs(m))
+                        return false;
+        }
+        return true;
+    }
+
     /** The values `n` reads: its inputs, and those its subgraphs capture (If's, Loop's). */
     static std::vector<std::string> reads(const onnx::NodeProto &n) {
         std::vector<std::string> values(n.input().begin(), n.input().end());
@@ -107,7 +125,9 @@ private:
             device_values &= is_static(v) && device_holds(v);
         if (device_values && is_supported_operator(default_domain ? "" : n.domain(), n.op_type()))
             return Where::Device;
-        return default_domain && can_evaluate(n.op_type()) ? Where::Host : Where::Nowhere;
+        return default_domain && can_evaluate(n.op_type()) && host_runs_subgraphs(n)
+                   ? Where::Host
+                   : Where::Nowhere;
     }
 
     /** Each node's place; NHC_EUOC002 naming every node that can run nowhere. */
@@ -123,7 +143,7 @@ private:
             refuse_operators(g_.name(), refused,
                              "that neither the device nor the host can run (no device "
                              "implementation, a shape known only at run time or a 64-bit "
-                             "float, and no host evaluator)");
+                             "float, and no host evaluator for it or a node of its subgraphs)");
         return where;
     }
 

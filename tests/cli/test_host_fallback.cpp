@@ -344,3 +344,24 @@ f (double[4] x) => (double[4] y) {
     expect_user_error(refused, "NHC_EDTY001");
     CHECK(refused.has("value 'x' (an input of a host segment) has ONNX element type 11"));
 }
+
+TEST_CASE("a Loop whose body holds an operator the host cannot run is refused when compiling") {
+    TempDir dir;
+    std::string model = model_file(dir, "loopdet.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+ld (float[2, 2] x) => (float[2, 2] y) {
+  n = Constant <value = int64 {2}> ()
+  go = Constant <value = bool {1}> ()
+  y = Loop (n, go, x) <body = body_g (int64 i, bool go_in, float[2, 2] a) => (bool go_out,
+                                                                             float[2, 2] a2) {
+    go_out = Identity(go_in)
+    d = Det(a)
+    a2 = Mul(a, d)
+  }>
+}
+)");
+    Run r = run(model + " --output ld.neff", dir.path.string());
+    expect_user_error(r, "NHC_EUOC002");
+    CHECK(r.has("Loop"));
+    CHECK(r.has("a node of its subgraphs"));
+}
