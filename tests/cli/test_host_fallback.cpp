@@ -76,6 +76,24 @@ std::vector<float> floats_of(const nhc::NpyTensor &t) {
     return v;
 }
 
+/** Compiles `model` to `neff` with the log on (REQUIRE that it compiles); the log. */
+Run compile_logged(const TempDir &dir, const std::string &model, const std::string &neff) {
+    Run cc = run(model + " --output " + neff + " --verbose info", dir.path.string());
+    INFO(cc.out);
+    REQUIRE(cc.status == 0);
+    return cc;
+}
+
+/** Runs `neff` with the float32 input x (and `more` arguments), outputs to `out/` (REQUIRE that
+ *  it runs). */
+void run_with_x(const TempDir &dir, const std::string &neff, const std::vector<float> &x,
+                const std::vector<int64_t> &shape, const std::string &more = "") {
+    write_npy(dir, "x.npy", "float32", shape, x.data(), x.size() * 4);
+    Run r = run_neff(neff + " --input x=x.npy" + more + " --output-dir out", dir.path.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+}
+
 /** The float32 output `name` that a run wrote to `out/`. */
 std::vector<float> output_floats(const TempDir &dir, const std::string &name) {
     return floats_of(read_npy(dir, "out/" + name + ".npy"));
@@ -249,15 +267,9 @@ nz (float[2, 3] x) => (float[2, 3] y, int64[2, N] where, float[M] values) {
   values = Unique(y)
 }
 )");
-    Run cc = run(model + " --output nz.neff --verbose info", dir.path.string());
-    INFO(cc.out);
-    REQUIRE(cc.status == 0);
+    Run cc = compile_logged(dir, model, "nz.neff");
     CHECK(cc.has("nz_sg01 on the host: 2 node(s) (NonZero, Unique)"));
-    const float x[6] = {1, -2, 0, 3, 1, -1}; // Relu: {1, 0, 0, 3, 1, 0}
-    write_npy(dir, "x.npy", "float32", {2, 3}, x, sizeof x);
-    Run r = run_neff("nz.neff --input x=x.npy --output-dir out", dir.path.string());
-    INFO(r.out);
-    REQUIRE(r.status == 0);
+    run_with_x(dir, "nz.neff", {1, -2, 0, 3, 1, -1}, {2, 3}); // Relu: {1, 0, 0, 3, 1, 0}
     nhc::NpyTensor where = read_npy(dir, "out/where.npy");
     CHECK(where.shape == std::vector<int64_t>{2, 3});
     CHECK(ints_of(where) == std::vector<int64_t>{0, 1, 1, 0, 0, 1});    // (0,0) (1,0) (1,1)
@@ -285,23 +297,16 @@ cf (float[4] x, bool c) => (float[4] y, float[4] z) {
   z = Add(acc, x)
 }
 )");
-    Run cc = run(model + " --output cf.neff --verbose info", dir.path.string());
-    INFO(cc.out);
-    REQUIRE(cc.status == 0);
+    Run cc = compile_logged(dir, model, "cf.neff");
     CHECK(cc.has("cf_sg00 on the device: 1 node(s) (Relu)"));
     CHECK(cc.has("cf_sg01 on the host: 3 node(s) (Add, If, Loop)"));
-    const float x[4] = {1, -2, 3, -4}; // r = {1, 0, 3, 0}
-    write_npy(dir, "x.npy", "float32", {4}, x, sizeof x);
     for (bool c : {true, false}) {
         CAPTURE(c);
         const uint8_t cv = c;
         write_npy(dir, "c.npy", "bool", {}, &cv, 1);
-        Run r =
-            run_neff("cf.neff --input x=x.npy --input c=c.npy --output-dir out", dir.path.string());
-        INFO(r.out);
-        REQUIRE(r.status == 0);
-        std::vector<float> want_y = c ? std::vector<float>{1, 0, 9, 0}    // r * r
-                                      : std::vector<float>{-1, 0, -3, 0}; // -r
+        run_with_x(dir, "cf.neff", {1, -2, 3, -4}, {4}, " --input c=c.npy"); // r = {1, 0, 3, 0}
+        std::vector<float> want_y = c ? std::vector<float>{1, 0, 9, 0}       // r * r
+                                      : std::vector<float>{-1, 0, -3, 0};    // -r
         CHECK(output_floats(dir, "y") == want_y);
         CHECK(output_floats(dir, "z") == std::vector<float>{5, -2, 15, -4}); // 4r + x
     }
@@ -321,16 +326,10 @@ f (float[4] x) => (float[4] y) {
   y = Relu(f)
 }
 )");
-    Run cc = run(model + " --output f64.neff --verbose info", dir.path.string());
-    INFO(cc.out);
-    REQUIRE(cc.status == 0);
+    Run cc = compile_logged(dir, model, "f64.neff");
     CHECK(cc.has("f_sg00 on the host: 3 node(s) (Cast x2, Mul)"));
     CHECK(cc.has("f_sg01 on the device: 1 node(s) (Relu)"));
-    const float x[4] = {1, -2, 3, -4};
-    write_npy(dir, "x.npy", "float32", {4}, x, sizeof x);
-    Run r = run_neff("f64.neff --input x=x.npy --output-dir out", dir.path.string());
-    INFO(r.out);
-    REQUIRE(r.status == 0);
+    run_with_x(dir, "f64.neff", {1, -2, 3, -4}, {4});
     CHECK(output_floats(dir, "y") == std::vector<float>{2, 0, 6, 0});
     // No NEFF tensor carries float64 between segments or in and out of the model.
     std::string input64 = model_file(dir, "in64.onnx", R"(
