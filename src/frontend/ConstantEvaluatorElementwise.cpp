@@ -230,6 +230,33 @@ Outputs where(const Ctx &c) {
     return elementwise(c, 3, c.input(1).dtype(), ff, fi);
 }
 
+Outputs is_nan(const Ctx &c) {
+    if (!dtype_is_float(c.input(0).dtype()))
+        c.fail(std::string("the input is ") + dtype_name(c.input(0).dtype()) +
+               ", not a float type");
+    auto ff = [](const std::vector<double> &v) { return std::isnan(v[0]) ? 1.0 : 0.0; };
+    return elementwise(c, 1, DType::Bool, ff, nullptr);
+}
+
+Outputs bit_shift(const Ctx &c) {
+    const DType t = c.input(0).dtype();
+    if (t != DType::UInt8 && t != DType::UInt16 && t != DType::UInt32)
+        c.fail(std::string("the input is ") + dtype_name(t) + ", not u8, u16 or u32");
+    const auto *direction = c.attr("direction");
+    const bool left = direction && direction->s() == "LEFT";
+    if (!direction || (!left && direction->s() != "RIGHT"))
+        c.fail("attribute 'direction' is not LEFT or RIGHT");
+    const int64_t width = 8 * dtype_size(t);
+    // Bits shifted past the type's width are lost (set_i64 keeps the low bits): a shift by the
+    // width or more gives 0 either way.
+    auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
+        if (v[1] >= width)
+            return 0;
+        return left ? v[0] << v[1] : v[0] >> v[1];
+    };
+    return elementwise(c, 2, t, nullptr, fi);
+}
+
 Outputs cast(const Ctx &c) {
     const auto *to = c.attr("to");
     if (!to)

@@ -81,6 +81,13 @@ Outputs compare(const Ctx &c);      ///< Equal Less Greater And Or (and their ki
 Outputs unary(const Ctx &c);        ///< Not Neg Abs Sqrt Reciprocal Floor Ceil
 Outputs where(const Ctx &c);
 Outputs cast(const Ctx &c);
+Outputs is_nan(const Ctx &c);
+Outputs bit_shift(const Ctx &c);           ///< unsigned integers, LEFT or RIGHT
+Outputs gather_nd(const Ctx &c);           ///< ConstantEvaluatorIndexing.cpp
+Outputs scatter_elements(const Ctx &c);    ///< ConstantEvaluatorIndexing.cpp
+Outputs reverse_sequence(const Ctx &c);    ///< ConstantEvaluatorIndexing.cpp
+Outputs quantize_linear(const Ctx &c);     ///< ConstantEvaluatorQuantize.cpp
+Outputs dequantize_linear(const Ctx &c);   ///< ConstantEvaluatorQuantize.cpp
 Outputs top_k(const Ctx &c);               ///< ConstantEvaluatorDetection.cpp
 Outputs non_max_suppression(const Ctx &c); ///< ConstantEvaluatorDetection.cpp
 Outputs cum_sum(const Ctx &c);             ///< ConstantEvaluatorDetection.cpp

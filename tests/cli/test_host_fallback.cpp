@@ -364,3 +364,34 @@ ld (float[2, 2] x) => (float[2, 2] y) {
     CHECK(r.has("Loop"));
     CHECK(r.has("a node of its subgraphs"));
 }
+
+TEST_CASE("host fallback: a quantized weight's DequantizeLinear folds for the device; an "
+          "activation's QuantizeLinear and DequantizeLinear run on the host") {
+    TempDir dir;
+    // w = (wq - 1) * 0.5 = {-0.5, 0.5, 1.5, -1} folds into a float weight of the device's Mul;
+    // the Q/DQ pair on the Mul's output (scale 0.25, zero point 2) rounds it to a multiple of
+    // 0.25 and saturates at (255 - 2) * 0.25 = 63.25 and (0 - 2) * 0.25 = -0.5.
+    std::string model = model_file(dir, "qdq.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+q (float[4] x) => (float[4] y) {
+  wq = Constant <value = int8[4] {0, 2, 4, -1}> ()
+  ws = Constant <value = float {0.5}> ()
+  wz = Constant <value = int8 {1}> ()
+  w = DequantizeLinear(wq, ws, wz)
+  m = Mul(x, w)
+  s = Constant <value = float {0.25}> ()
+  z = Constant <value = uint8 {2}> ()
+  mq = QuantizeLinear(m, s, z)
+  md = DequantizeLinear(mq, s, z)
+  y = Relu(md)
+}
+)");
+    Run cc = compile_logged(dir, model, "qdq.neff");
+    CHECK(cc.has("q_sg00 on the device: 1 node(s) (Mul)"));
+    CHECK(cc.has("q_sg01 on the host: 2 node(s) (DequantizeLinear, QuantizeLinear)"));
+    CHECK(cc.has("q_sg02 on the device: 1 node(s) (Relu)"));
+    // m = {0.3, 200, 3, -2}: 0.3 / 0.25 = 1.2 rounds to 1 (0.25), 3 / 0.25 = 12 (3); 200 and
+    // -2 saturate (63.25 and -0.5, which Relu makes 0).
+    run_with_x(dir, "qdq.neff", {-0.6f, 400, 2, 2}, {4});
+    CHECK(output_floats(dir, "y") == std::vector<float>{0.25f, 63.25f, 3, 0});
+}

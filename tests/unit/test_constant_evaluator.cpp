@@ -258,3 +258,81 @@ TEST_CASE("Unique sorts numbers first and NaNs last, the NaNs as one value") {
     CHECK((*out)[3].to_i64_vector() == std::vector<int64_t>{1, 1, 2});    // counts
     CHECK((*out)[2].to_i64_vector() == std::vector<int64_t>{2, 1, 2, 0}); // inverse indices
 }
+
+namespace {
+
+void set_string(onnx::NodeProto &n, const std::string &name, const std::string &v) {
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+}
+
+HostTensor floats(const std::vector<double> &v, Shape s) {
+    HostTensor x(DType::Float32, std::move(s));
+    for (size_t i = 0; i < v.size(); i++)
+        x.set_f64(int64_t(i), v[i]);
+    return x;
+}
+
+} // namespace
+
+TEST_CASE("QuantizeLinear rounds half to even and saturates; DequantizeLinear per axis") {
+    // ONNX's own cases have no tie (x / scale = k + 0.5): 5 / 2 and 7 / 2 tell the rounding.
+    HostTensor x = floats({5, 7, -5, 1000, -1000}, {5}), scale = floats({2}, {});
+    HostTensor zp(DType::Int8, {});
+    zp.set_i64(0, 1);
+    CHECK(eval1(node("QuantizeLinear"), {&x, &scale, &zp}).to_i64_vector() ==
+          std::vector<int64_t>{3, 5, -1, 127, -128});
+    HostTensor u = eval1(node("QuantizeLinear"), {&x, &scale});
+    CHECK(u.dtype() == DType::UInt8);
+    CHECK(u.to_i64_vector() == std::vector<int64_t>{2, 4, 0, 255, 0});
+    // Per axis 0 of a [2, 2] input: row r has scale s[r] and zero point z[r].
+    HostTensor q = iota(DType::UInt8, {2, 2}), s = floats({0.5, 4}, {2});
+    HostTensor z(DType::UInt8, {2});
+    z.set_i64(0, 1);
+    z.set_i64(1, 2);
+    onnx::NodeProto dq = node("DequantizeLinear");
+    set_int(dq, "axis", 0);
+    HostTensor y = eval1(dq, {&q, &s, &z});
+    CHECK(y.get_f64(0) == -0.5);
+    CHECK(y.get_f64(1) == 0.0);
+    CHECK(y.get_f64(2) == 0.0);
+    CHECK(y.get_f64(3) == 4.0);
+}
+
+TEST_CASE("ScatterElements reduces duplicates with add and mul; BitShift drops shifted-out bits") {
+    HostTensor data = floats({1, 2, 3}, {3}), updates = floats({10, 20}, {2});
+    HostTensor indices = HostTensor::from_i64({-1, 2}); // both at element 2
+    onnx::NodeProto add = node("ScatterElements");
+    set_string(add, "reduction", "add");
+    HostTensor sum = eval1(add, {&data, &indices, &updates}, 16);
+    CHECK(sum.get_f64(2) == 33.0);
+    CHECK(sum.get_f64(0) == 1.0);
+    onnx::NodeProto mul = node("ScatterElements");
+    set_string(mul, "reduction", "mul");
+    CHECK(eval1(mul, {&data, &indices, &updates}, 16).get_f64(2) == 600.0);
+    HostTensor out_of_range = HostTensor::from_i64({3, 0});
+    CHECK_THROWS_WITH_AS(evaluate_node(add, {&data, &out_of_range, &updates}, 16),
+                         doctest::Contains("index 3 is out of range"), UserError);
+
+    HostTensor a(DType::UInt8, {3}), b(DType::UInt8, {3});
+    for (int64_t i = 0; i < 3; i++) {
+        a.set_i64(i, std::vector<int64_t>{200, 3, 255}[size_t(i)]);
+        b.set_i64(i, std::vector<int64_t>{1, 8, 4}[size_t(i)]);
+    }
+    onnx::NodeProto left = node("BitShift");
+    set_string(left, "direction", "LEFT");
+    CHECK(eval1(left, {&a, &b}).to_i64_vector() == std::vector<int64_t>{144, 0, 240});
+    onnx::NodeProto right = node("BitShift");
+    set_string(right, "direction", "RIGHT");
+    CHECK(eval1(right, {&a, &b}).to_i64_vector() == std::vector<int64_t>{100, 0, 15});
+}
+
+TEST_CASE("ReverseSequence reverses each batch item's first sequence_lens steps only") {
+    HostTensor x = iota(DType::Int32, {3, 2}); // [time 3, batch 2]
+    HostTensor lens = HostTensor::from_i64({2, 3});
+    // Batch 0 (column 0: 0 2 4) reverses its first 2 steps, batch 1 (1 3 5) all 3.
+    CHECK(eval1(node("ReverseSequence"), {&x, &lens}).to_i64_vector() ==
+          std::vector<int64_t>{2, 5, 0, 3, 4, 1});
+}
