@@ -385,7 +385,10 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"Cos", unary},
         {"CumSum", cum_sum},
         {"DequantizeLinear", dequantize_linear},
+        {"Det", det},
         {"Div", binary_arith},
+        {"DynamicQuantizeLinear", dynamic_quantize_linear},
+        {"Einsum", einsum},
         {"Equal", compare},
         {"Expand", expand},
         {"Flatten", flatten},
@@ -402,6 +405,7 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"LSTM", recurrent},
         {"Less", compare},
         {"LessOrEqual", compare},
+        {"MatMulInteger", matmul_integer},
         {"Max", binary_arith},
         {"Min", binary_arith},
         {"Mod", binary_arith},
@@ -412,6 +416,7 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"Not", unary},
         {"Or", compare},
         {"Pow", binary_arith},
+        {"QLinearMatMul", qlinear_matmul},
         {"QuantizeLinear", quantize_linear},
         {"RNN", recurrent},
         {"Range", range},
@@ -457,7 +462,8 @@ HostTensor evaluate_shape_query(const onnx::NodeProto &node, const Shape &shape)
 }
 
 bool can_evaluate(const std::string &op_type) {
-    return evaluators().count(op_type) != 0 || op_type == "If" || op_type == "Loop";
+    return evaluators().count(op_type) != 0 || op_type == "If" || op_type == "Loop" ||
+           op_type == "Scan";
 }
 
 std::optional<std::vector<HostTensor>> evaluate_node(const onnx::NodeProto &node,

@@ -21,7 +21,7 @@
 
 namespace nhc {
 
-/** True if `op_type` (default domain) has a host evaluator (If and Loop through
+/** True if `op_type` (default domain) has a host evaluator (If, Loop and Scan through
  *  evaluate_node_in_scope only). */
 bool can_evaluate(const std::string &op_type);
 
@@ -32,13 +32,14 @@ std::optional<std::vector<HostTensor>> evaluate_node(const onnx::NodeProto &node
                                                      const std::vector<const HostTensor *> &inputs,
                                                      int opset);
 
-/** What the values around a node hold, by name (nullptr for a name not held): what If's and
- *  Loop's subgraphs read from outside them. */
+/** What the values around a node hold, by name (nullptr for a name not held): what the subgraphs
+ *  of If, Loop and Scan read from outside them. */
 using ValueScope = std::function<const HostTensor *(const std::string &)>;
 
-/** evaluate_node for a node whose subgraphs may read `outer`: If and Loop run here (evaluate_node
- *  has no scope and leaves them unfolded), any other node as evaluate_node does. A Loop past
- *  kMaxFoldedElements iterations, or a subgraph reading a name nothing holds, is NHC_EFLD001. */
+/** evaluate_node for a node whose subgraphs may read `outer`: If, Loop and Scan run here
+ * (evaluate_node has no scope and leaves them unfolded), any other node as evaluate_node does. A
+ * Loop past kMaxFoldedElements iterations, or a subgraph reading a name nothing holds, is
+ * NHC_EFLD001. */
 std::optional<std::vector<HostTensor>>
 evaluate_node_in_scope(const onnx::NodeProto &node, const std::vector<const HostTensor *> &inputs,
                        int opset, const ValueScope &outer);

@@ -1,8 +1,9 @@
 /** \file
  * Host evaluators of QuantizeLinear and DequantizeLinear (ONNX Operators.md, opset 13: a scale
- * and zero point per tensor, or per slice along `axis`). The device does not run them; on
- * constants they fold (a quantized weight with its DequantizeLinear becomes a float weight the
- * device reads), elsewhere they run in a host segment (driver/HostPartition.h).
+ * and zero point per tensor, or per slice along `axis`) and DynamicQuantizeLinear (opset 11: the
+ * uint8 scale and zero point of its input's range, and the input quantized with them). The device
+ * does not run them; on constants they fold (a quantized weight with its DequantizeLinear becomes a
+ * float weight the device reads), elsewhere they run in a host segment (driver/HostPartition.h).
  *
  * Arithmetic follows the operator's definition in float32, as ONNX's reference and ONNX Runtime
  * compute it: QuantizeLinear divides a float32 x by its scale in float32 (an int32 x in double,
@@ -82,6 +83,34 @@ Outputs dequantize_linear(const Ctx &c) {
         y.set_f64(i, double(float(centred) * float(scale.get_f64(p))));
     }
     return std::vector<HostTensor>{std::move(y)};
+}
+
+Outputs dynamic_quantize_linear(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    if (x.dtype() != DType::Float32)
+        c.fail(std::string("the input is ") + dtype_name(x.dtype()) + ", not f32");
+    // The range always holds 0 (so that 0 is exact); its scale spreads it over 0..255, in float32.
+    float low = 0, high = 0;
+    for (int64_t i = 0; i < x.numel(); i++) {
+        const float v = float(x.get_f64(i));
+        if (std::isnan(v))
+            c.fail("element " + std::to_string(i) + " is NaN");
+        low = std::min(low, v);
+        high = std::max(high, v);
+    }
+    const float scale = (high - low) / 255.0f;
+    // An all-zero input has no range: scale 0, zero point 0 and every element 0 (which
+    // DequantizeLinear gives back exactly).
+    const double zero_point =
+        scale == 0 ? 0.0 : std::clamp(std::nearbyint(double(-low / scale)), 0.0, 255.0);
+    HostTensor y(DType::UInt8, x.shape()), y_scale(DType::Float32, {}), y_zero(DType::UInt8, {});
+    for (int64_t i = 0; i < x.numel(); i++) {
+        const double q = scale == 0 ? 0.0 : std::nearbyint(double(float(x.get_f64(i)) / scale));
+        y.set_i64(i, int64_t(std::clamp(q + zero_point, 0.0, 255.0)));
+    }
+    y_scale.set_f64(0, scale);
+    y_zero.set_i64(0, int64_t(zero_point));
+    return std::vector<HostTensor>{std::move(y), std::move(y_scale), std::move(y_zero)};
 }
 
 } // namespace nhc::folding

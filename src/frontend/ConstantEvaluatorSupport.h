@@ -82,18 +82,23 @@ Outputs unary(const Ctx &c);        ///< Not Neg Abs Sqrt Reciprocal Floor Ceil
 Outputs where(const Ctx &c);
 Outputs cast(const Ctx &c);
 Outputs is_nan(const Ctx &c);
-Outputs bit_shift(const Ctx &c);           ///< unsigned integers, LEFT or RIGHT
-Outputs gather_nd(const Ctx &c);           ///< ConstantEvaluatorIndexing.cpp
-Outputs scatter_elements(const Ctx &c);    ///< ConstantEvaluatorIndexing.cpp
-Outputs reverse_sequence(const Ctx &c);    ///< ConstantEvaluatorIndexing.cpp
-Outputs quantize_linear(const Ctx &c);     ///< ConstantEvaluatorQuantize.cpp
-Outputs dequantize_linear(const Ctx &c);   ///< ConstantEvaluatorQuantize.cpp
-Outputs top_k(const Ctx &c);               ///< ConstantEvaluatorDetection.cpp
-Outputs non_max_suppression(const Ctx &c); ///< ConstantEvaluatorDetection.cpp
-Outputs cum_sum(const Ctx &c);             ///< ConstantEvaluatorDetection.cpp
-Outputs recurrent(const Ctx &c);           ///< RNN GRU LSTM: ConstantEvaluatorRecurrent.cpp
-Outputs non_zero(const Ctx &c);            ///< ConstantEvaluatorDynamicShape.cpp
-Outputs unique(const Ctx &c);              ///< ConstantEvaluatorDynamicShape.cpp
+Outputs bit_shift(const Ctx &c);               ///< unsigned integers, LEFT or RIGHT
+Outputs gather_nd(const Ctx &c);               ///< ConstantEvaluatorIndexing.cpp
+Outputs scatter_elements(const Ctx &c);        ///< ConstantEvaluatorIndexing.cpp
+Outputs reverse_sequence(const Ctx &c);        ///< ConstantEvaluatorIndexing.cpp
+Outputs quantize_linear(const Ctx &c);         ///< ConstantEvaluatorQuantize.cpp
+Outputs dequantize_linear(const Ctx &c);       ///< ConstantEvaluatorQuantize.cpp
+Outputs dynamic_quantize_linear(const Ctx &c); ///< ConstantEvaluatorQuantize.cpp
+Outputs einsum(const Ctx &c);                  ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs det(const Ctx &c);                     ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs matmul_integer(const Ctx &c);          ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs qlinear_matmul(const Ctx &c);          ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs top_k(const Ctx &c);                   ///< ConstantEvaluatorDetection.cpp
+Outputs non_max_suppression(const Ctx &c);     ///< ConstantEvaluatorDetection.cpp
+Outputs cum_sum(const Ctx &c);                 ///< ConstantEvaluatorDetection.cpp
+Outputs recurrent(const Ctx &c);               ///< RNN GRU LSTM: ConstantEvaluatorRecurrent.cpp
+Outputs non_zero(const Ctx &c);                ///< ConstantEvaluatorDynamicShape.cpp
+Outputs unique(const Ctx &c);                  ///< ConstantEvaluatorDynamicShape.cpp
 
 } // namespace nhc::folding
 

@@ -336,3 +336,43 @@ TEST_CASE("ReverseSequence reverses each batch item's first sequence_lens steps 
     CHECK(eval1(node("ReverseSequence"), {&x, &lens}).to_i64_vector() ==
           std::vector<int64_t>{2, 5, 0, 3, 4, 1});
 }
+
+TEST_CASE("Scan walks its input backwards along axis 1 and stacks its output reversed along "
+          "axis 1") {
+    // Scan(s0, X) whose body carries s + x and scans it: a running sum over X's columns.
+    onnx::NodeProto scan = node("Scan", 2);
+    scan.add_input("s0");
+    scan.add_input("X");
+    set_int(scan, "num_scan_inputs", 1);
+    set_ints(scan, "scan_input_axes", {1});
+    set_ints(scan, "scan_input_directions", {1});
+    set_ints(scan, "scan_output_axes", {1});
+    set_ints(scan, "scan_output_directions", {1});
+    auto *attr = scan.add_attribute();
+    attr->set_name("body");
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto &body = *attr->mutable_g();
+    body.set_name("body");
+    *body.add_input() = tensor_info("s", onnx::TensorProto::FLOAT, {2});
+    *body.add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2});
+    onnx::NodeProto *add = body.add_node();
+    add->set_op_type("Add");
+    add->add_input("s");
+    add->add_input("x");
+    add->add_output("s2");
+    onnx::NodeProto *copy = body.add_node();
+    copy->set_op_type("Identity");
+    copy->add_input("s2");
+    copy->add_output("y");
+    *body.add_output() = tensor_info("s2", onnx::TensorProto::FLOAT, {2});
+    *body.add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2});
+    HostTensor s0(DType::Float32, {2});
+    HostTensor x = iota(DType::Float32, {2, 3}); // columns {0, 3}, {1, 4}, {2, 5}
+    auto nothing = [](const std::string &) -> const HostTensor * { return nullptr; };
+    auto out = evaluate_node_in_scope(scan, {&s0, &x}, 17, nothing);
+    REQUIRE(out);
+    CHECK((*out)[0].to_i64_vector() == std::vector<int64_t>{3, 12});
+    // Columns visited 2, 1, 0: sums {2, 5}, {3, 9}, {3, 12}, stacked last first along axis 1.
+    CHECK((*out)[1].shape() == Shape{2, 3});
+    CHECK((*out)[1].to_i64_vector() == std::vector<int64_t>{3, 3, 2, 12, 9, 5});
+}

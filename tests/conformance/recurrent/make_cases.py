@@ -12,15 +12,14 @@ Usage (ONNX Runtime from npm, as the project's README allows):
     (cd /tmp/ort && npm install --ignore-scripts onnxruntime-node)
     /usr/bin/python3 tests/conformance/recurrent/make_cases.py /tmp/ort/node_modules
 """
-import json
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ort_reference import run_ort, write_case  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEQ, BATCH, INPUT, HIDDEN = 4, 3, 5, 4
@@ -82,71 +81,8 @@ def make_case(name, op, attrs, optional, rng):
     y = [BATCH, SEQ, dirs, HIDDEN] if layout else [SEQ, dirs, BATCH, HIDDEN]
     outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, y if o == "Y" else state)
             for o in outputs]
-    graph = helper.make_graph([node], name, inputs, outs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    folder = os.path.join(HERE, name)
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(os.path.join(folder, "test_data_set_0"))
-    onnx.save(model, os.path.join(folder, "model.onnx"))
-    for i, n in enumerate(given):
-        t = numpy_helper.from_array(values[n], n)
-        with open(os.path.join(folder, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
-            f.write(t.SerializeToString())
+    folder = write_case(HERE, name, [node], inputs, outs, 14, values)
     return folder, given, values, outputs
-
-
-ORT_SCRIPT = r"""
-const ort = require('onnxruntime-node');
-const fs = require('fs');
-(async () => {
-  const job = JSON.parse(fs.readFileSync(process.argv[2]));
-  const session = await ort.InferenceSession.create(job.model);
-  const feeds = {};
-  for (const i of job.inputs) {
-    const bytes = fs.readFileSync(i.file);
-    const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
-    const data = i.dtype === 'int32' ? new Int32Array(buf) : new Float32Array(buf);
-    feeds[i.name] = new ort.Tensor(i.dtype, data, i.shape);
-  }
-  const out = await session.run(feeds);
-  const result = {};
-  for (const name of Object.keys(out)) {
-    fs.writeFileSync(job.prefix + name + '.bin', Buffer.from(out[name].data.buffer));
-    result[name] = out[name].dims;
-  }
-  fs.writeFileSync(job.prefix + 'dims.json', JSON.stringify(result));
-})();
-"""
-
-
-def run_ort(node_modules, folder, given, values, outputs):
-    work = os.path.join(folder, "ort")
-    os.makedirs(work, exist_ok=True)
-    inputs = []
-    for n in given:
-        path = os.path.join(work, n + ".bin")
-        values[n].tofile(path)
-        inputs.append({"name": n, "file": path, "shape": list(values[n].shape),
-                       "dtype": "int32" if values[n].dtype == np.int32 else "float32"})
-    job = os.path.join(work, "job.json")
-    with open(job, "w") as f:
-        json.dump({"model": os.path.join(folder, "model.onnx"), "inputs": inputs,
-                   "prefix": work + "/"}, f)
-    script = os.path.join(work, "run.js")
-    with open(script, "w") as f:
-        f.write(ORT_SCRIPT)
-    env = dict(os.environ, NODE_PATH=node_modules)
-    subprocess.run(["node", script, job], check=True, env=env)
-    with open(os.path.join(work, "dims.json")) as f:
-        dims = json.load(f)
-    for i, o in enumerate(outputs):
-        a = np.fromfile(os.path.join(work, o + ".bin"), dtype=np.float32).reshape(dims[o])
-        t = numpy_helper.from_array(a, o)
-        with open(os.path.join(folder, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
-            f.write(t.SerializeToString())
-    shutil.rmtree(work)
 
 
 def main():

@@ -1,0 +1,302 @@
+/** \file
+ * Host evaluators of linear-algebra operators the device does not run (ONNX Operators.md, opset
+ * 17): Einsum (any equation, with repeated labels and an ellipsis), Det, and the integer matrix
+ * products MatMulInteger and QLinearMatMul. They fold on constants and otherwise run in a host
+ * segment (driver/HostPartition.h). Sums are taken in double (floats) or int64 (integers) and
+ * rounded once into the output's type; QLinearMatMul requantizes its int32 sums as ONNX Runtime
+ * does, by one float32 multiplier rounded half to even.
+ */
+
+#include "frontend/ConstantEvaluatorSupport.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <string>
+
+namespace nhc::folding {
+
+namespace {
+
+/** Einsum's equation, each operand's dims given as labels: letters, and for the dims an ellipsis
+ *  covers, labels 0..n-1 (right-aligned across operands, as NumPy broadcasts them). */
+struct Equation {
+    std::vector<std::vector<int>> operands;
+    std::vector<int> output;
+};
+
+constexpr int kFirstLetter = 1000; // letter labels are kFirstLetter + char; ellipsis ones below
+
+std::vector<std::string> split_terms(const std::string &s) {
+    std::vector<std::string> terms(1);
+    for (char ch : s)
+        if (ch == ',')
+            terms.emplace_back();
+        else if (ch != ' ')
+            terms.back() += ch;
+    return terms;
+}
+
+Equation parse_equation(const Ctx &c, const std::string &text, const std::vector<Shape> &shapes) {
+    const size_t arrow = text.find("->");
+    std::vector<std::string> inputs = split_terms(text.substr(0, arrow));
+    if (inputs.size() != shapes.size())
+        c.fail("equation '" + text + "' names " + std::to_string(inputs.size()) + " operands for " +
+               std::to_string(shapes.size()) + " inputs");
+    Equation eq;
+    int ellipsis_rank = 0;
+    std::map<int, int> uses;
+    for (size_t i = 0; i < inputs.size(); i++) {
+        std::string t = inputs[i];
+        const size_t dots = t.find("...");
+        const int letters = int(t.size()) - (dots == std::string::npos ? 0 : 3);
+        const int covered = int(shapes[i].size()) - letters;
+        if (covered < 0 || (dots == std::string::npos && covered != 0))
+            c.fail("operand '" + t + "' of equation '" + text + "' does not suit rank " +
+                   std::to_string(shapes[i].size()));
+        std::vector<int> labels;
+        for (size_t k = 0; k < t.size(); k++) {
+            if (k == dots) {
+                for (int e = 0; e < covered; e++)
+                    labels.push_back(-covered + e); // -n..-1: right-aligned ellipsis dims
+                k += 2;
+            } else if (std::isalpha(static_cast<unsigned char>(t[k]))) {
+                labels.push_back(kFirstLetter + t[k]);
+                uses[kFirstLetter + t[k]]++;
+            } else {
+                c.fail("equation '" + text + "' has the character '" + t.substr(k, 1) + "'");
+            }
+        }
+        ellipsis_rank = std::max(ellipsis_rank, covered);
+        eq.operands.push_back(std::move(labels));
+    }
+    if (arrow != std::string::npos) {
+        const std::string out = split_terms(text.substr(arrow + 2)).front();
+        for (size_t k = 0; k < out.size(); k++) {
+            if (out.compare(k, 3, "...") == 0) {
+                for (int e = 0; e < ellipsis_rank; e++)
+                    eq.output.push_back(-ellipsis_rank + e);
+                k += 2;
+            } else if (!uses.count(kFirstLetter + out[k])) {
+                c.fail("output label '" + out.substr(k, 1) + "' of equation '" + text +
+                       "' is in no operand");
+            } else {
+                eq.output.push_back(kFirstLetter + out[k]);
+            }
+        }
+    } else { // implicit: the ellipsis dims, then the letters used once, in alphabetical order
+        for (int e = 0; e < ellipsis_rank; e++)
+            eq.output.push_back(-ellipsis_rank + e);
+        for (const auto &[label, n] : uses)
+            if (n == 1)
+                eq.output.push_back(label);
+    }
+    return eq;
+}
+
+} // namespace
+
+Outputs einsum(const Ctx &c) {
+    const auto *equation = c.attr("equation");
+    if (!equation)
+        c.fail("attribute 'equation' is missing");
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < c.in.size(); i++)
+        shapes.push_back(c.input(i).shape());
+    const Equation eq = parse_equation(c, equation->s(), shapes);
+    // Every label's extent (an ellipsis dim of extent 1 broadcasts), then the loop over all of
+    // them: the output's labels first, so that the output's elements come in order.
+    std::map<int, int64_t> extent;
+    for (size_t i = 0; i < shapes.size(); i++)
+        for (size_t d = 0; d < shapes[i].size(); d++) {
+            const int label = eq.operands[i][d];
+            auto [it, added] = extent.emplace(label, shapes[i][d]);
+            if (!added && it->second != shapes[i][d]) {
+                if (label < 0 && (it->second == 1 || shapes[i][d] == 1))
+                    it->second = std::max(it->second, shapes[i][d]);
+                else
+                    c.fail("label dims of extents " + std::to_string(it->second) + " and " +
+                           std::to_string(shapes[i][d]) + " differ in '" + equation->s() + "'");
+            }
+        }
+    std::vector<int> loop = eq.output;
+    for (const auto &[label, n] : extent)
+        if (std::find(loop.begin(), loop.end(), label) == loop.end())
+            loop.push_back(label);
+    Shape out_shape;
+    for (int label : eq.output)
+        out_shape.push_back(extent.at(label));
+    // Each operand's stride per loop label: the sum of its dims' strides with that label (a
+    // repeated label walks the diagonal), 0 where it lacks the label or broadcasts it.
+    std::vector<std::vector<int64_t>> step(shapes.size(), std::vector<int64_t>(loop.size(), 0));
+    for (size_t i = 0; i < shapes.size(); i++) {
+        const std::vector<int64_t> strides = row_major_strides(shapes[i]);
+        for (size_t d = 0; d < shapes[i].size(); d++) {
+            const size_t k =
+                size_t(std::find(loop.begin(), loop.end(), eq.operands[i][d]) - loop.begin());
+            step[i][k] += shapes[i][d] == 1 ? 0 : strides[d];
+        }
+    }
+    std::vector<int64_t> extents;
+    for (int label : loop)
+        extents.push_back(extent.at(label));
+    const DType t = c.input(0).dtype();
+    const bool is_float = dtype_is_float(t);
+    HostTensor out(t, out_shape);
+    const int64_t outputs = out.numel();
+    const int64_t summed = outputs ? shape_numel(extents) / outputs : 0;
+    std::vector<int64_t> index(loop.size());
+    for (int64_t o = 0; o < outputs; o++) {
+        double fsum = 0;
+        int64_t isum = 0;
+        for (int64_t r = 0; r < summed; r++) {
+            int64_t rest = o * summed + r; // the loop's indices, its last label fastest
+            for (size_t k = loop.size(); k-- > 0;) {
+                index[k] = rest % extents[k];
+                rest /= extents[k];
+            }
+            double fp = 1;
+            int64_t ip = 1;
+            for (size_t i = 0; i < shapes.size(); i++) {
+                int64_t at = 0;
+                for (size_t k = 0; k < loop.size(); k++)
+                    at += index[k] * step[i][k];
+                if (is_float)
+                    fp *= c.input(i).get_f64(at);
+                else
+                    ip *= c.input(i).get_i64(at);
+            }
+            fsum += fp;
+            isum += ip;
+        }
+        if (is_float)
+            out.set_f64(o, fsum);
+        else
+            out.set_i64(o, isum);
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs det(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    const Shape &s = x.shape();
+    if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2] || !dtype_is_float(x.dtype()))
+        c.fail("the input " + shape_str(s) + " of " + dtype_name(x.dtype()) +
+               " is not a float tensor of square matrices [..., M, M]");
+    const int64_t m = s.back(), count = x.numel() / std::max<int64_t>(m * m, 1);
+    HostTensor out(x.dtype(), Shape(s.begin(), s.end() - 2));
+    std::vector<double> a(size_t(m * m));
+    for (int64_t b = 0; b < count; b++) {
+        for (int64_t i = 0; i < m * m; i++)
+            a[size_t(i)] = x.get_f64(b * m * m + i);
+        // LU decomposition with partial pivoting: the product of the pivots, its sign flipped
+        // by each row swap.
+        double d = 1;
+        for (int64_t k = 0; k < m && d != 0; k++) {
+            int64_t p = k;
+            for (int64_t i = k + 1; i < m; i++)
+                if (std::fabs(a[size_t(i * m + k)]) > std::fabs(a[size_t(p * m + k)]))
+                    p = i;
+            if (p != k) {
+                for (int64_t j = 0; j < m; j++)
+                    std::swap(a[size_t(p * m + j)], a[size_t(k * m + j)]);
+                d = -d;
+            }
+            const double pivot = a[size_t(k * m + k)];
+            d *= pivot;
+            if (pivot == 0)
+                break;
+            for (int64_t i = k + 1; i < m; i++) {
+                const double f = a[size_t(i * m + k)] / pivot;
+                for (int64_t j = k; j < m; j++)
+                    a[size_t(i * m + j)] -= f * a[size_t(k * m + j)];
+            }
+        }
+        out.set_f64(b, d);
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+namespace {
+
+/** The int64 sums (A - a_zero) @ (B - b_zero) of integer matrices [..., M, K] and [..., K, N]
+ *  (the leading dims broadcast as MatMul's), with zero points a scalar or one per row of A /
+ *  column of B (`a_zero`, `b_zero` may be null). */
+HostTensor integer_product(const Ctx &c, const HostTensor &a, const HostTensor &b,
+                           const HostTensor *a_zero, const HostTensor *b_zero) {
+    const Shape &as = a.shape(), &bs = b.shape();
+    if (as.size() < 2 || bs.size() < 2 || as.back() != bs[bs.size() - 2] ||
+        dtype_is_float(a.dtype()) || dtype_is_float(b.dtype()))
+        c.fail("the inputs " + shape_str(as) + " and " + shape_str(bs) +
+               " are not integer matrices [..., M, K] and [..., K, N]");
+    const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+    const Shape batch = broadcast_shapes(c, {a_batch, b_batch});
+    const std::vector<int64_t> a_of = broadcast_map(a_batch, batch),
+                               b_of = broadcast_map(b_batch, batch);
+    auto zero = [&](const HostTensor *z, int64_t i, int64_t extent) -> int64_t {
+        if (!z)
+            return 0;
+        if (z->numel() == 1)
+            return z->get_i64(0);
+        if (z->numel() != extent)
+            c.fail("a zero point of shape " + shape_str(z->shape()) + " is neither a scalar nor " +
+                   std::to_string(extent) + " values");
+        return z->get_i64(i);
+    };
+    Shape out_shape = batch;
+    out_shape.push_back(m);
+    out_shape.push_back(n);
+    HostTensor out(DType::Int64, out_shape);
+    for (int64_t t = 0; t < shape_numel(batch); t++) {
+        const int64_t a0 = a_of[size_t(t)] * m * k, b0 = b_of[size_t(t)] * k * n;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                int64_t sum = 0;
+                for (int64_t p = 0; p < k; p++)
+                    sum += (a.get_i64(a0 + i * k + p) - zero(a_zero, i, m)) *
+                           (b.get_i64(b0 + p * n + j) - zero(b_zero, j, n));
+                out.set_i64((t * m + i) * n + j, sum);
+            }
+    }
+    return out;
+}
+
+const HostTensor *optional_input(const Ctx &c, size_t i) {
+    return c.has_input(i) ? &c.input(i) : nullptr;
+}
+
+} // namespace
+
+Outputs matmul_integer(const Ctx &c) {
+    HostTensor sums =
+        integer_product(c, c.input(0), c.input(1), optional_input(c, 2), optional_input(c, 3));
+    HostTensor out(DType::Int32, sums.shape());
+    for (int64_t i = 0; i < sums.numel(); i++)
+        out.set_i64(i, sums.get_i64(i));
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs qlinear_matmul(const Ctx &c) {
+    // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+    const HostTensor &y_zero = c.input(7);
+    for (size_t i : {1, 4, 6})
+        if (c.input(i).numel() != 1)
+            c.fail("scale " + std::to_string(i) +
+                   " is not one value (per-axis scales are not "
+                   "evaluated)");
+    HostTensor sums = integer_product(c, c.input(0), c.input(3), &c.input(2), &c.input(5));
+    const float multiplier =
+        float(c.input(1).get_f64(0)) * float(c.input(4).get_f64(0)) / float(c.input(6).get_f64(0));
+    const bool is_u8 = y_zero.dtype() == DType::UInt8;
+    HostTensor out(y_zero.dtype(), sums.shape());
+    for (int64_t i = 0; i < sums.numel(); i++) {
+        const double q =
+            std::nearbyint(double(float(sums.get_i64(i)) * multiplier)) + double(y_zero.get_i64(0));
+        out.set_i64(i, int64_t(std::clamp(q, is_u8 ? 0.0 : -128.0, is_u8 ? 255.0 : 127.0)));
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+} // namespace nhc::folding
