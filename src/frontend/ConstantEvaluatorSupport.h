@@ -93,6 +93,9 @@ Outputs einsum(const Ctx &c);                  ///< ConstantEvaluatorLinearAlgeb
 Outputs det(const Ctx &c);                     ///< ConstantEvaluatorLinearAlgebra.cpp
 Outputs matmul_integer(const Ctx &c);          ///< ConstantEvaluatorLinearAlgebra.cpp
 Outputs qlinear_matmul(const Ctx &c);          ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs conv_integer(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
+Outputs qlinear_conv(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
+Outputs max_unpool(const Ctx &c);              ///< ConstantEvaluatorConv.cpp
 Outputs top_k(const Ctx &c);                   ///< ConstantEvaluatorDetection.cpp
 Outputs non_max_suppression(const Ctx &c);     ///< ConstantEvaluatorDetection.cpp
 Outputs cum_sum(const Ctx &c);                 ///< ConstantEvaluatorDetection.cpp
