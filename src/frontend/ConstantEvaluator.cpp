@@ -425,6 +425,7 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"Range", range},
         {"Reciprocal", unary},
         {"Reshape", reshape},
+        {"RoiAlign", roi_align},
         {"ReverseSequence", reverse_sequence},
         {"Round", unary},
         {"ScatterElements", scatter_elements},

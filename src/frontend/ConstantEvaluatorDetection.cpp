@@ -1,6 +1,6 @@
 /** \file
- * Host evaluators of a detector's post-processing operators: TopK, NonMaxSuppression and CumSum
- * (ONNX Operators.md, opsets 11-17). The device runs none of them (the selection is data
+ * Host evaluators of a detector's post-processing operators: TopK, NonMaxSuppression, CumSum and
+ * RoiAlign (ONNX Operators.md, opsets 11-17). The device runs none of them (the selection is data
  * dependent and NonMaxSuppression's output shape is too), so they fold when their inputs are
  * constants and otherwise run in a host segment (driver/HostPartition.h). Ties are broken as
  * ONNX Runtime breaks them: the lower index first.
@@ -9,6 +9,7 @@
 #include "frontend/ConstantEvaluatorSupport.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -168,6 +169,100 @@ Outputs non_max_suppression(const Ctx &c) {
     HostTensor out(DType::Int64, {int64_t(selected.size() / 3), 3});
     for (size_t i = 0; i < selected.size(); i++)
         out.set_i64(int64_t(i), selected[i]);
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+namespace {
+
+/** Bilinear sampling of one channel plane [height, width] at (y, x), as RoiAlign defines it
+ *  (ONNX Runtime's roi_align.cc): nothing outside [-1, extent], the last row or column repeated
+ *  at the far edge. Returns the four corners' weighted values. */
+std::array<double, 4> bilinear(const HostTensor &x, int64_t plane, int64_t height, int64_t width,
+                               double y, double xx) {
+    if (y < -1.0 || y > double(height) || xx < -1.0 || xx > double(width))
+        return {0, 0, 0, 0};
+    y = std::max(y, 0.0);
+    xx = std::max(xx, 0.0);
+    int64_t y0 = int64_t(y), x0 = int64_t(xx), y1 = y0 + 1, x1 = x0 + 1;
+    if (y0 >= height - 1) {
+        y0 = y1 = height - 1;
+        y = double(y0);
+    }
+    if (x0 >= width - 1) {
+        x0 = x1 = width - 1;
+        xx = double(x0);
+    }
+    const double ly = y - double(y0), lx = xx - double(x0), hy = 1 - ly, hx = 1 - lx;
+    auto at = [&](int64_t r, int64_t c) { return x.get_f64(plane + r * width + c); };
+    return {hy * hx * at(y0, x0), hy * lx * at(y0, x1), ly * hx * at(y1, x0), ly * lx * at(y1, x1)};
+}
+
+} // namespace
+
+Outputs roi_align(const Ctx &c) {
+    const HostTensor &x = c.input(0), &rois = c.input(1), &batch_indices = c.input(2);
+    const Shape &xs = x.shape();
+    const int64_t count = rois.rank() == 2 ? rois.shape()[0] : -1;
+    if (xs.size() != 4 || rois.rank() != 2 || rois.shape()[1] != 4 ||
+        batch_indices.numel() != count)
+        c.fail("an input of shape " + shape_str(xs) + ", rois of shape " + shape_str(rois.shape()) +
+               " and batch_indices of shape " + shape_str(batch_indices.shape()) +
+               " do not make RoiAligns");
+    const int64_t channels = xs[1], height = xs[2], width = xs[3];
+    const int64_t out_h = c.attr_int("output_height", 1), out_w = c.attr_int("output_width", 1);
+    const int64_t ratio = c.attr_int("sampling_ratio", 0);
+    const auto *scale_attr = c.attr("spatial_scale");
+    const double scale = scale_attr ? double(scale_attr->f()) : 1.0;
+    const auto *mode_attr = c.attr("mode");
+    const bool max_mode = mode_attr && mode_attr->s() == "max";
+    const auto *ctm = c.attr("coordinate_transformation_mode");
+    // half_pixel (the default since opset 16) shifts by half a pixel and lets a roi be smaller
+    // than one; output_half_pixel (opset 10's behaviour) does neither.
+    const bool half_pixel = c.opset >= 16 && !(ctm && ctm->s() == "output_half_pixel");
+    const double offset = half_pixel ? 0.5 : 0.0;
+    HostTensor out(x.dtype(), {count, channels, out_h, out_w});
+    for (int64_t r = 0; r < count; r++) {
+        const int64_t b = batch_indices.get_i64(r);
+        if (b < 0 || b >= xs[0])
+            c.fail("batch index " + std::to_string(b) + " is outside the batch of " +
+                   std::to_string(xs[0]));
+        const double x0 = rois.get_f64(r * 4) * scale - offset,
+                     y0 = rois.get_f64(r * 4 + 1) * scale - offset;
+        double roi_w = rois.get_f64(r * 4 + 2) * scale - offset - x0,
+               roi_h = rois.get_f64(r * 4 + 3) * scale - offset - y0;
+        if (!half_pixel) {
+            roi_w = std::max(roi_w, 1.0);
+            roi_h = std::max(roi_h, 1.0);
+        }
+        const double bin_h = roi_h / double(out_h), bin_w = roi_w / double(out_w);
+        const int64_t grid_h = ratio > 0 ? ratio : int64_t(std::ceil(roi_h / double(out_h)));
+        const int64_t grid_w = ratio > 0 ? ratio : int64_t(std::ceil(roi_w / double(out_w)));
+        const double samples = double(std::max<int64_t>(grid_h * grid_w, 1));
+        for (int64_t ch = 0; ch < channels; ch++) {
+            const int64_t plane = (b * channels + ch) * height * width;
+            for (int64_t ph = 0; ph < out_h; ph++)
+                for (int64_t pw = 0; pw < out_w; pw++) {
+                    double sum = 0, best = 0;
+                    bool first = true;
+                    for (int64_t iy = 0; iy < grid_h; iy++)
+                        for (int64_t ix = 0; ix < grid_w; ix++) {
+                            const double y = y0 + double(ph) * bin_h +
+                                             (double(iy) + 0.5) * bin_h / double(grid_h);
+                            const double xx = x0 + double(pw) * bin_w +
+                                              (double(ix) + 0.5) * bin_w / double(grid_w);
+                            const std::array<double, 4> v =
+                                bilinear(x, plane, height, width, y, xx);
+                            sum += v[0] + v[1] + v[2] + v[3];
+                            // ONNX Runtime's max mode: the largest weighted corner.
+                            const double m = std::max({v[0], v[1], v[2], v[3]});
+                            best = first ? m : std::max(best, m);
+                            first = false;
+                        }
+                    out.set_f64(((r * channels + ch) * out_h + ph) * out_w + pw,
+                                max_mode ? best : sum / samples);
+                }
+        }
+    }
     return std::vector<HostTensor>{std::move(out)};
 }
 

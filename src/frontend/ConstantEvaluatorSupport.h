@@ -99,6 +99,7 @@ Outputs max_unpool(const Ctx &c);              ///< ConstantEvaluatorConv.cpp
 Outputs top_k(const Ctx &c);                   ///< ConstantEvaluatorDetection.cpp
 Outputs non_max_suppression(const Ctx &c);     ///< ConstantEvaluatorDetection.cpp
 Outputs cum_sum(const Ctx &c);                 ///< ConstantEvaluatorDetection.cpp
+Outputs roi_align(const Ctx &c);               ///< ConstantEvaluatorDetection.cpp
 Outputs recurrent(const Ctx &c);               ///< RNN GRU LSTM: ConstantEvaluatorRecurrent.cpp
 Outputs non_zero(const Ctx &c);                ///< ConstantEvaluatorDynamicShape.cpp
 Outputs unique(const Ctx &c);                  ///< ConstantEvaluatorDynamicShape.cpp

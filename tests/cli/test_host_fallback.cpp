@@ -346,7 +346,7 @@ f (double[4] x) => (double[4] y) {
 
 TEST_CASE("a Loop whose body holds an operator the host cannot run is refused when compiling") {
     TempDir dir;
-    std::string model = model_file(dir, "loopdet.onnx", R"(
+    std::string model = model_file(dir, "loopbernoulli.onnx", R"(
 <ir_version: 8, opset_import: ["" : 17]>
 ld (float[2, 2] x) => (float[2, 2] y) {
   n = Constant <value = int64 {2}> ()
@@ -354,7 +354,7 @@ ld (float[2, 2] x) => (float[2, 2] y) {
   y = Loop (n, go, x) <body = body_g (int64 i, bool go_in, float[2, 2] a) => (bool go_out,
                                                                              float[2, 2] a2) {
     go_out = Identity(go_in)
-    d = Det(a)
+    d = Bernoulli(a)
     a2 = Mul(a, d)
   }>
 }
