@@ -398,6 +398,7 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"Gather", gather},
         {"GatherND", gather_nd},
         {"Greater", compare},
+        {"GridSample", grid_sample},
         {"GreaterOrEqual", compare},
         {"HammingWindow", window},
         {"HannWindow", window},

@@ -96,6 +96,7 @@ Outputs qlinear_matmul(const Ctx &c);          ///< ConstantEvaluatorLinearAlgeb
 Outputs conv_integer(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
 Outputs qlinear_conv(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
 Outputs max_unpool(const Ctx &c);              ///< ConstantEvaluatorConv.cpp
+Outputs grid_sample(const Ctx &c);             ///< ConstantEvaluatorGridSample.cpp
 Outputs top_k(const Ctx &c);                   ///< ConstantEvaluatorDetection.cpp
 Outputs non_max_suppression(const Ctx &c);     ///< ConstantEvaluatorDetection.cpp
 Outputs cum_sum(const Ctx &c);                 ///< ConstantEvaluatorDetection.cpp
