@@ -40,7 +40,9 @@ const fs = require('fs');
   for (const i of job.inputs) {
     const bytes = fs.readFileSync(i.file);
     const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
-    const data = i.dtype === 'int32' ? new Int32Array(buf) : new Float32Array(buf);
+    const arrays = {float32: Float32Array, int32: Int32Array, int64: BigInt64Array,
+                    uint8: Uint8Array, int8: Int8Array};
+    const data = new arrays[i.dtype](buf);
     feeds[i.name] = new ort.Tensor(i.dtype, data, i.shape);
   }
   const out = await session.run(feeds);
@@ -63,7 +65,7 @@ def run_ort(node_modules, folder, given, values, outputs, output_dtypes=None):
         path = os.path.join(work, n + ".bin")
         values[n].tofile(path)
         inputs.append({"name": n, "file": path, "shape": list(values[n].shape),
-                       "dtype": "int32" if values[n].dtype == np.int32 else "float32"})
+                       "dtype": values[n].dtype.name})
     job = os.path.join(work, "job.json")
     with open(job, "w") as f:
         json.dump({"model": os.path.join(folder, "model.onnx"), "inputs": inputs,

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Writes conformance cases of host-evaluated operators into this folder, in the layout of
+ONNX's backend test data, with the outputs computed by ONNX Runtime (../ort_reference.py): the
+attributes ONNX's own node tests of these operators leave out (ConvInteger's groups, dilations,
+strides and auto_pad; QLinearConv's per-channel scales and bias; RoiAlign's max mode, adaptive
+sampling and spatial scale; ScatterElements' mul reduction along an inner axis; GridSample's
+modes with reflection and border padding past the image). The host
+evaluators (src/frontend/ConstantEvaluator*.cpp) are checked against them by the
+onnx-conformance test (tests/conformance/meson.build).
+
+Usage (ONNX Runtime from npm, as the project's README allows):
+    (cd /tmp/ort && npm install --ignore-scripts onnxruntime-node)
+    /usr/bin/python3 tests/conformance/host_ops/make_cases.py /tmp/ort/node_modules
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ort_reference import run_ort, write_case  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ELEM = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8,
+        np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
+
+
+def u8(rng, shape, low=0, high=256):
+    return rng.integers(low, high, shape).astype(np.uint8)
+
+
+def conv_integer_group_dilation(rng):
+    values = {"x": u8(rng, [1, 4, 7, 7]), "w": u8(rng, [4, 2, 3, 3]),
+              "x_zero": np.array(3, np.uint8), "w_zero": np.array(5, np.uint8)}
+    node = helper.make_node("ConvInteger", ["x", "w", "x_zero", "w_zero"], ["y"], group=2,
+                            dilations=[2, 2], strides=[2, 1], pads=[1, 2, 0, 1])
+    return 10, [node], values, {"y": (np.int32, [1, 4, 2, 6])}
+
+
+def conv_integer_same_upper(rng):
+    values = {"x": u8(rng, [1, 2, 6, 5]), "w": u8(rng, [3, 2, 2, 3])}
+    node = helper.make_node("ConvInteger", ["x", "w"], ["y"], auto_pad="SAME_UPPER",
+                            strides=[2, 2])
+    return 10, [node], values, {"y": (np.int32, [1, 3, 3, 3])}
+
+
+def qlinear_conv_per_channel(rng):
+    values = {"x": u8(rng, [1, 3, 5, 5]), "x_scale": np.array(0.02, np.float32),
+              "x_zero": np.array(120, np.uint8), "w": u8(rng, [4, 3, 3, 3]),
+              "w_scale": np.array([0.01, 0.03, 0.005, 0.02], np.float32),
+              "w_zero": np.array([128, 128, 128, 128], np.uint8),
+              "y_scale": np.array(0.05, np.float32), "y_zero": np.array(100, np.uint8),
+              "bias": rng.integers(-500, 500, [4]).astype(np.int32)}
+    node = helper.make_node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero",
+                                            "y_scale", "y_zero", "bias"], ["y"], pads=[1, 1, 1, 1])
+    return 10, [node], values, {"y": (np.uint8, [1, 4, 5, 5])}
+
+
+def roi_align_max_adaptive(rng):
+    values = {"x": rng.uniform(-1, 1, [2, 3, 10, 12]).astype(np.float32),
+              "rois": np.array([[1, 2, 15, 11], [0.5, 0, 23, 19], [4, 4, 9, 7]], np.float32),
+              "batch_indices": np.array([1, 0, 1], np.int64)}
+    node = helper.make_node("RoiAlign", ["x", "rois", "batch_indices"], ["y"], mode="max",
+                            output_height=3, output_width=4, sampling_ratio=0,
+                            spatial_scale=0.5)
+    return 16, [node], values, {"y": (np.float32, [3, 3, 3, 4])}
+
+
+def roi_align_avg_adaptive(rng):
+    opset, nodes, values, outs = roi_align_max_adaptive(rng)
+    nodes = [helper.make_node("RoiAlign", ["x", "rois", "batch_indices"], ["y"],
+                              output_height=3, output_width=4, sampling_ratio=0,
+                              spatial_scale=0.5)]
+    return opset, nodes, values, outs
+
+
+def scatter_elements_mul_axis1(rng):
+    values = {"data": rng.uniform(-2, 2, [3, 4]).astype(np.float32),
+              "indices": np.array([[1, 1], [0, 3], [-1, 2]], np.int64),
+              "updates": rng.uniform(-2, 2, [3, 2]).astype(np.float32)}
+    node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"], axis=1,
+                            reduction="mul")
+    return 16, [node], values, {"y": (np.float32, [3, 4])}
+
+
+def grid_sample(mode, padding, align):
+    def make(rng):
+        # Grid points up to 2.5 outside [-1, 1], so that reflection folds more than once.
+        values = {"x": rng.uniform(-1, 1, [2, 3, 5, 6]).astype(np.float32),
+                  "grid": rng.uniform(-3.5, 3.5, [2, 4, 7, 2]).astype(np.float32)}
+        node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                                padding_mode=padding, align_corners=align)
+        return 16, [node], values, {"y": (np.float32, [2, 3, 4, 7])}
+    make.__name__ = f"grid_sample_{mode}_{padding}_{'aligned' if align else 'unaligned'}"
+    return make
+
+
+CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_upper,
+                                 qlinear_conv_per_channel, roi_align_max_adaptive,
+                                 roi_align_avg_adaptive, scatter_elements_mul_axis1,
+                                 grid_sample("bicubic", "reflection", 1),
+                                 grid_sample("bicubic", "border", 0),
+                                 grid_sample("bilinear", "reflection", 0),
+                                 grid_sample("nearest", "reflection", 1),
+                                 grid_sample("nearest", "border", 0)]}
+
+
+def main():
+    node_modules = sys.argv[1]
+    for name, make in CASES.items():
+        rng = np.random.default_rng(20261202)
+        opset, nodes, values, outs = make(rng)
+        inputs = [helper.make_tensor_value_info(n, ELEM[v.dtype.type], list(v.shape))
+                  for n, v in values.items()]
+        outputs = [helper.make_tensor_value_info(o, ELEM[t], s) for o, (t, s) in outs.items()]
+        folder = write_case(HERE, name, nodes, inputs, outputs, opset, values)
+        run_ort(node_modules, folder, list(values), values, list(outs),
+                {o: t for o, (t, _) in outs.items()})
+        print("wrote", folder)
+
+
+if __name__ == "__main__":
+    main()
