@@ -96,6 +96,9 @@ Outputs qlinear_matmul(const Ctx &c);          ///< ConstantEvaluatorLinearAlgeb
 Outputs conv_integer(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
 Outputs qlinear_conv(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
 Outputs max_unpool(const Ctx &c);              ///< ConstantEvaluatorConv.cpp
+Outputs dft(const Ctx &c);                     ///< ConstantEvaluatorSignal.cpp
+Outputs stft(const Ctx &c);                    ///< ConstantEvaluatorSignal.cpp
+Outputs mel_weight_matrix(const Ctx &c);       ///< ConstantEvaluatorSignal.cpp
 Outputs grid_sample(const Ctx &c);             ///< ConstantEvaluatorGridSample.cpp
 Outputs top_k(const Ctx &c);                   ///< ConstantEvaluatorDetection.cpp
 Outputs non_max_suppression(const Ctx &c);     ///< ConstantEvaluatorDetection.cpp
