@@ -440,6 +440,7 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"Sqrt", unary},
         {"Squeeze", squeeze},
         {"Sub", binary_arith},
+        {"TfIdfVectorizer", tf_idf_vectorizer},
         {"TopK", top_k},
         {"Transpose", transpose},
         {"Unique", unique},

@@ -1,6 +1,8 @@
 /** \file
  * Host evaluators of indexing operators the device does not run: GatherND, ScatterElements
- * (with its opset-16/18 reductions) and ReverseSequence (ONNX Operators.md, opsets 11-18). They
+ * (with its opset-16/18 reductions), ReverseSequence and TfIdfVectorizer over integer tokens (its
+ * string pools need string tensors, which the host does not hold) (ONNX Operators.md, opsets
+ * 9-18). They
  * fold when their inputs are constants and otherwise run in a host segment
  * (driver/HostPartition.h). Elements are copied in their own type (integers exactly, floats
  * through double, which holds every float16/bfloat16/float32 value); a reduction computes in
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 namespace nhc::folding {
@@ -145,6 +148,86 @@ Outputs reverse_sequence(const Ctx &c) {
                    " is outside [0, " + std::to_string(time) + "]");
         const int64_t from = t < len ? len - 1 - t : t;
         copy_element(out, i, x, i + (from - t) * strides[size_t(time_axis)]);
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs tf_idf_vectorizer(const Ctx &c) {
+    const HostTensor &x = c.input(0);
+    const auto pool = c.attr_ints("pool_int64s"), starts = c.attr_ints("ngram_counts"),
+               slots = c.attr_ints("ngram_indexes");
+    const int64_t min_n = c.attr_int("min_gram_length", 0),
+                  max_n = c.attr_int("max_gram_length", 0);
+    const int64_t max_skip = c.attr_int("max_skip_count", 0);
+    const auto *mode_attr = c.attr("mode");
+    const std::string mode = mode_attr ? mode_attr->s() : "";
+    if (!pool || !starts || !slots || dtype_is_float(x.dtype()) || x.rank() < 1 || x.rank() > 2 ||
+        min_n < 1 || max_n < min_n || max_n > int64_t(starts->size()) || max_skip < 0 ||
+        (mode != "TF" && mode != "IDF" && mode != "TFIDF"))
+        c.fail("it needs integer tokens [N] or [B, N], pool_int64s, ngram_counts, ngram_indexes, "
+               "1 <= min_gram_length <= max_gram_length <= the n-gram lengths pooled, and mode "
+               "TF, IDF or TFIDF");
+    const auto weights_attr = c.attr("weights");
+    std::vector<double> weights(slots->size(), 1.0);
+    if (weights_attr) {
+        if (weights_attr->floats_size() != int(slots->size()))
+            c.fail("weights has " + std::to_string(weights_attr->floats_size()) + " values for " +
+                   std::to_string(slots->size()) + " n-grams");
+        for (int i = 0; i < weights_attr->floats_size(); i++)
+            weights[size_t(i)] = weights_attr->floats(i);
+    }
+    // Each pooled n-gram, as its tokens, to its position among the n-grams (the index into
+    // ngram_indexes): n-grams of length n start at element ngram_counts[n - 1] of the pool.
+    std::map<std::vector<int64_t>, size_t> position;
+    size_t count = 0;
+    for (size_t n = 1; n <= starts->size(); n++) {
+        const int64_t begin = (*starts)[n - 1],
+                      end = n < starts->size() ? (*starts)[n] : int64_t(pool->size());
+        if (begin < 0 || end > int64_t(pool->size()) || begin > end || (end - begin) % int64_t(n))
+            c.fail("ngram_counts does not cut pool_int64s into whole n-grams");
+        for (int64_t at = begin; at < end; at += int64_t(n))
+            position.emplace(
+                std::vector<int64_t>(pool->begin() + at, pool->begin() + at + int64_t(n)), count++);
+    }
+    if (count != slots->size())
+        c.fail("ngram_indexes has " + std::to_string(slots->size()) + " values for " +
+               std::to_string(count) + " pooled n-grams");
+    int64_t width = 0;
+    for (int64_t slot : *slots)
+        width = std::max(width, slot + 1);
+    const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1, length = x.shape().back();
+    HostTensor out(DType::Float32, x.rank() == 2 ? Shape{rows, width} : Shape{width});
+    std::vector<double> counts(static_cast<size_t>(width));
+    std::vector<int64_t> gram;
+    for (int64_t r = 0; r < rows; r++) {
+        std::fill(counts.begin(), counts.end(), 0.0);
+        auto tally = [&] {
+            if (auto it = position.find(gram); it != position.end())
+                counts[size_t((*slots)[it->second])] += 1;
+        };
+        for (int64_t i = 0; i < length; i++) {
+            // A unigram once per position; longer n-grams once per skip (tokens skip + 1 apart).
+            if (min_n == 1) {
+                gram.assign(1, x.get_i64(r * length + i));
+                tally();
+            }
+            for (int64_t skip = 0; skip <= max_skip; skip++)
+                for (int64_t n = std::max<int64_t>(min_n, 2); n <= max_n; n++) {
+                    if (i + (n - 1) * (skip + 1) >= length)
+                        break;
+                    gram.clear();
+                    for (int64_t k = 0; k < n; k++)
+                        gram.push_back(x.get_i64(r * length + i + k * (skip + 1)));
+                    tally();
+                }
+        }
+        for (size_t p = 0; p < slots->size(); p++) {
+            const int64_t slot = (*slots)[p];
+            const double tf = counts[size_t(slot)];
+            out.set_f64(r * width + slot, mode == "TF"    ? tf
+                                          : mode == "IDF" ? (tf > 0 ? weights[p] : 0.0)
+                                                          : tf * weights[p]);
+        }
     }
     return std::vector<HostTensor>{std::move(out)};
 }

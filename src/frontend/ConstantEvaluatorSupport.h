@@ -86,6 +86,7 @@ Outputs bit_shift(const Ctx &c);               ///< unsigned integers, LEFT or R
 Outputs gather_nd(const Ctx &c);               ///< ConstantEvaluatorIndexing.cpp
 Outputs scatter_elements(const Ctx &c);        ///< ConstantEvaluatorIndexing.cpp
 Outputs reverse_sequence(const Ctx &c);        ///< ConstantEvaluatorIndexing.cpp
+Outputs tf_idf_vectorizer(const Ctx &c);       ///< ConstantEvaluatorIndexing.cpp
 Outputs quantize_linear(const Ctx &c);         ///< ConstantEvaluatorQuantize.cpp
 Outputs dequantize_linear(const Ctx &c);       ///< ConstantEvaluatorQuantize.cpp
 Outputs dynamic_quantize_linear(const Ctx &c); ///< ConstantEvaluatorQuantize.cpp
