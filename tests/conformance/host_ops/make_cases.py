@@ -4,7 +4,9 @@ ONNX's backend test data, with the outputs computed by ONNX Runtime (../ort_refe
 attributes ONNX's own node tests of these operators leave out (ConvInteger's groups, dilations,
 strides and auto_pad; QLinearConv's per-channel scales and bias; RoiAlign's max mode, adaptive
 sampling and spatial scale; ScatterElements' mul reduction along an inner axis; GridSample's
-modes with reflection and border padding past the image). The host
+modes with reflection and border padding past the image; DFT's dft_length, onesided and complex
+inverse; STFT with a window; MelWeightMatrix at an audio model's sizes; TfIdfVectorizer with
+weights, skips and trigrams). The host
 evaluators (src/frontend/ConstantEvaluator*.cpp) are checked against them by the
 onnx-conformance test (tests/conformance/meson.build).
 
@@ -96,6 +98,46 @@ def grid_sample(mode, padding, align):
     return make
 
 
+def dft_onesided_padded(rng):
+    values = {"x": rng.uniform(-1, 1, [2, 12, 3, 1]).astype(np.float32),
+              "length": np.array(16, np.int64)}
+    node = helper.make_node("DFT", ["x", "length"], ["y"], axis=1, onesided=1)
+    return 17, [node], values, {"y": (np.float32, [2, 9, 3, 2])}
+
+
+def dft_complex_inverse_cut(rng):
+    values = {"x": rng.uniform(-1, 1, [1, 3, 8, 2]).astype(np.float32),
+              "length": np.array(6, np.int64)}
+    node = helper.make_node("DFT", ["x", "length"], ["y"], axis=2, inverse=1)
+    return 17, [node], values, {"y": (np.float32, [1, 3, 6, 2])}
+
+
+def stft_window_step(rng):
+    values = {"signal": rng.uniform(-1, 1, [2, 50, 1]).astype(np.float32),
+              "step": np.array(7, np.int64),
+              "window": (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(12) / 12)).astype(np.float32)}
+    node = helper.make_node("STFT", ["signal", "step", "window"], ["y"])
+    return 17, [node], values, {"y": (np.float32, [2, 6, 7, 2])}
+
+
+def mel_weight_matrix(rng):
+    values = {"bins": np.array(10, np.int64), "length": np.array(64, np.int64),
+              "rate": np.array(16000, np.int64), "low": np.array(20, np.float32),
+              "high": np.array(7600, np.float32)}
+    node = helper.make_node("MelWeightMatrix", ["bins", "length", "rate", "low", "high"], ["y"])
+    return 17, [node], values, {"y": (np.float32, [33, 10])}
+
+
+def tf_idf_weighted_batch(rng):
+    values = {"x": np.array([[1, 4, 4, 2, 7, 4, 2, 1], [4, 2, 2, 7, 1, 4, 4, 2]], np.int64)}
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TFIDF", min_gram_length=1,
+                            max_gram_length=3, max_skip_count=2, ngram_counts=[0, 3, 7],
+                            ngram_indexes=[0, 5, 2, 1, 3, 6, 4],
+                            pool_int64s=[1, 2, 4, 4, 2, 2, 7, 1, 4, 2, 4, 4, 2],
+                            weights=[0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75])
+    return 9, [node], values, {"y": (np.float32, [2, 7])}
+
+
 CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_upper,
                                  qlinear_conv_per_channel, roi_align_max_adaptive,
                                  roi_align_avg_adaptive, scatter_elements_mul_axis1,
@@ -103,7 +145,9 @@ CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_
                                  grid_sample("bicubic", "border", 0),
                                  grid_sample("bilinear", "reflection", 0),
                                  grid_sample("nearest", "reflection", 1),
-                                 grid_sample("nearest", "border", 0)]}
+                                 grid_sample("nearest", "border", 0), dft_onesided_padded,
+                                 dft_complex_inverse_cut, stft_window_step, mel_weight_matrix,
+                                 tf_idf_weighted_batch]}
 
 
 def main():
