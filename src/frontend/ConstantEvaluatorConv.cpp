@@ -127,15 +127,11 @@ HostTensor integer_conv(const Ctx &c, const HostTensor &x, const HostTensor &w,
     return out;
 }
 
-const HostTensor *optional_input(const Ctx &c, size_t i) {
-    return c.has_input(i) ? &c.input(i) : nullptr;
-}
-
 } // namespace
 
 Outputs conv_integer(const Ctx &c) {
     HostTensor sums =
-        integer_conv(c, c.input(0), c.input(1), optional_input(c, 2), optional_input(c, 3));
+        integer_conv(c, c.input(0), c.input(1), c.optional_input(2), c.optional_input(3));
     HostTensor out(DType::Int32, sums.shape());
     for (int64_t i = 0; i < sums.numel(); i++)
         out.set_i64(i, sums.get_i64(i));
@@ -148,7 +144,7 @@ Outputs qlinear_conv(const Ctx &c) {
     if (c.input(1).numel() != 1 || c.input(6).numel() != 1)
         c.fail("the input's or the output's scale is not one value");
     HostTensor sums = integer_conv(c, c.input(0), c.input(3), &c.input(2), &c.input(5));
-    const HostTensor *bias = optional_input(c, 8);
+    const HostTensor *bias = c.optional_input(8);
     const int64_t channels = sums.shape()[1],
                   positions = sums.numel() / sums.shape()[0] / std::max<int64_t>(channels, 1);
     const bool is_u8 = y_zero.dtype() == DType::UInt8;

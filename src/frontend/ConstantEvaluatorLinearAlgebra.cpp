@@ -263,15 +263,11 @@ HostTensor integer_product(const Ctx &c, const HostTensor &a, const HostTensor &
     return out;
 }
 
-const HostTensor *optional_input(const Ctx &c, size_t i) {
-    return c.has_input(i) ? &c.input(i) : nullptr;
-}
-
 } // namespace
 
 Outputs matmul_integer(const Ctx &c) {
     HostTensor sums =
-        integer_product(c, c.input(0), c.input(1), optional_input(c, 2), optional_input(c, 3));
+        integer_product(c, c.input(0), c.input(1), c.optional_input(2), c.optional_input(3));
     HostTensor out(DType::Int32, sums.shape());
     for (int64_t i = 0; i < sums.numel(); i++)
         out.set_i64(i, sums.get_i64(i));
@@ -281,11 +277,9 @@ Outputs matmul_integer(const Ctx &c) {
 Outputs qlinear_matmul(const Ctx &c) {
     // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
     const HostTensor &y_zero = c.input(7);
-    for (size_t i : {1, 4, 6})
-        if (c.input(i).numel() != 1)
-            c.fail("scale " + std::to_string(i) +
-                   " is not one value (per-axis scales are not "
-                   "evaluated)");
+    for (auto [i, name] : {std::pair{1, "a_scale"}, {4, "b_scale"}, {6, "y_scale"}})
+        if (c.input(size_t(i)).numel() != 1)
+            c.fail(std::string(name) + " is not one value (per-axis scales are not evaluated)");
     HostTensor sums = integer_product(c, c.input(0), c.input(3), &c.input(2), &c.input(5));
     const float multiplier =
         float(c.input(1).get_f64(0)) * float(c.input(4).get_f64(0)) / float(c.input(6).get_f64(0));

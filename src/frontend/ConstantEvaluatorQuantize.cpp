@@ -48,7 +48,7 @@ std::vector<int64_t> parameter_index(const Ctx &c, const HostTensor &x, const Ho
 
 Outputs quantize_linear(const Ctx &c) {
     const HostTensor &x = c.input(0), &scale = c.input(1);
-    const HostTensor *zero_point = c.has_input(2) ? &c.input(2) : nullptr;
+    const HostTensor *zero_point = c.optional_input(2);
     const DType to = zero_point ? zero_point->dtype() : DType::UInt8;
     if (to != DType::UInt8 && to != DType::Int8)
         c.fail(std::string("the zero point is ") + dtype_name(to) + ", not u8 or i8");
@@ -72,7 +72,7 @@ Outputs quantize_linear(const Ctx &c) {
 
 Outputs dequantize_linear(const Ctx &c) {
     const HostTensor &x = c.input(0), &scale = c.input(1);
-    const HostTensor *zero_point = c.has_input(2) ? &c.input(2) : nullptr;
+    const HostTensor *zero_point = c.optional_input(2);
     if (dtype_is_float(x.dtype()))
         c.fail(std::string("the input is ") + dtype_name(x.dtype()) + ", not an integer type");
     const std::vector<int64_t> at = parameter_index(c, x, scale, zero_point);

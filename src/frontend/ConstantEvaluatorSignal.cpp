@@ -108,7 +108,7 @@ Outputs stft(const Ctx &c) {
     if (signal.rank() != 3)
         c.fail("the signal " + shape_str(signal.shape()) + " is not [batch, length, 1 or 2]");
     const int64_t step = scalar_input(c, 1, "frame_step");
-    const HostTensor *window = c.has_input(2) ? &c.input(2) : nullptr;
+    const HostTensor *window = c.optional_input(2);
     const int64_t frame = c.has_input(3) ? scalar_input(c, 3, "frame_length")
                           : window       ? window->numel()
                                          : 0;

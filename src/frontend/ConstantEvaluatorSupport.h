@@ -52,6 +52,8 @@ struct Ctx {
         return *in[i];
     }
     bool has_input(size_t i) const { return i < in.size() && in[i] != nullptr; }
+    /** Input i, or nullptr when the node omits it. */
+    const HostTensor *optional_input(size_t i) const { return has_input(i) ? in[i] : nullptr; }
     /** axis in [-rank, rank) normalised to [0, rank). */
     int64_t norm_axis(int64_t axis, int64_t rank) const {
         if (axis < -rank || axis >= rank)
