@@ -34,6 +34,12 @@ Window conv_window(const Ctx &c, const Shape &x, const Shape &w) {
     if (win.stride.size() != dims || win.dilation.size() != dims || pads.size() != 2 * dims)
         c.fail("strides, dilations or pads do not have one value per spatial dim (" +
                std::to_string(dims) + ")");
+    auto positive = [](const std::vector<int64_t> &v) {
+        return std::all_of(v.begin(), v.end(), [](int64_t e) { return e > 0; });
+    };
+    if (!positive(win.stride) || !positive(win.dilation) || !positive(win.kernel) ||
+        std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; }))
+        c.fail("strides, dilations and the kernel must be positive and pads not negative");
     const auto *auto_pad_attr = c.attr("auto_pad");
     const std::string auto_pad = auto_pad_attr ? auto_pad_attr->s() : "NOTSET";
     for (size_t d = 0; d < dims; d++) {
@@ -190,6 +196,10 @@ Outputs max_unpool(const Ctx &c) {
             c.fail("output_shape " + shape_str(out_shape) + " is not of rank " +
                    std::to_string(xs.size()));
     }
+    for (size_t d = 0; d < out_shape.size(); d++)
+        if (unpooled[d] < 1 || out_shape[d] < 0)
+            c.fail("the unpooled shape " + shape_str(unpooled) + " or output_shape " +
+                   shape_str(out_shape) + " has a dimension below 1");
     const std::vector<int64_t> from = row_major_strides(unpooled),
                                to = row_major_strides(out_shape);
     HostTensor out(x.dtype(), out_shape); // zeros

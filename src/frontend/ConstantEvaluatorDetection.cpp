@@ -211,6 +211,8 @@ Outputs roi_align(const Ctx &c) {
     const int64_t channels = xs[1], height = xs[2], width = xs[3];
     const int64_t out_h = c.attr_int("output_height", 1), out_w = c.attr_int("output_width", 1);
     const int64_t ratio = c.attr_int("sampling_ratio", 0);
+    if (out_h < 1 || out_w < 1 || ratio < 0)
+        c.fail("output_height and output_width must be positive and sampling_ratio not negative");
     const auto *scale_attr = c.attr("spatial_scale");
     const double scale = scale_attr ? double(scale_attr->f()) : 1.0;
     const auto *mode_attr = c.attr("mode");

@@ -93,6 +93,8 @@ Outputs grid_sample(const Ctx &c) {
     if ((mode != "bilinear" && mode != "nearest" && mode != "bicubic") ||
         (padding != "zeros" && padding != "border" && padding != "reflection"))
         c.fail("mode '" + mode + "' or padding_mode '" + padding + "' is not one ONNX defines");
+    if (xs[2] < 1 || xs[3] < 1)
+        c.fail("the input " + shape_str(xs) + " has no pixel to sample");
     const bool align = c.attr_int("align_corners", 0) != 0;
     const int64_t channels = xs[1], height = xs[2], width = xs[3], out_h = gs[1], out_w = gs[2];
     // Pixel centres span [0, extent - 1] with align_corners, else the pixels' edges span

@@ -65,14 +65,13 @@ Outputs gather_nd(const Ctx &c) {
     const int64_t batches = product(ds, 0, b), per_batch = product(ds, b, ds.size());
     const int64_t tuples = product(is, 0, is.size() - 1);
     const int64_t tuples_per_batch = batches ? tuples / batches : 0;
+    const std::vector<int64_t> strides = row_major_strides(ds);
     HostTensor out(data.dtype(), out_shape);
     for (int64_t t = 0; t < tuples; t++) {
         int64_t offset = (t / std::max<int64_t>(tuples_per_batch, 1)) * per_batch;
-        int64_t stride = per_batch;
         for (int64_t j = 0; j < depth; j++) {
-            const int64_t extent = ds[b + size_t(j)];
-            stride /= extent;
-            offset += checked_index(c, indices.get_i64(t * depth + j), extent) * stride;
+            const size_t d = b + size_t(j);
+            offset += checked_index(c, indices.get_i64(t * depth + j), ds[d]) * strides[d];
         }
         for (int64_t i = 0; i < inner; i++)
             copy_element(out, t * inner + i, data, offset + i);

@@ -376,3 +376,18 @@ TEST_CASE("Scan walks its input backwards along axis 1 and stacks its output rev
     CHECK((*out)[1].shape() == Shape{2, 3});
     CHECK((*out)[1].to_i64_vector() == std::vector<int64_t>{3, 3, 2, 12, 9, 5});
 }
+
+TEST_CASE("malformed attributes and empty dimensions are NHC_EFLD001, not a division by zero") {
+    // A stride of 0 divided the output size by zero (SIGFPE) before the check.
+    HostTensor x(DType::UInt8, {1, 1, 4, 4}), w(DType::UInt8, {1, 1, 2, 2});
+    onnx::NodeProto conv = node("ConvInteger");
+    set_ints(conv, "strides", {0, 1});
+    CHECK_THROWS_WITH_AS(evaluate_node(conv, {&x, &w}, 17),
+                         doctest::Contains("must be positive and pads not negative"), UserError);
+    // GatherND into a dimension of extent 0 divided its stride by zero.
+    HostTensor data(DType::Float32, {2, 0, 3});
+    HostTensor indices = HostTensor::from_i64({1, 0});
+    CHECK_THROWS_WITH_AS(evaluate_node(node("GatherND"), {&data, &indices}, 17),
+                         doctest::Contains("index 0 is out of range for a dimension of 0"),
+                         UserError);
+}
