@@ -8,94 +8,14 @@
  */
 
 #include "frontend/ConstantEvaluatorSupport.h"
+#include "frontend/EinsumEquation.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <string>
 
 namespace nhc::folding {
-
-namespace {
-
-/** Einsum's equation, each operand's dims given as labels: letters, and for the dims an ellipsis
- *  covers, labels 0..n-1 (right-aligned across operands, as NumPy broadcasts them). */
-struct Equation {
-    std::vector<std::vector<int>> operands;
-    std::vector<int> output;
-};
-
-constexpr int kFirstLetter = 1000; // letter labels are kFirstLetter + char; ellipsis ones below
-
-std::vector<std::string> split_terms(const std::string &s) {
-    std::vector<std::string> terms(1);
-    for (char ch : s)
-        if (ch == ',')
-            terms.emplace_back();
-        else if (ch != ' ')
-            terms.back() += ch;
-    return terms;
-}
-
-Equation parse_equation(const Ctx &c, const std::string &text, const std::vector<Shape> &shapes) {
-    const size_t arrow = text.find("->");
-    std::vector<std::string> inputs = split_terms(text.substr(0, arrow));
-    if (inputs.size() != shapes.size())
-        c.fail("equation '" + text + "' names " + std::to_string(inputs.size()) + " operands for " +
-               std::to_string(shapes.size()) + " inputs");
-    Equation eq;
-    int ellipsis_rank = 0;
-    std::map<int, int> uses;
-    for (size_t i = 0; i < inputs.size(); i++) {
-        std::string t = inputs[i];
-        const size_t dots = t.find("...");
-        const int letters = int(t.size()) - (dots == std::string::npos ? 0 : 3);
-        const int covered = int(shapes[i].size()) - letters;
-        if (covered < 0 || (dots == std::string::npos && covered != 0))
-            c.fail("operand '" + t + "' of equation '" + text + "' does not suit rank " +
-                   std::to_string(shapes[i].size()));
-        std::vector<int> labels;
-        for (size_t k = 0; k < t.size(); k++) {
-            if (k == dots) {
-                for (int e = 0; e < covered; e++)
-                    labels.push_back(-covered + e); // -n..-1: right-aligned ellipsis dims
-                k += 2;
-            } else if (std::isalpha(static_cast<unsigned char>(t[k]))) {
-                labels.push_back(kFirstLetter + t[k]);
-                uses[kFirstLetter + t[k]]++;
-            } else {
-                c.fail("equation '" + text + "' has the character '" + t.substr(k, 1) + "'");
-            }
-        }
-        ellipsis_rank = std::max(ellipsis_rank, covered);
-        eq.operands.push_back(std::move(labels));
-    }
-    if (arrow != std::string::npos) {
-        const std::string out = split_terms(text.substr(arrow + 2)).front();
-        for (size_t k = 0; k < out.size(); k++) {
-            if (out.compare(k, 3, "...") == 0) {
-                for (int e = 0; e < ellipsis_rank; e++)
-                    eq.output.push_back(-ellipsis_rank + e);
-                k += 2;
-            } else if (!uses.count(kFirstLetter + out[k])) {
-                c.fail("output label '" + out.substr(k, 1) + "' of equation '" + text +
-                       "' is in no operand");
-            } else {
-                eq.output.push_back(kFirstLetter + out[k]);
-            }
-        }
-    } else { // implicit: the ellipsis dims, then the letters used once, in alphabetical order
-        for (int e = 0; e < ellipsis_rank; e++)
-            eq.output.push_back(-ellipsis_rank + e);
-        for (const auto &[label, n] : uses)
-            if (n == 1)
-                eq.output.push_back(label);
-    }
-    return eq;
-}
-
-} // namespace
 
 Outputs einsum(const Ctx &c) {
     const auto *equation = c.attr("equation");
@@ -104,29 +24,16 @@ Outputs einsum(const Ctx &c) {
     std::vector<Shape> shapes;
     for (size_t i = 0; i < c.in.size(); i++)
         shapes.push_back(c.input(i).shape());
-    const Equation eq = parse_equation(c, equation->s(), shapes);
-    // Every label's extent (an ellipsis dim of extent 1 broadcasts), then the loop over all of
-    // them: the output's labels first, so that the output's elements come in order.
-    std::map<int, int64_t> extent;
-    for (size_t i = 0; i < shapes.size(); i++)
-        for (size_t d = 0; d < shapes[i].size(); d++) {
-            const int label = eq.operands[i][d];
-            auto [it, added] = extent.emplace(label, shapes[i][d]);
-            if (!added && it->second != shapes[i][d]) {
-                if (label < 0 && (it->second == 1 || shapes[i][d] == 1))
-                    it->second = std::max(it->second, shapes[i][d]);
-                else
-                    c.fail("label dims of extents " + std::to_string(it->second) + " and " +
-                           std::to_string(shapes[i][d]) + " differ in '" + equation->s() + "'");
-            }
-        }
+    const EinsumEquation eq =
+        parse_einsum(equation->s(), shapes, [&](const std::string &what) { c.fail(what); });
+    const std::map<int, int64_t> &extent = eq.extent;
+    // The loop over every label: the output's labels first, so that the output's elements come
+    // in order.
     std::vector<int> loop = eq.output;
     for (const auto &[label, n] : extent)
         if (std::find(loop.begin(), loop.end(), label) == loop.end())
             loop.push_back(label);
-    Shape out_shape;
-    for (int label : eq.output)
-        out_shape.push_back(extent.at(label));
+    const Shape out_shape = einsum_output_shape(eq);
     // Each operand's stride per loop label: the sum of its dims' strides with that label (a
     // repeated label walks the diagonal), 0 where it lacks the label or broadcasts it.
     std::vector<std::vector<int64_t>> step(shapes.size(), std::vector<int64_t>(loop.size(), 0));

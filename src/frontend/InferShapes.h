@@ -6,7 +6,8 @@
  * chains resolve, as in torch exports of GroupNorm) and collects what is known about every value:
  * element type and shape, with -1 for a dimension that is unknown or symbolic. ONNX 1.12's own
  * inference functions crash on some malformed nodes: those found so far are guarded
- * (frontend/GuardInference.h).
+ * (frontend/GuardInference.h). Where ONNX infers an Einsum's rank alone, its shape is computed
+ * from the equation (frontend/EinsumEquation.h) and inference runs again past it.
  */
 
 #include "graph/HostTensor.h"
