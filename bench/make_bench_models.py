@@ -21,7 +21,8 @@ and the real-size models of issue 15 from bench/torch_models.py (PyTorch export,
 references in test_data_set_0/): resnet50, mobilenet_v2, efficientnet_b0, vit_b_16 (224²),
 bert_base_b1/_b8 (12 layers, sequence 128), bert_24_layers_b1 (the same with 24 layers, for
 compile-time scaling), gpt2_small_s128/_s1024 (12 layers, vocabulary 50,257),
-sd_unet_64 (a Stable-Diffusion-style UNet on a 64² latent); and, by name only (--only), the
+sd_unet_64 (a Stable-Diffusion-style UNet on a 64² latent) and sd_unet_64_einsum (the same
+weights, its attention written with torch.einsum as Stable Diffusion's own code does); and, by name only (--only), the
 single operators past the chip's capacity of bench/operator_models.py (softmax_vocab, ...).
 
 usage: /usr/bin/python3 bench/make_bench_models.py [--only NAME,NAME] [OUT_DIR]

@@ -48,20 +48,28 @@ class SelfAttention2d(nn.Module):
     """Stable Diffusion's spatial self-attention: GroupNorm, tokens = pixels, multi-head attention
     over them, output projection, residual."""
 
-    def __init__(self, ch, heads, groups):
+    def __init__(self, ch, heads, groups, einsum=False):
         super().__init__()
         self.h, self.d = heads, ch // heads
         self.norm = nn.GroupNorm(groups, ch, eps=1e-6)
         self.qkv = nn.Linear(ch, 3 * ch)
         self.proj = nn.Linear(ch, ch)
+        self.einsum = einsum
 
     def forward(self, x):
         b, c, hh, ww = x.shape
         t = self.norm(x).reshape(b, c, hh * ww).permute(0, 2, 1)
         q, k, v = self.qkv(t).split(c, dim=2)
         q, k, v = (z.reshape(b, hh * ww, self.h, self.d).permute(0, 2, 1, 3) for z in (q, k, v))
-        w = F.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d), dim=-1)
-        o = torch.matmul(w, v).permute(0, 2, 1, 3).reshape(b, hh * ww, c)
+        if self.einsum:  # as Stable Diffusion's original code writes it (ldm's CrossAttention)
+            q, k, v = (z.reshape(b * self.h, hh * ww, self.d) for z in (q, k, v))
+            sim = torch.einsum("b i d, b j d -> b i j", q, k) / math.sqrt(self.d)
+            o = torch.einsum("b i j, b j d -> b i d", F.softmax(sim, dim=-1), v)
+            o = o.reshape(b, self.h, hh * ww, self.d)
+        else:
+            w = F.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d), dim=-1)
+            o = torch.matmul(w, v)
+        o = o.permute(0, 2, 1, 3).reshape(b, hh * ww, c)
         return x + self.proj(o).permute(0, 2, 1).reshape(b, c, hh, ww)
 
 
@@ -70,7 +78,7 @@ class SDUNet(nn.Module):
     stride-2 convolutions down, nearest upsampling + convolution up, skip concatenations, and
     self-attention at the lowest resolution (down, mid and up)."""
 
-    def __init__(self, cin=4, ch=(128, 256, 512), groups=32, heads=8):
+    def __init__(self, cin=4, ch=(128, 256, 512), groups=32, heads=8, einsum=False):
         super().__init__()
         c0, c1, c2 = ch
         self.conv_in = nn.Conv2d(cin, c0, 3, padding=1)
@@ -79,12 +87,12 @@ class SDUNet(nn.Module):
         self.down1 = dev.ResBlock(c0, c1, groups)
         self.ds1 = nn.Conv2d(c1, c1, 3, stride=2, padding=1)
         self.down2 = dev.ResBlock(c1, c2, groups)
-        self.down2_attn = SelfAttention2d(c2, heads, groups)
+        self.down2_attn = SelfAttention2d(c2, heads, groups, einsum)
         self.mid0 = dev.ResBlock(c2, c2, groups)
-        self.mid_attn = SelfAttention2d(c2, heads, groups)
+        self.mid_attn = SelfAttention2d(c2, heads, groups, einsum)
         self.mid1 = dev.ResBlock(c2, c2, groups)
         self.up2 = dev.ResBlock(c2 + c2, c2, groups)
-        self.up2_attn = SelfAttention2d(c2, heads, groups)
+        self.up2_attn = SelfAttention2d(c2, heads, groups, einsum)
         self.up1_conv = nn.Conv2d(c2, c2, 3, padding=1)
         self.up1 = dev.ResBlock(c2 + c1, c1, groups)
         self.up0_conv = nn.Conv2d(c1, c1, 3, padding=1)
@@ -185,10 +193,10 @@ def torchvision_model(ctor, seed):
     return build
 
 
-def sd_unet():
+def sd_unet(einsum=False):
     def build():
         x = torch.randn(1, 4, 64, 64, generator=torch.Generator().manual_seed(6103))
-        return SDUNet(), [x], ["latent"], ["output"]
+        return SDUNet(einsum=einsum), [x], ["latent"], ["output"]
     return build
 
 
@@ -205,6 +213,8 @@ MODELS = {
     "gpt2_small_s128": (6007, gpt2_small(128)),
     "gpt2_small_s1024": (6008, gpt2_small(1024)),
     "sd_unet_64": (6009, sd_unet()),
+    # The same weights, its attention written with torch.einsum: Einsum as MatMul (issue 18).
+    "sd_unet_64_einsum": (6009, sd_unet(einsum=True)),
     # TopK + NonMaxSuppression after a CNN backbone: issue 18's host fallback.
     "detector_nms": (6010, detector()),
 }

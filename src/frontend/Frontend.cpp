@@ -3,6 +3,7 @@
 #include "frontend/CheckModel.h"
 #include "frontend/ConstantOperands.h"
 #include "frontend/ConvertOpset.h"
+#include "frontend/DecomposeEinsum.h"
 #include "frontend/FoldConstants.h"
 #include "frontend/FreezeInputs.h"
 #include "frontend/GuardInference.h"
@@ -48,6 +49,13 @@ LoadedModel prepare_model(const std::string &model_path, const FrontendOptions &
     {
         TimedStep step("frontend: infer shapes and fold");
         infer_and_fold(model, opset);
+    }
+    {
+        TimedStep step("frontend: decompose Einsum");
+        if (int n = decompose_einsums(model.proto); n > 0) {
+            log_info(n, " Einsum node(s) as MatMuls with transposes and reshapes");
+            infer_and_fold(model, opset);
+        }
     }
     if (opset_out)
         *opset_out = opset;

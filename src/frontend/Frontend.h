@@ -5,8 +5,9 @@
  * The front end: ONNX file -> Graph IR with static shapes (DESIGN.md §1). Its steps, each timed:
  * load (large weights and external data left in their mapped files: frontend/LoadModel), check,
  * freeze the --freeze-input inputs, convert to the canonical opset, apply --input-shape overrides,
- * shape inference with data propagation alternating with constant folding, check that compile-time
- * operands are constants (NHC_EALG002), import.
+ * shape inference with data propagation alternating with constant folding, Einsum contractions as
+ * MatMuls (frontend/DecomposeEinsum.h), check that compile-time operands are constants
+ * (NHC_EALG002), import.
  */
 
 #include "frontend/FreezeInputs.h"

@@ -4,7 +4,8 @@ with the outputs computed by ONNX Runtime (../ort_reference.py). ONNX's own Eins
 are all float64, which no NEFF tensor carries in or out of a model (NHC_EDTY001); these are
 float32 and int32 and add what they leave out: an ellipsis that broadcasts, implicit outputs,
 a trace, three operands. The host evaluator (src/frontend/ConstantEvaluatorLinearAlgebra.cpp)
-is checked against them by the onnx-conformance test (tests/conformance/meson.build).
+and the contractions rewritten for the device (src/frontend/DecomposeEinsum.h) are checked
+against them by the onnx-conformance test (tests/conformance/meson.build).
 
 Usage (ONNX Runtime from npm, as the project's README allows):
     (cd /tmp/ort && npm install --ignore-scripts onnxruntime-node)
@@ -32,6 +33,17 @@ CASES = {
     "einsum_transpose_sum": ("ijk->ki", [[2, 3, 4]], np.float32),
     "einsum_outer": ("i,j->ij", [[3], [4]], np.float32),
     "einsum_int32": ("ij,jk->ik", [[3, 4], [4, 2]], np.int32),
+    # Contractions the front end rewrites as MatMuls (src/frontend/DecomposeEinsum.h): attention's
+    # two products, a linear layer over an ellipsis, labels summed within one operand, batch
+    # labels in the middle, a scalar; and one it leaves to the host (a diagonal beside a
+    # product).
+    "einsum_attention_scores": ("bhqd,bhkd->bhqk", [[1, 2, 5, 8], [1, 2, 6, 8]], np.float32),
+    "einsum_attention_values": ("bhqk,bhkd->bhqd", [[1, 2, 5, 6], [1, 2, 6, 8]], np.float32),
+    "einsum_linear_ellipsis": ("...ij,kj->...ik", [[2, 3, 4], [5, 4]], np.float32),
+    "einsum_own_sum": ("bij,bjk->bk", [[2, 3, 4], [2, 4, 5]], np.float32),
+    "einsum_middle_batch": ("ibj,jbk->bki", [[3, 2, 4], [4, 2, 5]], np.float32),
+    "einsum_inner": ("i,i->", [[6], [6]], np.float32),
+    "einsum_diagonal_product": ("ii,ij->j", [[3, 3], [3, 4]], np.float32),
 }
 
 

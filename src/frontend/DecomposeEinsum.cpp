@@ -1,0 +1,300 @@
+#include "frontend/DecomposeEinsum.h"
+
+#include "frontend/EinsumEquation.h"
+#include "frontend/InferShapes.h"
+#include "support/Log.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nhc {
+
+namespace {
+
+/** An operand as the rewrite goes: the value that holds it now, a label per dim. */
+struct Operand {
+    std::string value;
+    std::vector<int> labels;
+    Shape shape;
+};
+
+bool has(const std::vector<int> &labels, int label) {
+    return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+int64_t product(const Shape &s) {
+    int64_t p = 1;
+    for (int64_t d : s)
+        p *= d;
+    return p;
+}
+
+/** The nodes that replace one Einsum, named after it. */
+class Emitter {
+public:
+    explicit Emitter(const onnx::NodeProto &einsum)
+        : node_prefix_((einsum.name().empty() ? einsum.output(0) : einsum.name()) + "/"),
+          value_prefix_(einsum.output(0) + "/einsum/") {}
+
+    /** x summed over `labels` (which it has), those dims dropped. */
+    Operand reduce(const Operand &x, const std::vector<int> &labels, const std::string &tag) {
+        if (labels.empty())
+            return x;
+        Operand r;
+        std::vector<int64_t> axes;
+        for (size_t d = 0; d < x.labels.size(); d++)
+            if (has(labels, x.labels[d]))
+                axes.push_back(int64_t(d));
+            else {
+                r.labels.push_back(x.labels[d]);
+                r.shape.push_back(x.shape[d]);
+            }
+        std::string axes_value = constant(axes, "axes_" + tag);
+        onnx::NodeProto n = node("ReduceSum", {x.value, axes_value}, "ReduceSum_" + tag);
+        add_int(n, "keepdims", 0);
+        r.value = push(std::move(n));
+        return r;
+    }
+
+    /** x with its dims in the order of `labels` (a permutation of its own). */
+    Operand transpose(const Operand &x, const std::vector<int> &labels, const std::string &tag) {
+        if (labels == x.labels)
+            return x;
+        Operand r;
+        onnx::NodeProto n = node("Transpose", {x.value}, "Transpose_" + tag);
+        onnx::AttributeProto *perm = n.add_attribute();
+        perm->set_name("perm");
+        perm->set_type(onnx::AttributeProto::INTS);
+        for (int label : labels) {
+            size_t d =
+                size_t(std::find(x.labels.begin(), x.labels.end(), label) - x.labels.begin());
+            perm->add_ints(int64_t(d));
+            r.shape.push_back(x.shape[d]);
+        }
+        r.labels = labels;
+        r.value = push(std::move(n));
+        return r;
+    }
+
+    /** `value` of `shape` reshaped to `to`. */
+    std::string reshape(const std::string &value, const Shape &shape, const Shape &to,
+                        const std::string &tag) {
+        if (shape == to)
+            return value;
+        std::string shape_value = constant(to, "shape_" + tag);
+        return push(node("Reshape", {value, shape_value}, "Reshape_" + tag));
+    }
+
+    std::string matmul(const std::string &a, const std::string &b) {
+        return push(node("MatMul", {a, b}, "MatMul"));
+    }
+
+    /** The nodes, the last one writing `output` (an Identity when there is nothing to do). */
+    std::vector<onnx::NodeProto> finish(const std::string &last, const std::string &output) {
+        if (nodes_.empty() || nodes_.back().output(0) != last)
+            push(node("Identity", {last}, "Identity"));
+        nodes_.back().set_output(0, output);
+        return std::move(nodes_);
+    }
+
+private:
+    onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inputs,
+                         const std::string &tag) const {
+        onnx::NodeProto n;
+        n.set_op_type(op);
+        n.set_name(node_prefix_ + tag);
+        for (const std::string &in : inputs)
+            n.add_input(in);
+        n.add_output(value_prefix_ + tag);
+        return n;
+    }
+
+    static void add_int(onnx::NodeProto &n, const char *name, int64_t v) {
+        onnx::AttributeProto *a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+
+    std::string constant(const std::vector<int64_t> &values, const std::string &tag) {
+        onnx::NodeProto n = node("Constant", {}, tag);
+        onnx::AttributeProto *a = n.add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        onnx::TensorProto *t = a->mutable_t();
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(int64_t(values.size()));
+        for (int64_t v : values)
+            t->add_int64_data(v);
+        return push(std::move(n));
+    }
+
+    std::string push(onnx::NodeProto n) {
+        nodes_.push_back(std::move(n));
+        return nodes_.back().output(0);
+    }
+
+    std::string node_prefix_, value_prefix_;
+    std::vector<onnx::NodeProto> nodes_;
+};
+
+/** The operands of `n` when its Einsum is one this pass takes (see the header), else nothing. */
+std::optional<std::vector<Operand>> operands_of(const onnx::NodeProto &n,
+                                                const std::map<std::string, ValueType> &types,
+                                                std::vector<int> &output_labels) {
+    const onnx::AttributeProto *equation = nullptr;
+    for (const auto &a : n.attribute())
+        if (a.name() == "equation")
+            equation = &a;
+    if (!equation || n.output_size() != 1 || n.input_size() < 1 || n.input_size() > 2)
+        return std::nullopt;
+    std::vector<Shape> shapes;
+    for (const std::string &in : n.input()) {
+        auto it = types.find(in);
+        if (it == types.end() || !it->second.is_static() ||
+            (it->second.elem_type != onnx::TensorProto::FLOAT &&
+             it->second.elem_type != onnx::TensorProto::FLOAT16))
+            return std::nullopt;
+        shapes.push_back(it->second.shape);
+    }
+    struct Refused {};
+    EinsumEquation eq;
+    try {
+        eq = parse_einsum(equation->s(), shapes, [](const std::string &) { throw Refused{}; });
+    } catch (const Refused &) {
+        return std::nullopt; // the host evaluator says what is wrong
+    }
+    std::vector<Operand> ops;
+    for (size_t i = 0; i < shapes.size(); i++) {
+        std::vector<int> sorted = eq.operands[i];
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+            return std::nullopt; // a diagonal
+        ops.push_back({n.input(int(i)), eq.operands[i], shapes[i]});
+    }
+    output_labels = eq.output;
+    return ops;
+}
+
+int64_t extent_of(const Operand &x, int label) {
+    return x.shape[size_t(std::find(x.labels.begin(), x.labels.end(), label) - x.labels.begin())];
+}
+
+/** A's and B's labels by role: in both and the output (batch), in A alone and the output (m),
+ *  in B alone and the output (n), in both and not the output (k, summed by the MatMul). Nothing
+ *  when a k label broadcasts (extent 1 in one, more in the other). */
+struct Roles {
+    std::vector<int> batch, m, n, k;
+};
+
+std::optional<Roles> roles_of(const Operand &a, const Operand &b, const std::vector<int> &out) {
+    Roles r;
+    for (int label : out) {
+        if (has(a.labels, label) && has(b.labels, label))
+            r.batch.push_back(label);
+        else
+            (has(a.labels, label) ? r.m : r.n).push_back(label);
+    }
+    for (int label : a.labels)
+        if (!has(out, label)) {
+            if (extent_of(a, label) != extent_of(b, label))
+                return std::nullopt;
+            r.k.push_back(label);
+        }
+    return r;
+}
+
+std::vector<int> concat(std::vector<int> a, const std::vector<int> &b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/** [batch extents of x..., product over `rows`, product over `cols`]. */
+Shape as_matrices(const Operand &x, const std::vector<int> &batch, const std::vector<int> &rows,
+                  const std::vector<int> &cols) {
+    Shape s, r, c;
+    for (int label : batch)
+        s.push_back(extent_of(x, label));
+    for (int label : rows)
+        r.push_back(extent_of(x, label));
+    for (int label : cols)
+        c.push_back(extent_of(x, label));
+    s.push_back(product(r));
+    s.push_back(product(c));
+    return s;
+}
+
+std::optional<std::vector<onnx::NodeProto>>
+decompose(const onnx::NodeProto &n, const std::map<std::string, ValueType> &types) {
+    std::vector<int> out;
+    std::optional<std::vector<Operand>> ops = operands_of(n, types, out);
+    if (!ops)
+        return std::nullopt;
+    Emitter e(n);
+    // Labels one operand alone has and the output lacks are summed before the product.
+    const char *tags[] = {"A", "B"};
+    for (size_t i = 0; i < ops->size(); i++) {
+        std::vector<int> own;
+        for (int label : (*ops)[i].labels)
+            if (!has(out, label) && (ops->size() == 1 || !has((*ops)[1 - i].labels, label)))
+                own.push_back(label);
+        (*ops)[i] = e.reduce((*ops)[i], own, tags[i]);
+    }
+    if (ops->size() == 1)
+        return e.finish(e.transpose(ops->front(), out, "A").value, n.output(0));
+    const Operand &a = (*ops)[0], &b = (*ops)[1];
+    std::optional<Roles> r = roles_of(a, b, out);
+    if (!r)
+        return std::nullopt;
+    Operand at = e.transpose(a, concat(concat(r->batch, r->m), r->k), "A");
+    Operand bt = e.transpose(b, concat(concat(r->batch, r->k), r->n), "B");
+    std::string am = e.reshape(at.value, at.shape, as_matrices(at, r->batch, r->m, r->k), "A");
+    std::string bm = e.reshape(bt.value, bt.shape, as_matrices(bt, r->batch, r->k, r->n), "B");
+    // The product [batch..., M, N] (batch dims broadcast), then its dims by label.
+    Shape batch_extents, m_extents, n_extents;
+    for (int label : r->batch)
+        batch_extents.push_back(std::max(extent_of(a, label), extent_of(b, label)));
+    for (int label : r->m)
+        m_extents.push_back(extent_of(a, label));
+    for (int label : r->n)
+        n_extents.push_back(extent_of(b, label));
+    Shape product_shape = batch_extents;
+    product_shape.push_back(product(m_extents));
+    product_shape.push_back(product(n_extents));
+    Operand p;
+    p.shape = batch_extents;
+    p.shape.insert(p.shape.end(), m_extents.begin(), m_extents.end());
+    p.shape.insert(p.shape.end(), n_extents.begin(), n_extents.end());
+    p.labels = concat(concat(r->batch, r->m), r->n);
+    p.value = e.reshape(e.matmul(am, bm), product_shape, p.shape, "out");
+    return e.finish(e.transpose(p, out, "out").value, n.output(0));
+}
+
+} // namespace
+
+int decompose_einsums(onnx::ModelProto &model) {
+    onnx::GraphProto &g = *model.mutable_graph();
+    const std::map<std::string, ValueType> types = collect_value_types(g);
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    int rewritten = 0;
+    for (onnx::NodeProto &n : *g.mutable_node()) {
+        std::optional<std::vector<onnx::NodeProto>> parts;
+        if (n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx"))
+            parts = decompose(n, types);
+        if (!parts) {
+            nodes.Add()->Swap(&n);
+            continue;
+        }
+        log_debug("Einsum '", n.name(), "' as ", parts->size(), " nodes around a MatMul");
+        for (onnx::NodeProto &p : *parts)
+            nodes.Add()->Swap(&p);
+        rewritten++;
+    }
+    g.mutable_node()->Swap(&nodes);
+    return rewritten;
+}
+
+} // namespace nhc
