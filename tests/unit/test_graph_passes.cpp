@@ -20,6 +20,7 @@
 #include "graph/PoolTaps.h"
 #include "graph/ReduceLastAxis.h"
 #include "graph/RemoveDeadNodes.h"
+#include "graph/TransposeThroughUnitReshapes.h"
 #include "graph/WeightLayout.h"
 #include "graph/WideElementwiseRows.h"
 #include "support/Error.h"
@@ -723,6 +724,59 @@ g (float[2, 3, 4] x) => (float[4, 3, 2] y, float[4, 2, 3] z, float[2, 3, 4] e, f
 )");
     std::vector<std::string> before = op_types(g);
     CHECK(cancel_transpose_pairs(g) == 0);
+    CHECK(op_types(g) == before);
+}
+
+TEST_CASE("heads folded into the batch: Transposes cross the unit-axis Reshapes to their MatMuls "
+          "and meet each other") {
+    // q: [1, 4, 2, 8] -> Transpose -> [1, 2, 4, 8] -> Reshape -> [2, 4, 8]; k the same, then
+    // transposed again for the product ([2, 8, 4]); the product viewed [1, 2, 4, 4] and
+    // transposed back to [1, 4, 2, 4].
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 2, 8] qh, float[1, 4, 2, 8] kh) => (float[1, 4, 2, 4] o)
+    <int64[3] s3 = {2, 4, 8}, int64[4] s4 = {1, 2, 4, 4}> {
+  qt = Transpose <perm = [0, 2, 1, 3]> (qh)
+  q = Reshape(qt, s3)
+  kt = Transpose <perm = [0, 2, 1, 3]> (kh)
+  k = Reshape(kt, s3)
+  ktt = Transpose <perm = [0, 2, 1]> (k)
+  p = MatMul(q, ktt)
+  p4 = Reshape(p, s4)
+  o = Transpose <perm = [0, 2, 1, 3]> (p4)
+}
+)");
+    // Two swaps before the MatMul, the merge of k's two Transposes, one swap after it.
+    CHECK(transpose_through_unit_reshapes(g) == 4);
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Transpose", "Reshape", "Transpose",
+                                                  "MatMul", "Transpose", "Reshape"});
+    CHECK(g.value(g.nodes[0].outputs[0]).shape == Shape{4, 2, 8}); // qh without its unit axis
+    CHECK(g.nodes[1].attr_ints("perm") == std::vector<int64_t>{1, 0, 2});
+    CHECK(g.nodes[3].attr_ints("perm") == std::vector<int64_t>{1, 2, 0}); // [2, 8, 4] of [4, 2, 8]
+    CHECK(g.nodes[4].inputs ==
+          std::vector<std::string>{g.nodes[1].outputs[0], g.nodes[3].outputs[0]});
+    CHECK(g.nodes[5].inputs == std::vector<std::string>{"p"});
+    CHECK(g.nodes[5].attr_ints("perm") == std::vector<int64_t>{1, 0, 2});
+    CHECK(g.value(g.nodes[5].outputs[0]).shape == Shape{4, 2, 4});
+    CHECK(g.nodes[6].outputs == std::vector<std::string>{"o"});
+    CHECK(g.value("o").shape == Shape{1, 4, 2, 4});
+    g.verify();
+}
+
+TEST_CASE("a Transpose whose Reshape changes more than unit axes, or whose output is read "
+          "elsewhere, stays where it is") {
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 2, 8] x) => (float[2, 32] y, float[2, 4, 8] z, float[1, 2, 4, 8] t2)
+    <int64[2] s2 = {2, 32}, int64[3] s3 = {2, 4, 8}> {
+  t = Transpose <perm = [0, 2, 1, 3]> (x)
+  y = Reshape(t, s2)
+  t2 = Transpose <perm = [0, 2, 1, 3]> (x)
+  z = Reshape(t2, s3)
+}
+)");
+    std::vector<std::string> before = op_types(g);
+    CHECK(transpose_through_unit_reshapes(g) == 0);
     CHECK(op_types(g) == before);
 }
 
