@@ -16,18 +16,13 @@
 
 namespace nhc::folding {
 
-namespace {
-
-/** A convolution's window: per spatial dim the kernel, stride, dilation and leading pad, and the
- *  output's extent. */
-struct Window {
-    std::vector<int64_t> kernel, stride, dilation, pad_begin, out;
-};
-
-Window conv_window(const Ctx &c, const Shape &x, const Shape &w) {
+Window conv_window(const Ctx &c, const Shape &x, const std::vector<int64_t> &kernel) {
     const size_t dims = x.size() - 2;
     Window win;
-    win.kernel.assign(w.begin() + 2, w.end());
+    win.kernel = kernel;
+    if (win.kernel.size() != dims)
+        c.fail("the kernel has " + std::to_string(win.kernel.size()) + " dims for " +
+               std::to_string(dims) + " spatial dims");
     win.stride = c.attr_ints("strides").value_or(std::vector<int64_t>(dims, 1));
     win.dilation = c.attr_ints("dilations").value_or(std::vector<int64_t>(dims, 1));
     std::vector<int64_t> pads = c.attr_ints("pads").value_or(std::vector<int64_t>(2 * dims, 0));
@@ -62,6 +57,8 @@ Window conv_window(const Ctx &c, const Shape &x, const Shape &w) {
     return win;
 }
 
+namespace {
+
 /** One value of `z` (a zero point or scale) for channel `m`: a scalar, or one per channel. */
 double per_channel(const Ctx &c, const HostTensor *z, int64_t m, int64_t channels) {
     if (!z)
@@ -86,7 +83,7 @@ HostTensor integer_conv(const Ctx &c, const HostTensor &x, const HostTensor &w,
                " in " + std::to_string(group) + " groups do not make a convolution");
     if (x_zero && x_zero->numel() != 1)
         c.fail("the input's zero point is not one value");
-    const Window win = conv_window(c, xs, ws);
+    const Window win = conv_window(c, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
     const size_t dims = xs.size() - 2;
     const int64_t batch = xs[0], in_channels = ws[1], out_channels = ws[0];
     const int64_t per_group = out_channels / group;

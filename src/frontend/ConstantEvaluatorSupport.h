@@ -73,6 +73,15 @@ void check_size(const Ctx &c, const Shape &s);
 /** True when a tensor of shape `s` is over the folding limit (it is left to run on device). */
 bool too_big(const Shape &s);
 
+/** A convolution's or pooling's window over the spatial dims of x [N, C, spatial...]: per dim the
+ *  kernel, stride, dilation and leading pad, and the output's extent. */
+struct Window {
+    std::vector<int64_t> kernel, stride, dilation, pad_begin, out;
+};
+/** The window of `kernel` from the node's strides, dilations, pads and auto_pad (NHC_EFLD001
+ *  when they do not suit x); ConstantEvaluatorConv.cpp. */
+Window conv_window(const Ctx &c, const Shape &x, const std::vector<int64_t> &kernel);
+
 /** Applies ff (floats, in double) or fi (integers, in int64) elementwise over broadcast inputs. */
 Outputs elementwise(const Ctx &c, size_t arity, DType out_dtype,
                     const std::function<double(const std::vector<double> &)> &ff,
@@ -99,6 +108,9 @@ Outputs qlinear_matmul(const Ctx &c);          ///< ConstantEvaluatorLinearAlgeb
 Outputs conv_integer(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
 Outputs qlinear_conv(const Ctx &c);            ///< ConstantEvaluatorConv.cpp
 Outputs max_unpool(const Ctx &c);              ///< ConstantEvaluatorConv.cpp
+Outputs lp_pool(const Ctx &c);                 ///< LpPool, GlobalLpPool: ConstantEvaluatorPool.cpp
+Outputs lp_normalization(const Ctx &c);        ///< ConstantEvaluatorPool.cpp
+Outputs max_roi_pool(const Ctx &c);            ///< ConstantEvaluatorPool.cpp
 Outputs dft(const Ctx &c);                     ///< ConstantEvaluatorSignal.cpp
 Outputs stft(const Ctx &c);                    ///< ConstantEvaluatorSignal.cpp
 Outputs mel_weight_matrix(const Ctx &c);       ///< ConstantEvaluatorSignal.cpp

@@ -63,6 +63,8 @@ TEST_CASE("list-operators says where every ONNX operator runs: device, host or r
     CHECK(r.has("CumSum\thost\n"));
     CHECK(r.has("LSTM\thost\n"));
     CHECK(r.has("Det\thost\n"));
+    CHECK(r.has("LpPool\thost\n"));
+    CHECK(r.has("MaxRoiPool\thost\n"));
     CHECK(r.has("Bernoulli\trefused\n"));
     CHECK(r.has("If\thost\n"));
     CHECK(r.has("Loop\thost\n"));

@@ -391,3 +391,20 @@ TEST_CASE("malformed attributes and empty dimensions are NHC_EFLD001, not a divi
                          doctest::Contains("index 0 is out of range for a dimension of 0"),
                          UserError);
 }
+
+TEST_CASE("MaxRoiPool's region of a missing image, LpPool without a kernel and LpNormalization "
+          "with p = 3 are NHC_EFLD001") {
+    HostTensor x(DType::Float32, {1, 1, 4, 4});
+    HostTensor rois(DType::Float32, {1, 5});
+    rois.set_f64(0, 2); // image 2 of 1
+    onnx::NodeProto roi = node("MaxRoiPool");
+    set_ints(roi, "pooled_shape", {2, 2});
+    CHECK_THROWS_WITH_AS(evaluate_node(roi, {&x, &rois}, 17),
+                         doctest::Contains("region 0 names image 2 of 1"), UserError);
+    CHECK_THROWS_WITH_AS(evaluate_node(node("LpPool"), {&x}, 17),
+                         doctest::Contains("attribute 'kernel_shape' is missing"), UserError);
+    onnx::NodeProto norm = node("LpNormalization");
+    set_int(norm, "p", 3);
+    CHECK_THROWS_WITH_AS(evaluate_node(norm, {&x}, 17),
+                         doctest::Contains("p must be 1 or 2, not 3"), UserError);
+}

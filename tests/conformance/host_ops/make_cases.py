@@ -6,7 +6,8 @@ strides and auto_pad; QLinearConv's per-channel scales and bias; RoiAlign's max 
 sampling and spatial scale; ScatterElements' mul reduction along an inner axis; GridSample's
 modes with reflection and border padding past the image; DFT's dft_length, onesided and complex
 inverse; STFT with a window; MelWeightMatrix at an audio model's sizes; TfIdfVectorizer with
-weights, skips and trigrams). The host
+weights, skips and trigrams) and operators ONNX 1.12 has no node test of (LpPool, GlobalLpPool,
+LpNormalization, MaxRoiPool). The host
 evaluators (src/frontend/ConstantEvaluator*.cpp) are checked against them by the
 onnx-conformance test (tests/conformance/meson.build).
 
@@ -138,6 +139,50 @@ def tf_idf_weighted_batch(rng):
     return 9, [node], values, {"y": (np.float32, [2, 7])}
 
 
+def lp_pool_p3_strided(rng):
+    values = {"x": rng.uniform(-1, 1, [1, 2, 7, 6]).astype(np.float32)}
+    node = helper.make_node("LpPool", ["x"], ["y"], p=3, kernel_shape=[3, 2], strides=[2, 2],
+                            pads=[1, 0, 1, 1])
+    return 17, [node], values, {"y": (np.float32, [1, 2, 4, 3])}
+
+
+def lp_pool_same_upper(rng):
+    values = {"x": rng.uniform(-1, 1, [1, 1, 5, 6]).astype(np.float32)}
+    node = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                            auto_pad="SAME_UPPER")
+    return 17, [node], values, {"y": (np.float32, [1, 1, 3, 3])}
+
+
+def global_lp_pool_p1(rng):
+    values = {"x": rng.uniform(-1, 1, [2, 3, 4, 5]).astype(np.float32)}
+    node = helper.make_node("GlobalLpPool", ["x"], ["y"], p=1)
+    return 17, [node], values, {"y": (np.float32, [2, 3, 1, 1])}
+
+
+def lp_normalization_l1_zero(rng):
+    x = rng.uniform(-1, 1, [3, 4, 2]).astype(np.float32)
+    x[1, :, 0] = 0  # a zero norm
+    node = helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1)
+    return 17, [node], {"x": x}, {"y": (np.float32, [3, 4, 2])}
+
+
+def lp_normalization_l2(rng):
+    values = {"x": rng.uniform(-1, 1, [2, 5]).astype(np.float32)}
+    node = helper.make_node("LpNormalization", ["x"], ["y"])
+    return 17, [node], values, {"y": (np.float32, [2, 5])}
+
+
+def max_roi_pool_scaled(rng):
+    # Corners at half scale, one rounding half away from zero (5 -> 2.5 -> 3), one region past
+    # the image (every bin empty: 0).
+    values = {"x": rng.uniform(-1, 1, [2, 3, 8, 10]).astype(np.float32),
+              "rois": np.array([[0, 2, 2, 12, 10], [1, 0, 0, 19, 15], [1, 5, 7, 9, 7],
+                                [0, 40, 40, 60, 60]], np.float32)}
+    node = helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[2, 3],
+                            spatial_scale=0.5)
+    return 17, [node], values, {"y": (np.float32, [4, 3, 2, 3])}
+
+
 CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_upper,
                                  qlinear_conv_per_channel, roi_align_max_adaptive,
                                  roi_align_avg_adaptive, scatter_elements_mul_axis1,
@@ -147,7 +192,9 @@ CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_
                                  grid_sample("nearest", "reflection", 1),
                                  grid_sample("nearest", "border", 0), dft_onesided_padded,
                                  dft_complex_inverse_cut, stft_window_step, mel_weight_matrix,
-                                 tf_idf_weighted_batch]}
+                                 tf_idf_weighted_batch, lp_pool_p3_strided, lp_pool_same_upper,
+                                 global_lp_pool_p1, lp_normalization_l1_zero, lp_normalization_l2,
+                                 max_roi_pool_scaled]}
 
 
 def main():
