@@ -85,13 +85,13 @@ void apply_graph_passes(Graph &g, const CompileOptions &options) {
     int unit_axis = options.optlevel >= 2 ? reshape_unit_axis_transposes(g) : 0;
     log_info("unit-axis transposes: ", unit_axis,
              " Transposes that move only axes of extent 1 made Reshapes");
+    int cancelled = cancel_transpose_pairs(g);
+    log_info("transpose pairs: ", cancelled, " Transposes that undo an earlier one removed");
     // Transposes brought next to their MatMuls across unit-axis Reshapes (heads folded into the
-    // batch): a move of -O2 and -O3.
+    // batch): a move of -O2 and -O3. After the pairs above: moving one of a pair would hide it.
     int through = options.optlevel >= 2 ? transpose_through_unit_reshapes(g) : 0;
     log_info("transposes through unit reshapes: ", through,
              " Transpose/Reshape pairs swapped or Transposes merged");
-    int cancelled = cancel_transpose_pairs(g);
-    log_info("transpose pairs: ", cancelled, " Transposes that undo an earlier one removed");
     int transposed = lower_conv_transposes(g, window_limits);
     log_info("transposed convolutions: ", transposed, " lowered to per-tap PE matmuls");
     int pools = lower_pools(g, window_limits);

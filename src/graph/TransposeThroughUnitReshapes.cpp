@@ -159,6 +159,13 @@ private:
             p.push_back(p1[size_t(a)]);
         g_.values.erase(first.outputs[0]);
         make_transpose(second, first.inputs[0], p);
+        bool identity = true;
+        for (size_t i = 0; i < p.size(); i++)
+            identity &= p[i] == int64_t(i);
+        if (identity) { // the two undo each other: a view
+            second.op_type = "Identity";
+            second.attrs.clear();
+        }
         removed_.insert(m_.index(&first));
         return true;
     }

@@ -14,10 +14,12 @@
  *    axes of the input, then the Transpose of what remains;
  *  - a Reshape adding unit axes then Transpose(p) becomes the Transpose of the axes that were
  *    there, then a Reshape adding the unit axes where p put them;
- *  - Transpose(p2) of Transpose(p1) of x becomes one Transpose of x.
+ *  - Transpose(p2) of Transpose(p1) of x becomes one Transpose of x (an Identity, a view, when
+ *    they undo each other).
  * Removing or adding unit axes keeps every element's place, so each Reshape stays a view. Only
  * where the value between the two nodes has no other reader and is not a graph output. A move
- * of -O2 and -O3 (driver/GraphPasses.cpp).
+ * of -O2 and -O3 (driver/GraphPasses.cpp), after graph/CancelTransposes, whose pairs a move
+ * would hide (ViT's patch embedding).
  */
 
 #include "graph/Graph.h"

@@ -763,6 +763,21 @@ g (float[1, 4, 2, 8] qh, float[1, 4, 2, 8] kh) => (float[1, 4, 2, 4] o)
     g.verify();
 }
 
+TEST_CASE("Transposes that meet across a unit-axis Reshape and undo each other become a view") {
+    Graph g = load_graph(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 8] x) => (float[4, 8] y) <int64[2] s = {8, 4}> {
+  t = Transpose <perm = [0, 2, 1]> (x)
+  r = Reshape(t, s)
+  y = Transpose <perm = [1, 0]> (r)
+}
+)");
+    CHECK(transpose_through_unit_reshapes(g) == 2);
+    CHECK(op_types(g) == std::vector<std::string>{"Reshape", "Identity"});
+    CHECK(g.nodes[1].outputs == std::vector<std::string>{"y"});
+    g.verify();
+}
+
 TEST_CASE("a Transpose whose Reshape changes more than unit axes, or whose output is read "
           "elsewhere, stays where it is") {
     Graph g = load_graph(R"(
