@@ -140,17 +140,19 @@ Outputs max_roi_pool(const Ctx &c) {
         // Corners scaled and rounded half away from zero; a region is at least one pixel.
         auto corner = [&](int k) { return int64_t(std::round(rois.get_f64(r * 5 + k) * scale)); };
         const int64_t x0 = corner(1), y0 = corner(2), x1 = corner(3), y1 = corner(4);
-        const double bin_h = double(std::max<int64_t>(y1 - y0 + 1, 1)) / double(ph_n);
-        const double bin_w = double(std::max<int64_t>(x1 - x0 + 1, 1)) / double(pw_n);
+        // Bin edges in float, as ONNX Runtime (and Caffe's ROI pooling) computes them: a region
+        // 29 high in 7 bins ends its last at 29 in float, at 30 in double.
+        const float bin_h = float(std::max<int64_t>(y1 - y0 + 1, 1)) / float(ph_n);
+        const float bin_w = float(std::max<int64_t>(x1 - x0 + 1, 1)) / float(pw_n);
         for (int64_t ph = 0; ph < ph_n; ph++)
             for (int64_t pw = 0; pw < pw_n; pw++) {
                 auto clamp = [](int64_t v, int64_t hi) {
                     return std::min(std::max<int64_t>(v, 0), hi);
                 };
-                const int64_t hs = clamp(int64_t(std::floor(double(ph) * bin_h)) + y0, h);
-                const int64_t he = clamp(int64_t(std::ceil(double(ph + 1) * bin_h)) + y0, h);
-                const int64_t ws = clamp(int64_t(std::floor(double(pw) * bin_w)) + x0, w);
-                const int64_t we = clamp(int64_t(std::ceil(double(pw + 1) * bin_w)) + x0, w);
+                const int64_t hs = clamp(int64_t(std::floor(float(ph) * bin_h)) + y0, h);
+                const int64_t he = clamp(int64_t(std::ceil(float(ph + 1) * bin_h)) + y0, h);
+                const int64_t ws = clamp(int64_t(std::floor(float(pw) * bin_w)) + x0, w);
+                const int64_t we = clamp(int64_t(std::ceil(float(pw + 1) * bin_w)) + x0, w);
                 for (int64_t ch = 0; ch < channels; ch++) {
                     double m = he <= hs || we <= ws ? 0 : -DBL_MAX;
                     const int64_t plane = (batch * channels + ch) * h * w;

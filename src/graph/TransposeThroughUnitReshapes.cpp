@@ -96,7 +96,7 @@ private:
         n.inputs = {in, shape};
     }
 
-    /** A new value between two rewritten nodes: `like`'s type, `shape`. */
+    /** The value between two rewritten nodes renamed `name`, of `shape`, its type kept. */
     void replace_value(const std::string &old_name, const std::string &name, const Shape &shape) {
         Value v = g_.value(old_name);
         g_.values.erase(old_name);
@@ -179,8 +179,9 @@ private:
 
 int transpose_through_unit_reshapes(Graph &g) {
     int total = 0;
-    // Each pass rewrites at least one pair or stops; a rewrite never adds a node, and a merge
-    // removes one, so the node count bounds the passes.
+    // A swap moves a Reshape that drops unit axes towards the inputs, or one that adds them
+    // towards the outputs, past one Transpose; a merge removes a node. Every rewrite keeps the
+    // values, so the bound on the rounds only guards against a cycle.
     for (size_t round = 0; round <= g.nodes.size(); round++) {
         int n = Rewriter(g).run();
         if (n == 0)

@@ -183,6 +183,15 @@ def max_roi_pool_scaled(rng):
     return 17, [node], values, {"y": (np.float32, [4, 3, 2, 3])}
 
 
+def max_roi_pool_float_bins(rng):
+    # A region 29 pixels high and wide in 7 bins: the last bin ends at 29 in float (ONNX
+    # Runtime's arithmetic), at 30 in double.
+    values = {"x": rng.uniform(-1, 1, [1, 2, 32, 32]).astype(np.float32),
+              "rois": np.array([[0, 0, 0, 28, 28]], np.float32)}
+    node = helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[7, 7])
+    return 17, [node], values, {"y": (np.float32, [1, 2, 7, 7])}
+
+
 CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_upper,
                                  qlinear_conv_per_channel, roi_align_max_adaptive,
                                  roi_align_avg_adaptive, scatter_elements_mul_axis1,
@@ -194,7 +203,7 @@ CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_
                                  dft_complex_inverse_cut, stft_window_step, mel_weight_matrix,
                                  tf_idf_weighted_batch, lp_pool_p3_strided, lp_pool_same_upper,
                                  global_lp_pool_p1, lp_normalization_l1_zero, lp_normalization_l2,
-                                 max_roi_pool_scaled]}
+                                 max_roi_pool_scaled, max_roi_pool_float_bins]}
 
 
 def main():
