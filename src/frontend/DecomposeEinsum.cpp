@@ -25,13 +25,6 @@ bool has(const std::vector<int> &labels, int label) {
     return std::find(labels.begin(), labels.end(), label) != labels.end();
 }
 
-int64_t product(const Shape &s) {
-    int64_t p = 1;
-    for (int64_t d : s)
-        p *= d;
-    return p;
-}
-
 /** The nodes that replace one Einsum, named after it. */
 class Emitter {
 public:
@@ -145,11 +138,7 @@ private:
 std::optional<std::vector<Operand>> operands_of(const onnx::NodeProto &n,
                                                 const std::map<std::string, ValueType> &types,
                                                 std::vector<int> &output_labels) {
-    const onnx::AttributeProto *equation = nullptr;
-    for (const auto &a : n.attribute())
-        if (a.name() == "equation")
-            equation = &a;
-    if (!equation || n.output_size() != 1 || n.input_size() < 1 || n.input_size() > 2)
+    if (n.input_size() < 1 || n.input_size() > 2)
         return std::nullopt;
     std::vector<Shape> shapes;
     for (const std::string &in : n.input()) {
@@ -160,22 +149,18 @@ std::optional<std::vector<Operand>> operands_of(const onnx::NodeProto &n,
             return std::nullopt;
         shapes.push_back(it->second.shape);
     }
-    struct Refused {};
-    EinsumEquation eq;
-    try {
-        eq = parse_einsum(equation->s(), shapes, [](const std::string &) { throw Refused{}; });
-    } catch (const Refused &) {
+    std::optional<EinsumEquation> eq = einsum_of(n, shapes);
+    if (!eq)
         return std::nullopt; // the host evaluator says what is wrong
-    }
     std::vector<Operand> ops;
     for (size_t i = 0; i < shapes.size(); i++) {
-        std::vector<int> sorted = eq.operands[i];
+        std::vector<int> sorted = eq->operands[i];
         std::sort(sorted.begin(), sorted.end());
         if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
             return std::nullopt; // a diagonal
-        ops.push_back({n.input(int(i)), eq.operands[i], shapes[i]});
+        ops.push_back({n.input(int(i)), eq->operands[i], shapes[i]});
     }
-    output_labels = eq.output;
+    output_labels = eq->output;
     return ops;
 }
 
@@ -222,8 +207,8 @@ Shape as_matrices(const Operand &x, const std::vector<int> &batch, const std::ve
         r.push_back(extent_of(x, label));
     for (int label : cols)
         c.push_back(extent_of(x, label));
-    s.push_back(product(r));
-    s.push_back(product(c));
+    s.push_back(shape_numel(r));
+    s.push_back(shape_numel(c));
     return s;
 }
 
@@ -262,8 +247,8 @@ decompose(const onnx::NodeProto &n, const std::map<std::string, ValueType> &type
     for (int label : r->n)
         n_extents.push_back(extent_of(b, label));
     Shape product_shape = batch_extents;
-    product_shape.push_back(product(m_extents));
-    product_shape.push_back(product(n_extents));
+    product_shape.push_back(shape_numel(m_extents));
+    product_shape.push_back(shape_numel(n_extents));
     Operand p;
     p.shape = batch_extents;
     p.shape.insert(p.shape.end(), m_extents.begin(), m_extents.end());

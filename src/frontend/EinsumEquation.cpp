@@ -109,6 +109,22 @@ EinsumEquation parse_einsum(const std::string &text, const std::vector<Shape> &s
     return eq;
 }
 
+std::optional<EinsumEquation> einsum_of(const onnx::NodeProto &n,
+                                        const std::vector<Shape> &shapes) {
+    const onnx::AttributeProto *equation = nullptr;
+    for (const auto &a : n.attribute())
+        if (a.name() == "equation")
+            equation = &a;
+    if (!equation || n.output_size() != 1)
+        return std::nullopt;
+    struct Unsuited {};
+    try {
+        return parse_einsum(equation->s(), shapes, [](const std::string &) { throw Unsuited{}; });
+    } catch (const Unsuited &) {
+        return std::nullopt;
+    }
+}
+
 Shape einsum_output_shape(const EinsumEquation &eq) {
     Shape shape;
     for (int label : eq.output)

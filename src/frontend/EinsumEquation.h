@@ -13,6 +13,8 @@
 
 #include <functional>
 #include <map>
+#include <onnx/onnx_pb.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,11 @@ EinsumEquation parse_einsum(const std::string &text, const std::vector<Shape> &s
 
 /** The output's shape: its labels' extents. */
 Shape einsum_output_shape(const EinsumEquation &eq);
+
+/** The equation of Einsum node `n` read against its operands' `shapes`, or nothing when it has
+ *  none or one that does not suit them (the host evaluator then says why). For the passes that
+ *  look at an Einsum before it runs: shape inference and the device rewrite. */
+std::optional<EinsumEquation> einsum_of(const onnx::NodeProto &n, const std::vector<Shape> &shapes);
 
 } // namespace nhc
 

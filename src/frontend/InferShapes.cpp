@@ -21,16 +21,10 @@ bool ValueType::is_static() const {
 
 namespace {
 
-struct NotInferred {};
-
 /** The output shape of an Einsum whose operands' shapes are known, or nothing (an operand's
  *  shape unknown, or an equation the host evaluator will refuse with its reason). */
 std::optional<Shape> einsum_shape(const onnx::NodeProto &n,
                                   const std::map<std::string, ValueType> &types) {
-    const onnx::AttributeProto *equation = nullptr;
-    for (const auto &a : n.attribute())
-        if (a.name() == "equation")
-            equation = &a;
     std::vector<Shape> shapes;
     for (const std::string &in : n.input()) {
         auto it = types.find(in);
@@ -38,14 +32,8 @@ std::optional<Shape> einsum_shape(const onnx::NodeProto &n,
             return std::nullopt;
         shapes.push_back(it->second.shape);
     }
-    if (!equation || n.output_size() != 1)
-        return std::nullopt;
-    try {
-        return einsum_output_shape(
-            parse_einsum(equation->s(), shapes, [](const std::string &) { throw NotInferred{}; }));
-    } catch (const NotInferred &) {
-        return std::nullopt;
-    }
+    std::optional<EinsumEquation> eq = einsum_of(n, shapes);
+    return eq ? std::optional<Shape>(einsum_output_shape(*eq)) : std::nullopt;
 }
 
 /** ONNX 1.12's Einsum inference gives the output's rank alone (onnx/defs/math/defs.cc; its own

@@ -98,9 +98,7 @@ std::string flat_view_of(Graph &g, const Value &v, std::vector<Node> &made) {
     if (g.has_value(name))
         return name;
     int64_t cols = v.shape.back(), rows = shape_numel(v.shape) / cols;
-    std::string shape = name + "__shape";
-    auto t = std::make_shared<HostTensor>(HostTensor::from_i64({rows, cols}));
-    g.values[shape] = Value{shape, DType::Int64, t->shape(), t};
+    std::string shape = shape_constant(g, name + "__shape", {rows, cols});
     g.values[name] = Value{name, v.dtype, {rows, cols}, nullptr};
     Node view;
     view.name = name;
@@ -258,9 +256,7 @@ int flatten_elementwise_after_views(Graph &g, const ConvLimits &conv_limits) {
         for (const std::string &nd : rewritten_nd) {
             if (flat.at(nd) != n.outputs[0] || !read.count(nd))
                 continue;
-            std::string shape = nd + "__shape";
-            auto t = std::make_shared<HostTensor>(HostTensor::from_i64(g.value(nd).shape));
-            g.values[shape] = Value{shape, DType::Int64, t->shape(), t};
+            std::string shape = shape_constant(g, nd + "__shape", g.value(nd).shape);
             Node view;
             view.name = nd + "__unflatten";
             view.op_type = "Reshape";

@@ -182,4 +182,10 @@ std::string dump_graph(const Graph &g) {
     return os.str();
 }
 
+std::string shape_constant(Graph &g, const std::string &name, const Shape &shape) {
+    auto t = std::make_shared<HostTensor>(HostTensor::from_i64(shape));
+    g.values[name] = Value{name, DType::Int64, t->shape(), t};
+    return name;
+}
+
 } // namespace nhc

@@ -88,6 +88,10 @@ struct Graph {
  *  line per node with its operands' types and shapes. */
 std::string dump_graph(const Graph &g);
 
+/** Adds the constant int64 tensor `shape` as value `name` (a Reshape's shape operand); returns
+ *  `name`. */
+std::string shape_constant(Graph &g, const std::string &name, const Shape &shape);
+
 } // namespace nhc
 
 #endif

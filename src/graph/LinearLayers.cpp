@@ -8,13 +8,6 @@ namespace nhc {
 
 namespace {
 
-/** A constant int64 shape tensor, as Reshape takes it. */
-std::string shape_constant(Graph &g, const std::string &name, const Shape &shape) {
-    auto t = std::make_shared<HostTensor>(HostTensor::from_i64(shape));
-    g.values[name] = Value{name, DType::Int64, t->shape(), t};
-    return name;
-}
-
 Node reshape_node(const std::string &name, const std::string &in, const std::string &shape,
                   const std::string &out) {
     Node n;

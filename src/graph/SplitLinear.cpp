@@ -218,10 +218,7 @@ std::vector<Node> piece_nodes(Graph &g, const Layer &layer, const Piece &p) {
         } else { // Reshape: the same leading axes, the piece's columns
             Shape shape = g.value(next.outputs[0]).shape;
             shape.back() = width;
-            auto t = std::make_shared<HostTensor>(HostTensor::from_i64(shape));
-            std::string c = base + "_shape";
-            g.values[c] = Value{c, DType::Int64, t->shape(), t};
-            next.inputs = {in, c};
+            next.inputs = {in, shape_constant(g, base + "_shape", shape)};
         }
         next.outputs = {
             narrowed_value(g, g.value(next.outputs[0]), width, base + "_" + next.op_type)};

@@ -87,10 +87,8 @@ private:
 
     /** n becomes a Reshape of `in` to the shape of its output. */
     void make_reshape(Node &n, const std::string &in) {
-        const Shape &to = g_.value(n.outputs[0]).shape;
-        std::string shape = n.outputs[0] + "__unit_shape";
-        auto t = std::make_shared<HostTensor>(HostTensor::from_i64(to));
-        g_.values[shape] = Value{shape, DType::Int64, t->shape(), t};
+        std::string shape =
+            shape_constant(g_, n.outputs[0] + "__unit_shape", g_.value(n.outputs[0]).shape);
         n.op_type = "Reshape";
         n.attrs.clear();
         n.inputs = {in, shape};

@@ -32,9 +32,7 @@ int reshape_unit_axis_transposes(Graph &g) {
         if (!moves_only_unit_axes(n.transpose_perm(static_cast<int64_t>(in.shape.size())),
                                   in.shape))
             continue;
-        std::string shape = n.name + "__shape";
-        auto t = std::make_shared<HostTensor>(HostTensor::from_i64(out.shape));
-        g.values[shape] = Value{shape, DType::Int64, t->shape(), t};
+        std::string shape = shape_constant(g, n.name + "__shape", out.shape);
         n.op_type = "Reshape";
         n.attrs.clear();
         n.inputs.push_back(shape);
