@@ -90,7 +90,9 @@ struct StagedRows {
  *  up to a partition of rows; beyond it (SD UNet's [1, 8, 256, 64]) their per-head loads are
  *  taken from the projection's tiles in SBUF, which loads for all heads were not (-O2 915.0 ->
  *  941.6 us when staged). Empty when this does not apply or exceeds half the staged-layout
- *  budget. */
+ *  budget. A plan with AttentionPlan::operands_per_head does not call it: staged together, the
+ *  first product waits for every head's operands, a loss on SD's [8, 256, 64] and a gain on
+ *  ViT-B/16 in the model, so it is searched. */
 std::vector<StagedRows> heads_staged_together(const Group &g, int context_node, const Limits &L) {
     const Shape &s = g.outputs[0].result.shape;
     int rank = static_cast<int>(s.size());
@@ -173,7 +175,7 @@ void schedule_attention(Group &g, int context_node, const Limits &L, const Atten
         // Stored per batch item: each head's stages run per head inside the result's loops,
         // the result holds all of them.
         std::vector<StagedRows> together;
-        if (!per_batch)
+        if (!per_batch && !plan.operands_per_head)
             together = heads_staged_together(g, context_node, L);
         TileLoop tile =
             per_batch ? TileLoop{false, Halide::LoopLevel(result, var(2))}

@@ -53,6 +53,7 @@ int number_in(const std::string &part, const std::string &prefix, const std::str
 }
 
 constexpr const char *kPerBatchItem = "outputs stored per batch item";
+constexpr const char *kOperandsPerHead = "operands loaded per head";
 
 std::string describe_attention(const AttentionPlan &a) {
     std::string s = "attention";
@@ -61,6 +62,8 @@ std::string describe_attention(const AttentionPlan &a) {
             s += std::string(", ") + part.prefix + std::to_string(a.*part.field) + part.suffix;
     if (a.outputs_per_batch_item)
         s += std::string(", ") + kPerBatchItem;
+    if (a.operands_per_head)
+        s += std::string(", ") + kOperandsPerHead;
     return s;
 }
 
@@ -91,9 +94,11 @@ std::string describe_matmul(const MatmulPlan &m) {
 /** Reads describe_attention's parts ("attention", then its numbers). */
 bool parse_attention(const std::vector<std::string> &parts, AttentionPlan &a) {
     for (size_t i = 1; i < parts.size(); i++) {
-        bool matched = parts[i] == kPerBatchItem;
-        if (matched)
+        bool matched = parts[i] == kPerBatchItem || parts[i] == kOperandsPerHead;
+        if (parts[i] == kPerBatchItem)
             a.outputs_per_batch_item = true;
+        if (parts[i] == kOperandsPerHead)
+            a.operands_per_head = true;
         for (const AttentionPart &part : kAttentionParts)
             if (int n = number_in(parts[i], part.prefix, part.suffix); n > 0) {
                 a.*part.field = n;

@@ -99,13 +99,23 @@ struct AttentionPlan {
      *  [b, s, h, d]) each partition then writes one row of h x d elements, not h rows of d
      *  (BERT-base's 128-byte rows: the DMA cost by row size, nc.md:L255-259). */
     bool outputs_per_batch_item = false;
+    /** Attention with its heads outermost ([heads, positions, d]: heads folded into the batch,
+     *  as torchvision's multi-head attention, CLIP's bmm and Stable Diffusion's einsum export
+     *  it): Q, K and V are loaded per head, the way a batch axis outside the heads is, where by
+     *  default they are staged for all heads at once before the first product
+     *  (AttentionSchedule.cpp, heads_staged_together). Staged together they move in rows of
+     *  heads x d elements, at a better DMA rate (ViT-B/16), but the first product waits for
+     *  all of them ([8, 256, 64] bf16 -O2: 42.3 us, where [1, 8, 256, 64] took 28.5; bench/
+     *  README.md, thirty-first stop): measured per workload. */
+    bool operands_per_head = false;
 
     bool operator==(const AttentionPlan &o) const {
         return qk_transpose_buffers == o.qk_transpose_buffers &&
                p_transpose_buffers == o.p_transpose_buffers && score_buffers == o.score_buffers &&
                output_buffers == o.output_buffers &&
                p_transposes_per_bank == o.p_transposes_per_bank &&
-               outputs_per_batch_item == o.outputs_per_batch_item;
+               outputs_per_batch_item == o.outputs_per_batch_item &&
+               operands_per_head == o.operands_per_head;
     }
 };
 

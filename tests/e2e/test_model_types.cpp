@@ -1,6 +1,7 @@
-// --model-type (issue 16): the moves a model type adds to the -O2/-O3 search. transformer adds a
-// fused attention group's PSUM stages in fixed buffers and its heads stored per batch item
-// (sched::AttentionPlan); generic gives an attention group no choice. The values of every attention
+// --model-type (issue 16): the moves a model type adds to the -O2/-O3 search. transformer and
+// unet-inference add a fused attention group's PSUM stages in fixed buffers, its heads stored
+// per batch item and its operands loaded per head (sched::AttentionPlan); generic gives an
+// attention group no choice. The values of every attention
 // plan are those of the default. And the windows the search times candidates in make the program's
 // residency, which is what let it tell the attention plans apart. unet-inference computes a
 // GroupNorm and the activation after it in one group, the statistics on chip (graph/GroupNorm).
@@ -149,7 +150,7 @@ std::set<int64_t> transpose_banks(const neff::Program &p) {
 
 } // namespace
 
-TEST_CASE("transformer adds attention plans to the search; generic gives attention none") {
+TEST_CASE("transformer and unet-inference add attention plans to the search; generic none") {
     Graph g = passed(kAttention);
     sched::Group grp = attention_group(g);
     REQUIRE(sched::takes_attention_plan(grp));
@@ -158,17 +159,24 @@ TEST_CASE("transformer adds attention plans to the search; generic gives attenti
     CHECK(autosched::candidate_plans(grp, trn1(), 1, "transformer").size() == 1);
     auto o2 = autosched::candidate_plans(grp, trn1(), 2, "transformer");
     auto o3 = autosched::candidate_plans(grp, trn1(), 3, "transformer");
-    // Each buffer variant is offered with its heads stored per item and without, side by side;
-    // where the heads cannot be stored together the pair is one schedule. One more than the
-    // budget: P's transposes one to a PSUM tile is a schedule of its own only for score rows
-    // wider than a bank (not these: the same schedule as the default, not measured twice).
-    REQUIRE(o2.size() == 2 * size_t(autosched::measured_budget(2) + 1));
-    CHECK(o2[2].attention.p_transposes_per_bank == 1);
-    for (size_t i = 0; i < o2.size(); i += 2) {
-        sched::SchedulePlan together = o2[i];
-        together.attention.outputs_per_batch_item = true;
+    // Stable Diffusion's UNet has attention: unet-inference searches it as transformer does.
+    CHECK(autosched::candidate_plans(grp, trn1(), 2, "unet-inference") == o2);
+    CHECK(autosched::candidate_plans(grp, trn1(), 3, "unet-inference") == o3);
+    // Each buffer variant is offered as it is, with its heads stored per item and with its
+    // operands loaded per head, side by side; each of the two applies to one layout of the heads,
+    // elsewhere it is the same schedule. One more than the budget: P's transposes one to a PSUM
+    // tile is a schedule of its own only for score rows wider than a bank (not these: the same
+    // schedule as the default, not measured twice).
+    REQUIRE(o2.size() == 3 * size_t(autosched::measured_budget(2) + 1));
+    CHECK(o2[3].attention.p_transposes_per_bank == 1);
+    for (size_t i = 0; i < o2.size(); i += 3) {
+        sched::SchedulePlan per_item = o2[i], per_head = o2[i];
+        per_item.attention.outputs_per_batch_item = true;
+        per_head.attention.operands_per_head = true;
         CHECK_FALSE(o2[i].attention.outputs_per_batch_item);
-        CHECK(o2[i + 1] == together);
+        CHECK_FALSE(o2[i].attention.operands_per_head);
+        CHECK(o2[i + 1] == per_item);
+        CHECK(o2[i + 2] == per_head);
     }
     CHECK(o3.size() > o2.size());
     CHECK(o2.front().is_default());
@@ -253,6 +261,37 @@ TEST_CASE("heads stored per batch item: one DMA of h x d rows per item, with the
     CHECK(items[0].dst.dims.back().num == 2 * 64);
     CHECK(items[0].dst.num_partitions == 128);
     check_same_values(std::move(per_head), std::move(together), g, loaded, inputs);
+}
+
+TEST_CASE("heads outermost, loaded per head: one DMA of Q per head, with the same values") {
+    // [heads, positions, d], heads folded into the batch (CLIP's bmm, SD's einsum): by default Q,
+    // K and V are staged for all heads at once, one transfer of rows of heads x d elements each.
+    const char *text = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 128, 64] q, float[4, 128, 64] k, float[4, 128, 64] v) => (float[4, 128, 64] y) {
+  kt = Transpose <perm = [0, 2, 1]> (k)
+  s = MatMul(q, kt)
+  p = Softmax <axis = -1> (s)
+  y = MatMul(p, v)
+}
+)";
+    Graph loaded = test::load_text(text);
+    Graph g = passed(text);
+    sched::SchedulePlan per_head;
+    per_head.attention.operands_per_head = true;
+    neff::Program together = compiled_with(g, {}), separately = compiled_with(g, per_head);
+    for (const char *operand : {"q", "v"}) {
+        CAPTURE(operand);
+        std::vector<neff::Instr> all = transfers_of(together, operand, true),
+                                 each = transfers_of(separately, operand, true);
+        REQUIRE(all.size() == 1);
+        CHECK(all[0].src.num_partitions == 128);
+        CHECK(all[0].src.dims.back().num == 64);
+        CHECK(all[0].src.dims.size() >= 2);
+        CHECK(each.size() == 4);
+    }
+    check_same_values(std::move(together), std::move(separately), g, loaded,
+                      test::random_inputs(loaded, 11));
 }
 
 TEST_CASE(
