@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nhc {
@@ -81,8 +82,8 @@ public:
         return push(node("Reshape", {value, shape_value}, "Reshape_" + tag));
     }
 
-    std::string matmul(const std::string &a, const std::string &b) {
-        return push(node("MatMul", {a, b}, "MatMul"));
+    std::string matmul(const std::string &a, const std::string &b, const std::string &tag) {
+        return push(node("MatMul", {a, b}, "MatMul" + tag));
     }
 
     /** The nodes, the last one writing `output` (an Identity when there is nothing to do). */
@@ -138,7 +139,7 @@ private:
 std::optional<std::vector<Operand>> operands_of(const onnx::NodeProto &n,
                                                 const std::map<std::string, ValueType> &types,
                                                 std::vector<int> &output_labels) {
-    if (n.input_size() < 1 || n.input_size() > 2)
+    if (n.input_size() < 1)
         return std::nullopt;
     std::vector<Shape> shapes;
     for (const std::string &in : n.input()) {
@@ -212,32 +213,35 @@ Shape as_matrices(const Operand &x, const std::vector<int> &batch, const std::ve
     return s;
 }
 
-std::optional<std::vector<onnx::NodeProto>>
-decompose(const onnx::NodeProto &n, const std::map<std::string, ValueType> &types) {
-    std::vector<int> out;
-    std::optional<std::vector<Operand>> ops = operands_of(n, types, out);
-    if (!ops)
-        return std::nullopt;
-    Emitter e(n);
-    // Labels one operand alone has and the output lacks are summed before the product.
-    const char *tags[] = {"A", "B"};
-    for (size_t i = 0; i < ops->size(); i++) {
-        std::vector<int> own;
-        for (int label : (*ops)[i].labels)
-            if (!has(out, label) && (ops->size() == 1 || !has((*ops)[1 - i].labels, label)))
-                own.push_back(label);
-        (*ops)[i] = e.reduce((*ops)[i], own, tags[i]);
+/** The labels of `x` that `keep` lacks and no operand of `others` has: summed before a
+ *  product, since only `x` has them. */
+std::vector<int> own_labels(const Operand &x, const std::vector<int> &keep,
+                            const std::vector<Operand> &others) {
+    std::vector<int> own;
+    for (int label : x.labels) {
+        bool elsewhere = has(keep, label);
+        for (const Operand &o : others)
+            elsewhere = elsewhere || has(o.labels, label);
+        if (!elsewhere)
+            own.push_back(label);
     }
-    if (ops->size() == 1)
-        return e.finish(e.transpose(ops->front(), out, "A").value, n.output(0));
-    const Operand &a = (*ops)[0], &b = (*ops)[1];
+    return own;
+}
+
+/** a times b summed over the labels both have and `out` lacks, as one MatMul: the result's
+ *  labels are `out`'s in the order batch, m, n (roles_of). `step` tells the nodes of one
+ *  product from another's ("" for the first). Nothing when a summed label broadcasts. */
+std::optional<Operand> contract(Emitter &e, const Operand &a, const Operand &b,
+                                const std::vector<int> &out, const std::string &step) {
     std::optional<Roles> r = roles_of(a, b, out);
     if (!r)
         return std::nullopt;
-    Operand at = e.transpose(a, concat(concat(r->batch, r->m), r->k), "A");
-    Operand bt = e.transpose(b, concat(concat(r->batch, r->k), r->n), "B");
-    std::string am = e.reshape(at.value, at.shape, as_matrices(at, r->batch, r->m, r->k), "A");
-    std::string bm = e.reshape(bt.value, bt.shape, as_matrices(bt, r->batch, r->k, r->n), "B");
+    Operand at = e.transpose(a, concat(concat(r->batch, r->m), r->k), "A" + step);
+    Operand bt = e.transpose(b, concat(concat(r->batch, r->k), r->n), "B" + step);
+    std::string am =
+        e.reshape(at.value, at.shape, as_matrices(at, r->batch, r->m, r->k), "A" + step);
+    std::string bm =
+        e.reshape(bt.value, bt.shape, as_matrices(bt, r->batch, r->k, r->n), "B" + step);
     // The product [batch..., M, N] (batch dims broadcast), then its dims by label.
     Shape batch_extents, m_extents, n_extents;
     for (int label : r->batch)
@@ -254,8 +258,128 @@ decompose(const onnx::NodeProto &n, const std::map<std::string, ValueType> &type
     p.shape.insert(p.shape.end(), m_extents.begin(), m_extents.end());
     p.shape.insert(p.shape.end(), n_extents.begin(), n_extents.end());
     p.labels = concat(concat(r->batch, r->m), r->n);
-    p.value = e.reshape(e.matmul(am, bm), product_shape, p.shape, "out");
-    return e.finish(e.transpose(p, out, "out").value, n.output(0));
+    p.value = e.reshape(e.matmul(am, bm, step), product_shape, p.shape, "out" + step);
+    return p;
+}
+
+/** The multiply-adds of a times b: the product of the extents of the labels either has (the
+ *  larger where an ellipsis dim broadcasts). */
+double product_work(const Operand &a, const Operand &b) {
+    double work = 1;
+    for (size_t d = 0; d < a.labels.size(); d++)
+        work *= double(has(b.labels, a.labels[d]) ? std::max(a.shape[d], extent_of(b, a.labels[d]))
+                                                  : a.shape[d]);
+    for (size_t d = 0; d < b.labels.size(); d++)
+        if (!has(a.labels, b.labels[d]))
+            work *= double(b.shape[d]);
+    return work;
+}
+
+/** The labels the product of operands `first` and `second` of `terms` keeps: the output's and
+ *  those another operand has, the output's first. */
+std::vector<int> kept_labels(const std::vector<Operand> &terms, size_t first, size_t second,
+                             const std::vector<int> &out) {
+    std::vector<int> keep = out;
+    for (size_t o = 0; o < terms.size(); o++)
+        if (o != first && o != second)
+            for (int label : concat(terms[first].labels, terms[second].labels))
+                if (has(terms[o].labels, label) && !has(keep, label))
+                    keep.push_back(label);
+    return keep;
+}
+
+/** `terms` with operands `first` and `second` replaced by their product's labels and extents
+ *  (no value: for counting work), in the place of `first`. */
+std::vector<Operand> multiplied(std::vector<Operand> terms, size_t first, size_t second,
+                                const std::vector<int> &out) {
+    Operand p;
+    for (int label : kept_labels(terms, first, second, out)) {
+        bool in_a = has(terms[first].labels, label), in_b = has(terms[second].labels, label);
+        if (!in_a && !in_b)
+            continue;
+        p.labels.push_back(label);
+        p.shape.push_back(std::max(in_a ? extent_of(terms[first], label) : 1,
+                                   in_b ? extent_of(terms[second], label) : 1));
+    }
+    terms[first] = p;
+    terms.erase(terms.begin() + long(second));
+    return terms;
+}
+
+/** The pairs to multiply, in order, that take `terms` to one with the fewest multiply-adds
+ *  (every order tried, up to kMaxOrderedTerms operands; beyond, left to right); ties go to the
+ *  first pair in (first, second) order, so the choice is deterministic. */
+constexpr size_t kMaxOrderedTerms = 6;
+std::vector<std::pair<size_t, size_t>> cheapest_order(const std::vector<Operand> &terms,
+                                                      const std::vector<int> &out,
+                                                      double *work = nullptr) {
+    std::vector<std::pair<size_t, size_t>> best;
+    double best_work = -1;
+    if (terms.size() > kMaxOrderedTerms)
+        for (size_t k = 1; k < terms.size(); k++)
+            best.emplace_back(0, 1);
+    for (size_t i = 0; terms.size() <= kMaxOrderedTerms && i < terms.size(); i++)
+        for (size_t j = i + 1; j < terms.size(); j++) {
+            double rest = 0;
+            std::vector<std::pair<size_t, size_t>> order =
+                terms.size() > 2 ? cheapest_order(multiplied(terms, i, j, out), out, &rest)
+                                 : std::vector<std::pair<size_t, size_t>>{};
+            double w = product_work(terms[i], terms[j]) + rest;
+            if (best_work < 0 || w < best_work) {
+                best_work = w;
+                best = {{i, j}};
+                best.insert(best.end(), order.begin(), order.end());
+            }
+        }
+    if (work)
+        *work = best_work;
+    return best;
+}
+
+std::optional<std::vector<onnx::NodeProto>>
+decompose(const onnx::NodeProto &n, const std::map<std::string, ValueType> &types) {
+    std::vector<int> out;
+    std::optional<std::vector<Operand>> ops = operands_of(n, types, out);
+    if (!ops)
+        return std::nullopt;
+    Emitter e(n);
+    if (ops->size() == 1) {
+        Operand x = e.reduce(ops->front(), own_labels(ops->front(), out, {}), "A");
+        return e.finish(e.transpose(x, out, "A").value, n.output(0));
+    }
+    // One product of two operands at a time, in the order with the fewest multiply-adds: a
+    // low-rank layer `ir,ro,bsi->bso` multiplies x by U, then by V (100 M), where left to right
+    // it would build U V first (642 M). The product takes the first operand's place and keeps
+    // the labels the output or another operand has; labels only one operand of a product has,
+    // and nothing else needs, are summed before it.
+    std::vector<Operand> left = *ops;
+    int step = 1;
+    for (auto [first, second] : cheapest_order(left, out)) {
+        std::vector<int> keep = kept_labels(left, first, second, out);
+        std::vector<Operand> a_others, b_others;
+        for (size_t i = 0; i < left.size(); i++) {
+            if (i != first)
+                a_others.push_back(left[i]);
+            if (i != second)
+                b_others.push_back(left[i]);
+        }
+        std::string tag = step == 1 ? "" : "_" + std::to_string(step);
+        step++;
+        Operand a = e.reduce(left[first], own_labels(left[first], keep, a_others), "A" + tag);
+        Operand b = e.reduce(left[second], own_labels(left[second], keep, b_others), "B" + tag);
+        // The product's labels: those of `keep` that a or b has.
+        std::vector<int> product;
+        for (int label : keep)
+            if (has(a.labels, label) || has(b.labels, label))
+                product.push_back(label);
+        std::optional<Operand> p = contract(e, a, b, product, tag);
+        if (!p)
+            return std::nullopt;
+        left[first] = *p;
+        left.erase(left.begin() + long(second));
+    }
+    const Operand &acc = left.front();
+    return e.finish(e.transpose(acc, out, "out").value, n.output(0));
 }
 
 } // namespace
@@ -273,7 +397,10 @@ int decompose_einsums(onnx::ModelProto &model) {
             nodes.Add()->Swap(&n);
             continue;
         }
-        log_debug("Einsum '", n.name(), "' as ", parts->size(), " nodes around a MatMul");
+        int64_t products = std::count_if(parts->begin(), parts->end(),
+                                         [](const auto &p) { return p.op_type() == "MatMul"; });
+        log_debug("Einsum '", n.name().empty() ? n.output(0) : n.name(), "' as ", parts->size(),
+                  " nodes around ", products, " MatMul(s)");
         for (onnx::NodeProto &p : *parts)
             nodes.Add()->Swap(&p);
         rewritten++;

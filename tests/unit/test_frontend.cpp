@@ -558,3 +558,24 @@ g (bool[3, 4] x) => (bool[3, 4] y) { z = Not(x) }
     CHECK(e.rfind("NHC_EONX002", 0) == 0);
     CHECK(e.find("output 'y', which no node computes") != std::string::npos);
 }
+
+TEST_CASE("an Einsum of three operands becomes two MatMuls, the cheaper order first") {
+    // ir,ro,bsi->bso: x U (16 x 8 by 8 x 2), then by V (16 x 2 by 2 x 8): 512 multiply-adds.
+    // Left to right would build U V (8 x 2 by 2 x 8) and multiply x by it: 1,152.
+    Graph g = load_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+e (float[8, 2] u, float[2, 8] v, float[1, 16, 8] x) => (float[1, 16, 8] y) {
+  y = Einsum <equation = "ir,ro,bsi->bso"> (u, v, x)
+}
+)");
+    std::vector<Shape> products;
+    for (const Node &n : g.nodes) {
+        CHECK(n.op_type != "Einsum");
+        if (n.op_type == "MatMul")
+            products.push_back(g.value(n.outputs[0]).shape);
+    }
+    REQUIRE(products.size() == 2);
+    // x U is [16, 2] per batch item (its b and s as the MatMul's rows); then [16, 8].
+    CHECK(shape_numel(products[0]) == 16 * 2);
+    CHECK(shape_numel(products[1]) == 16 * 8);
+}

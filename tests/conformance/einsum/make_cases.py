@@ -3,7 +3,7 @@
 with the outputs computed by ONNX Runtime (../ort_reference.py). ONNX's own Einsum node tests
 are all float64, which no NEFF tensor carries in or out of a model (NHC_EDTY001); these are
 float32 and int32 and add what they leave out: an ellipsis that broadcasts, implicit outputs,
-a trace, three operands. The host evaluator (src/frontend/ConstantEvaluatorLinearAlgebra.cpp)
+a trace, three and four operands. The host evaluator (src/frontend/ConstantEvaluatorLinearAlgebra.cpp)
 and the contractions rewritten for the device (src/frontend/DecomposeEinsum.h) are checked
 against them by the onnx-conformance test (tests/conformance/meson.build).
 
@@ -44,6 +44,15 @@ CASES = {
     "einsum_middle_batch": ("ibj,jbk->bki", [[3, 2, 4], [4, 2, 5]], np.float32),
     "einsum_inner": ("i,i->", [[6], [6]], np.float32),
     "einsum_diagonal_product": ("ii,ij->j", [[3, 3], [3, 4]], np.float32),
+    # Three and four operands, multiplied left to right on the device: a bilinear form (a label
+    # of the first operand kept for the third), a chain over an ellipsis, a label summed within
+    # the first, a batch label all share with the output reordered, and a cycle summed to a
+    # scalar (the first operand's i kept for the third).
+    "einsum_bilinear": ("bi,ij,bj->b", [[3, 4], [4, 5], [3, 5]], np.float32),
+    "einsum_chain_ellipsis": ("...ij,jk,kl->...il", [[2, 3, 4], [4, 5], [5, 2]], np.float32),
+    "einsum_three_own_sum": ("ijk,jl,lm->im", [[2, 3, 4], [3, 5], [5, 2]], np.float32),
+    "einsum_three_batch": ("bij,bjk,bkl->bli", [[2, 3, 4], [2, 4, 5], [2, 5, 3]], np.float32),
+    "einsum_four_cycle": ("ij,jk,kl,li->", [[3, 4], [4, 5], [5, 2], [2, 3]], np.float32),
 }
 
 
