@@ -218,8 +218,9 @@ std::vector<sched::SchedulePlan> attention_plans(int optlevel) {
     // side by side. The first applies only to a batch axis outside the heads, the second only to
     // heads outermost (AttentionPlan); where one does not apply it is the same schedule and takes
     // no place in the budget, so -O2's first eight distinct schedules (measured_budget) are the
-    // first four buffer variants, each with the staging that applies ([8, 256, 64] bf16: 43.3 ->
-    // 27.3 us loaded per head; ViT-B/16 keeps its heads staged together: bench/README.md).
+    // first four buffer variants, each with the staging that applies (eight variants where
+    // neither does; [8, 256, 64] bf16: 43.3 -> 27.3 us loaded per head; ViT-B/16 keeps its
+    // heads staged together: bench/README.md).
     std::vector<sched::SchedulePlan> plans;
     for (const sched::SchedulePlan &p : buffered) {
         plans.push_back(p);

@@ -105,8 +105,9 @@ struct AttentionPlan {
      *  default they are staged for all heads at once before the first product
      *  (AttentionSchedule.cpp, heads_staged_together). Staged together they move in rows of
      *  heads x d elements, at a better DMA rate (ViT-B/16), but the first product waits for
-     *  all of them ([8, 256, 64] bf16 -O2: 42.3 us, where [1, 8, 256, 64] took 28.5; bench/
-     *  README.md, thirty-first stop): measured per workload. */
+     *  all of them ([8, 256, 64] bf16 -O2: 43.3 us staged together, 27.3 loaded per head;
+     *  ViT-B/16's layers keep the staging: bench/README.md, thirty-second stop): measured per
+     *  workload. */
     bool operands_per_head = false;
 
     bool operator==(const AttentionPlan &o) const {
