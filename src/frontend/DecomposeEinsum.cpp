@@ -169,6 +169,13 @@ int64_t extent_of(const Operand &x, int label) {
     return x.shape[size_t(std::find(x.labels.begin(), x.labels.end(), label) - x.labels.begin())];
 }
 
+/** The extent of `label` in a product of a and b: the larger where an ellipsis dim of 1 in one
+ *  broadcasts against the other, 1 in one that lacks it. */
+int64_t joint_extent(const Operand &a, const Operand &b, int label) {
+    return std::max(has(a.labels, label) ? extent_of(a, label) : 1,
+                    has(b.labels, label) ? extent_of(b, label) : 1);
+}
+
 /** A's and B's labels by role: in both and the output (batch), in A alone and the output (m),
  *  in B alone and the output (n), in both and not the output (k, summed by the MatMul). Nothing
  *  when a k label broadcasts (extent 1 in one, more in the other). */
@@ -245,7 +252,7 @@ std::optional<Operand> contract(Emitter &e, const Operand &a, const Operand &b,
     // The product [batch..., M, N] (batch dims broadcast), then its dims by label.
     Shape batch_extents, m_extents, n_extents;
     for (int label : r->batch)
-        batch_extents.push_back(std::max(extent_of(a, label), extent_of(b, label)));
+        batch_extents.push_back(joint_extent(a, b, label));
     for (int label : r->m)
         m_extents.push_back(extent_of(a, label));
     for (int label : r->n)
@@ -262,16 +269,14 @@ std::optional<Operand> contract(Emitter &e, const Operand &a, const Operand &b,
     return p;
 }
 
-/** The multiply-adds of a times b: the product of the extents of the labels either has (the
- *  larger where an ellipsis dim broadcasts). */
+/** The multiply-adds of a times b: the product of the joint extents of the labels either has. */
 double product_work(const Operand &a, const Operand &b) {
     double work = 1;
-    for (size_t d = 0; d < a.labels.size(); d++)
-        work *= double(has(b.labels, a.labels[d]) ? std::max(a.shape[d], extent_of(b, a.labels[d]))
-                                                  : a.shape[d]);
-    for (size_t d = 0; d < b.labels.size(); d++)
-        if (!has(a.labels, b.labels[d]))
-            work *= double(b.shape[d]);
+    for (int label : a.labels)
+        work *= double(joint_extent(a, b, label));
+    for (int label : b.labels)
+        if (!has(a.labels, label))
+            work *= double(extent_of(b, label));
     return work;
 }
 
@@ -293,14 +298,11 @@ std::vector<int> kept_labels(const std::vector<Operand> &terms, size_t first, si
 std::vector<Operand> multiplied(std::vector<Operand> terms, size_t first, size_t second,
                                 const std::vector<int> &out) {
     Operand p;
-    for (int label : kept_labels(terms, first, second, out)) {
-        bool in_a = has(terms[first].labels, label), in_b = has(terms[second].labels, label);
-        if (!in_a && !in_b)
-            continue;
-        p.labels.push_back(label);
-        p.shape.push_back(std::max(in_a ? extent_of(terms[first], label) : 1,
-                                   in_b ? extent_of(terms[second], label) : 1));
-    }
+    for (int label : kept_labels(terms, first, second, out))
+        if (has(terms[first].labels, label) || has(terms[second].labels, label)) {
+            p.labels.push_back(label);
+            p.shape.push_back(joint_extent(terms[first], terms[second], label));
+        }
     terms[first] = p;
     terms.erase(terms.begin() + long(second));
     return terms;
@@ -313,12 +315,11 @@ constexpr size_t kMaxOrderedTerms = 6;
 std::vector<std::pair<size_t, size_t>> cheapest_order(const std::vector<Operand> &terms,
                                                       const std::vector<int> &out,
                                                       double *work = nullptr) {
+    if (terms.size() > kMaxOrderedTerms)
+        return std::vector<std::pair<size_t, size_t>>(terms.size() - 1, {0, 1});
     std::vector<std::pair<size_t, size_t>> best;
     double best_work = -1;
-    if (terms.size() > kMaxOrderedTerms)
-        for (size_t k = 1; k < terms.size(); k++)
-            best.emplace_back(0, 1);
-    for (size_t i = 0; terms.size() <= kMaxOrderedTerms && i < terms.size(); i++)
+    for (size_t i = 0; i < terms.size(); i++)
         for (size_t j = i + 1; j < terms.size(); j++) {
             double rest = 0;
             std::vector<std::pair<size_t, size_t>> order =
