@@ -66,7 +66,28 @@ public:
             if (!nodes.empty())
                 segments.push_back(make_segment(nodes, segment_of, int(segments.size())));
         }
+        take_unread_inputs(segments);
         return segments;
+    }
+
+    /** A model input no node reads (an expanded CastLike's `like`, whose type alone counted)
+     *  is still the model's: the first host segment takes it and ignores it, so the runtime
+     *  knows its type and takes it from the caller. */
+    void take_unread_inputs(std::vector<ModelSegment> &segments) const {
+        std::set<std::string> read;
+        for (const ModelSegment &seg : segments)
+            read.insert(seg.inputs.begin(), seg.inputs.end());
+        for (ModelSegment &seg : segments) {
+            if (!seg.on_host)
+                continue;
+            for (const auto &vi : g_.input())
+                if (!read.count(vi.name()) && !initializers_.count(vi.name())) {
+                    check_carried(vi.name(), "an input");
+                    *seg.model.proto.mutable_graph()->add_input() = typed(vi.name());
+                    seg.inputs.push_back(vi.name());
+                }
+            return;
+        }
     }
 
 private:
@@ -104,8 +125,9 @@ private:
                it->second.has_shape && it->second.is_static();
     }
 
-    /** Whether a NEFF tensor can hold `value`'s elements (int64 as int32; not float64, uint64:
-     *  the engines have no 64-bit types, NHC_EGEN006). Initializers are the device's concern. */
+    /** Whether the engines can hold `value`'s elements (int64 as int32; not float64, uint64:
+     *  the engines have no 64-bit types, NHC_EGEN006, though a NEFF tensor carries them between
+     *  host segments). Initializers are the device's concern. */
     bool device_holds(const std::string &value) const {
         if (value.empty() || initializers_.count(value))
             return true;
@@ -113,7 +135,9 @@ private:
         std::optional<DType> dt =
             it == types_.end() ? std::nullopt : dtype_from_onnx(it->second.elem_type);
         bool holds_bool = false;
-        return dt && rt::carrier_dtype(*dt, &holds_bool);
+        std::optional<neff::DType> carried =
+            dt ? rt::carrier_dtype(*dt, &holds_bool) : std::nullopt;
+        return carried && neff::dtype_on_device(*carried);
     }
 
     Where place(const onnx::NodeProto &n) const {
@@ -182,7 +206,7 @@ private:
         if (!dt || !rt::carrier_dtype(*dt, &holds_bool))
             user_error("NHC_EDTY001", "value '", name, "' (", role, " of a host segment) has ONNX ",
                        "element type ", elem, ", which no NEFF tensor carries between segments ",
-                       "(float64, uint64 and strings stay inside a segment); cast it before ",
+                       "(strings and complex numbers stay inside a segment); cast it before ",
                        "export");
     }
 

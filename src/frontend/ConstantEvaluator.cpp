@@ -378,6 +378,7 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"BitShift", bit_shift},
         {"BlackmanWindow", window},
         {"Cast", cast},
+        {"CastLike", cast_like},
         {"Ceil", unary},
         {"Concat", concat},
         {"Constant", constant},

@@ -240,22 +240,42 @@ Outputs is_nan(const Ctx &c) {
 
 Outputs bit_shift(const Ctx &c) {
     const DType t = c.input(0).dtype();
-    if (t != DType::UInt8 && t != DType::UInt16 && t != DType::UInt32)
-        c.fail(std::string("the input is ") + dtype_name(t) + ", not u8, u16 or u32");
+    if (t != DType::UInt8 && t != DType::UInt16 && t != DType::UInt32 && t != DType::UInt64)
+        c.fail(std::string("the input is ") + dtype_name(t) + ", not u8, u16, u32 or u64");
     const auto *direction = c.attr("direction");
     const bool left = direction && direction->s() == "LEFT";
     if (!direction || (!left && direction->s() != "RIGHT"))
         c.fail("attribute 'direction' is not LEFT or RIGHT");
     const int64_t width = 8 * dtype_size(t);
     // Bits shifted past the type's width are lost (set_i64 keeps the low bits): a shift by the
-    // width or more gives 0 either way.
+    // width or more gives 0 either way. Shifted as unsigned 64-bit numbers, whose bits a uint64's
+    // int64 holds (HostTensor::get_i64), so a right shift brings in zeros.
     auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
-        if (v[1] >= width)
+        const uint64_t x = uint64_t(v[0]), by = uint64_t(v[1]);
+        if (by >= uint64_t(width))
             return 0;
-        return left ? v[0] << v[1] : v[0] >> v[1];
+        return int64_t(left ? x << by : x >> by);
     };
     return elementwise(c, 2, t, nullptr, fi);
 }
+
+namespace {
+
+/** `x` converted to `t` as ONNX's Cast converts (floats to integers truncated). */
+HostTensor cast_to(const HostTensor &x, DType t) {
+    HostTensor out(t, x.shape());
+    for (int64_t i = 0; i < x.numel(); i++) {
+        if (dtype_is_float(x.dtype()) && !dtype_is_float(t) && t != DType::Bool)
+            out.set_i64(i, x.get_i64(i));
+        else if (dtype_is_float(x.dtype()) || dtype_is_float(t))
+            out.set_f64(i, x.get_f64(i));
+        else
+            out.set_i64(i, x.get_i64(i));
+    }
+    return out;
+}
+
+} // namespace
 
 Outputs cast(const Ctx &c) {
     const auto *to = c.attr("to");
@@ -264,17 +284,11 @@ Outputs cast(const Ctx &c) {
     std::optional<DType> t = dtype_from_onnx(static_cast<int>(to->i()));
     if (!t)
         return std::nullopt;
-    const HostTensor &x = c.input(0);
-    HostTensor out(*t, x.shape());
-    for (int64_t i = 0; i < x.numel(); i++) {
-        if (dtype_is_float(x.dtype()) && !dtype_is_float(*t) && *t != DType::Bool)
-            out.set_i64(i, x.get_i64(i));
-        else if (dtype_is_float(x.dtype()) || dtype_is_float(*t))
-            out.set_f64(i, x.get_f64(i));
-        else
-            out.set_i64(i, x.get_i64(i));
-    }
-    return std::vector<HostTensor>{std::move(out)};
+    return std::vector<HostTensor>{cast_to(c.input(0), *t)};
+}
+
+Outputs cast_like(const Ctx &c) {
+    return std::vector<HostTensor>{cast_to(c.input(0), c.input(1).dtype())};
 }
 
 } // namespace nhc::folding

@@ -92,6 +92,7 @@ Outputs compare(const Ctx &c);      ///< Equal Less Greater And Or (and their ki
 Outputs unary(const Ctx &c);        ///< Not Neg Abs Sqrt Reciprocal Floor Ceil
 Outputs where(const Ctx &c);
 Outputs cast(const Ctx &c);
+Outputs cast_like(const Ctx &c);
 Outputs is_nan(const Ctx &c);
 Outputs bit_shift(const Ctx &c);               ///< unsigned integers, LEFT or RIGHT
 Outputs gather_nd(const Ctx &c);               ///< ConstantEvaluatorIndexing.cpp

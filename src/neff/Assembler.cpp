@@ -120,6 +120,10 @@ AccessPattern parse_ap(Cursor &c, const Program &p) {
     if (!parse_dtype(dt, ap.dtype)) {
         user_error("NHC_EASM004", "unknown dtype '", dt, "' in '", c.s, "'");
     }
+    if (!dtype_on_device(ap.dtype)) {
+        user_error("NHC_EASM004", "dtype '", dt, "' in '", c.s,
+                   "': the engines have no 64-bit types (f64 and u64 are for variables only)");
+    }
     c.expect('[');
     if (ap.space == MemSpace::HBM) {
         std::string var = c.ident();

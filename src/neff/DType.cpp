@@ -25,6 +25,8 @@ const DTypeRow kRows[kNumDTypes] = {
     {DType::U16, "u16", "uint16", 2, false},
     {DType::I32, "i32", "int32", 4, false},
     {DType::U32, "u32", "uint32", 4, false},
+    {DType::F64, "f64", "float64", 8, true},
+    {DType::U64, "u64", "uint64", 8, false},
 };
 
 const DTypeRow &row(DType t) {

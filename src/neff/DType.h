@@ -2,8 +2,11 @@
 #define NHC_NEFF_DTYPE_H
 
 /** \file
- * Element types of the NeuronCore ISA (neuroncore.md §5). Values are part of the binary
- * encoding: never renumber, only append.
+ * Element types of the NeuronCore ISA (neuroncore.md §5), and two the engines do not have
+ * (float64, uint64: §5 lists no 64-bit type) that a partitioned NEFF's tensors in HBM carry
+ * between its host segments and the model's inputs and outputs (driver/HostPartition.h). No
+ * instruction's access pattern may hold those two (neff/Encoding.cpp and the assembler refuse
+ * them). Values are part of the binary encoding: never renumber, only append.
  */
 
 #include <cstdint>
@@ -24,11 +27,18 @@ enum class DType : uint8_t {
     U16 = 9,
     I32 = 10,
     U32 = 11,
+    F64 = 12, ///< host segments and model I/O only
+    U64 = 13, ///< host segments and model I/O only
 };
-constexpr int kNumDTypes = 12;
+constexpr int kNumDTypes = 14;
+/** The types an instruction may read or write: those before F64. */
+constexpr int kNumDeviceDTypes = 12;
+inline bool dtype_on_device(DType t) {
+    return static_cast<int>(t) < kNumDeviceDTypes;
+}
 
 int dtype_size(DType t);
-/** Short assembly name: f32 bf16 f16 tf32 fp8e4m3 fp8e5m2 i8 u8 i16 u16 i32 u32. */
+/** Short assembly name: f32 bf16 f16 tf32 fp8e4m3 fp8e5m2 i8 u8 i16 u16 i32 u32 f64 u64. */
 const char *dtype_name(DType t);
 /** Parses an assembly name; returns false if unknown. */
 bool parse_dtype(const std::string &s, DType &out);

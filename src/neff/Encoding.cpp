@@ -75,7 +75,7 @@ public:
         if (!a.present()) {
             return a;
         }
-        a.dtype = get_enum<DType>(kNumDTypes, "dtype");
+        a.dtype = get_enum<DType>(kNumDeviceDTypes, "dtype"); // no f64, u64 on an engine
         a.var = get<int32_t>();
         a.start_partition = get<int32_t>();
         a.num_partitions = get<int32_t>();

@@ -37,6 +37,10 @@ std::optional<DType> carrier_dtype(nhc::DType t, bool *holds_bool) {
         return DType::U16;
     case nhc::DType::UInt32:
         return DType::U32;
+    case nhc::DType::Float64:
+        return DType::F64;
+    case nhc::DType::UInt64:
+        return DType::U64;
     default:
         return std::nullopt;
     }
@@ -105,8 +109,19 @@ bool write_int(DType t, uint8_t *p, int64_t v) {
     }
 }
 
+/** Whether the runtime type `t` is the host type `h` byte for byte (64-bit values are carried
+ *  in their own type, so they cross without conversion). */
+bool same_bytes(DType t, nhc::DType h) {
+    return (t == DType::F64 && h == nhc::DType::Float64) ||
+           (t == DType::U64 && h == nhc::DType::UInt64);
+}
+
 HostTensor to_host(const Tensor &t, nhc::DType as) {
     HostTensor h(as, t.shape);
+    if (same_bytes(t.dtype, as)) {
+        h.mutable_bytes() = t.data;
+        return h;
+    }
     size_t es = size_t(neff::dtype_size(t.dtype));
     for (int64_t i = 0; i < h.numel(); i++) {
         const uint8_t *p = t.data.data() + size_t(i) * es;
@@ -122,17 +137,44 @@ HostTensor to_host(const Tensor &t, nhc::DType as) {
 bool to_runtime(const HostTensor &h, DType dt, Tensor *out) {
     out->dtype = dt;
     out->shape = h.shape();
+    if (same_bytes(dt, h.dtype())) {
+        ByteView bytes = h.bytes();
+        out->data.assign(bytes.data(), bytes.data() + bytes.size());
+        return true;
+    }
     size_t es = size_t(neff::dtype_size(dt));
     out->data.assign(size_t(h.numel()) * es, 0);
     for (int64_t i = 0; i < h.numel(); i++) {
         uint8_t *p = out->data.data() + size_t(i) * es;
-        if (!is_integer(dt))
+        if (dt == DType::F64) {
+            double v = h.get_f64(i);
+            std::memcpy(p, &v, sizeof v);
+        } else if (dt == DType::U64) {
+            if (!dtype_is_float(h.dtype()) && h.get_i64(i) < 0)
+                return false;
+            uint64_t v =
+                dtype_is_float(h.dtype()) ? uint64_t(h.get_f64(i)) : uint64_t(h.get_i64(i));
+            std::memcpy(p, &v, sizeof v);
+        } else if (!is_integer(dt))
             store_elem(dt, p, float(h.get_f64(i)));
         else if (!write_int(dt, p,
                             dtype_is_float(h.dtype()) ? int64_t(h.get_f64(i)) : h.get_i64(i)))
             return false;
     }
     return true;
+}
+
+/** The host evaluators compute integers in int64 (frontend/ConstantEvaluator.h), where a uint64
+ *  of 2^63 or more would compare and divide as a negative number: NHC_ERT024 rather than a
+ *  wrong answer. */
+void check_uint64_range(const HostTensor &t, const std::string &name) {
+    if (t.dtype() != nhc::DType::UInt64)
+        return;
+    for (int64_t i = 0; i < t.numel(); i++)
+        if (t.get_i64(i) < 0)
+            user_error("NHC_ERT024", "uint64 input '", name, "' holds ", uint64_t(t.get_i64(i)),
+                       " at element ", i,
+                       "; the host computes integers in int64 and takes uint64 values below 2^63");
 }
 
 [[noreturn]] void refuse(const std::string &file, const std::string &what) {
@@ -205,6 +247,7 @@ std::map<std::string, Tensor> HostSegment::run(const std::map<std::string, Tenso
         nhc_assert(given != inputs.end(),
                    "host segment '" << name_ << "' runs without its input '" << v.name << "'");
         values[v.name] = to_host(given->second, s.onnx_types.at(v.name));
+        check_uint64_range(values[v.name], v.name);
     }
     for (const auto &n : s.model.graph().node()) {
         std::vector<const HostTensor *> in;

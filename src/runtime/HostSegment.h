@@ -6,7 +6,8 @@
  * runtime evaluates on the CPU in order, with the host evaluators of frontend/ConstantEvaluator.h
  * (arithmetic in double, rounded once into each output's type). Its tensors cross to and from
  * the device segments in the runtime's types, as a NEFF holds them: an ONNX int64 as i32 (each
- * value checked to fit), a bool as u8 marked holds_bool; float16/bfloat16/float32 as themselves.
+ * value checked to fit), a bool as u8 marked holds_bool; float16/bfloat16/float32, float64 and
+ * uint64 as themselves (the last two only between segments and in model I/O: neff/DType.h).
  * Dimensions known only at run time (NonMaxSuppression's output) are -1 in io().
  */
 
@@ -22,7 +23,7 @@
 namespace nhc::rt {
 
 /** The runtime type that carries an ONNX tensor of element type `t` between segments (see the
- *  file comment); nullopt for those no NEFF tensor carries (float64, uint64, strings). */
+ *  file comment); nullopt for those no NEFF tensor carries (strings, complex). */
 std::optional<neff::DType> carrier_dtype(nhc::DType t, bool *holds_bool);
 
 class HostSegment {

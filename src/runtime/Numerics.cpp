@@ -104,6 +104,10 @@ float load_elem(neff::DType t, const uint8_t *p) {
         return float(load_raw<int32_t>(p));
     case DType::U32:
         return float(load_raw<uint32_t>(p));
+    case DType::F64: // model I/O and host segments only (neff/DType.h)
+        return float(load_raw<double>(p));
+    case DType::U64:
+        return float(load_raw<uint64_t>(p));
     }
     return 0;
 }
@@ -147,11 +151,17 @@ void store_elem(neff::DType t, uint8_t *p, float x) {
     case DType::U32:
         store_raw<uint32_t>(p, saturate_int<uint32_t>(x));
         break;
+    case DType::F64:
+        store_raw<double>(p, double(x));
+        break;
+    case DType::U64:
+        store_raw<uint64_t>(p, saturate_int<uint64_t>(x));
+        break;
     }
 }
 
 float round_through(neff::DType t, float x) {
-    uint8_t buf[4];
+    uint8_t buf[8];
     store_elem(t, buf, x);
     return load_elem(t, buf);
 }

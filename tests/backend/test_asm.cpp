@@ -91,6 +91,13 @@ TEST_CASE("binary decoding rejects truncated and corrupt streams") {
     auto trailing = bytes;
     trailing.push_back(0);
     CHECK_CODE(neff::decode_stream(trailing, neff::Engine::PE, "pe.bin"), "NHC_ENEFF007");
+    // A 64-bit type is a variable's, never an operand's (neff/DType.h).
+    std::vector<neff::Instr> wide = p.stream(neff::Engine::PE);
+    REQUIRE(wide.front().dst.present());
+    wide.front().dst.dtype = neff::DType::F64;
+    CHECK_CODE(neff::decode_stream(neff::encode_stream(neff::Engine::PE, wide), neff::Engine::PE,
+                                   "pe.bin"),
+               "NHC_ENEFF007");
 }
 
 TEST_CASE("assembly errors carry codes and line numbers") {
@@ -113,6 +120,12 @@ TEST_CASE("assembly errors carry codes and line numbers") {
     CHECK_CODE(neff::parse_program(head + "  memset dst=hbm.f32[nope,0][[16,4],[4,4]] value=1\n"),
                "NHC_EASM004");
     CHECK_CODE(neff::parse_program(".engine tpu\n"), "NHC_EASM004");
+    // f64 and u64 are for variables (model I/O, host segments), never an engine's operand.
+    CHECK_CODE(neff::parse_program(head + "  memset dst=sbuf.f64[0:4,0][[1,4]] value=1\n"),
+               "NHC_EASM004");
+    CHECK_CODE(neff::parse_program(head + "  memset dst=sbuf.u64[0:4,0][[1,4]] value=1\n"),
+               "NHC_EASM004");
+    CHECK_NOTHROW(neff::parse_program(".target trn1\n.var w input f64 [4]\n"));
     CHECK_CODE(neff::parse_program(head + "  matmul dst=psum.f32[0:4,0][[1,4]] "
                                           "stationary=sbuf.f32[0:4,0][[1,4]] "
                                           "moving=sbuf.f32[0:4,0][[1,4]]\n"),

@@ -312,10 +312,10 @@ cf (float[4] x, bool c) => (float[4] y, float[4] z) {
     }
 }
 
-TEST_CASE("host fallback: float64 arithmetic inside a model runs on the host; a float64 input is "
-          "NHC_EDTY001") {
+TEST_CASE("host fallback: float64 and uint64 values run on the host and cross as model inputs, "
+          "outputs and between segments; a string input is NHC_EDTY001") {
     TempDir dir;
-    // The engines hold no 64-bit float (was NHC_EGEN006 from the device's code generation).
+    // The engines hold no 64-bit type (was NHC_EGEN006 from the device's code generation).
     std::string model = model_file(dir, "f64.onnx", R"(
 <ir_version: 8, opset_import: ["" : 17]>
 f (float[4] x) => (float[4] y) {
@@ -331,17 +331,78 @@ f (float[4] x) => (float[4] y) {
     CHECK(cc.has("f_sg01 on the device: 1 node(s) (Relu)"));
     run_with_x(dir, "f64.neff", {1, -2, 3, -4}, {4});
     CHECK(output_floats(dir, "y") == std::vector<float>{2, 0, 6, 0});
-    // No NEFF tensor carries float64 between segments or in and out of the model.
-    std::string input64 = model_file(dir, "in64.onnx", R"(
+
+    // 64-bit model inputs and outputs, and a float64 value from one host segment to the next
+    // through a device segment's neighbour: carried in their own types (neff/DType.h), so the
+    // values keep every bit float32 would lose.
+    std::string wide = model_file(dir, "wide.onnx", R"(
 <ir_version: 8, opset_import: ["" : 17]>
-f (double[4] x) => (double[4] y) {
-  two = Constant <value = double {2.0}> ()
-  y = Mul(x, two)
+w (double[2] a, uint64[2] u, float[2] x) => (double[2] b, uint64[2] v, float[2] y, double[2] c) {
+  one = Constant <value = double {1.0}> ()
+  b = Add(a, one)
+  three = Constant <value = uint64 {3}> ()
+  v = Mul(u, three)
+  y = Relu(x)
+  yd = Cast <to = 11> (y)
+  c = Add(b, yd)
 }
 )");
-    Run refused = run(input64 + " --output in64.neff", dir.path.string());
+    Run wc = compile_logged(dir, wide, "wide.neff");
+    CHECK(wc.has("on the device: 1 node(s) (Relu)"));
+    const double a[2] = {1e-12, 16777217.0};            // neither survives float32
+    const uint64_t u[2] = {(uint64_t(1) << 53) + 1, 7}; // 2^53 + 1: not a double either
+    write_npy(dir, "a.npy", "float64", {2}, a, sizeof a);
+    write_npy(dir, "u.npy", "uint64", {2}, u, sizeof u);
+    run_with_x(dir, "wide.neff", {-1, 2}, {2}, " --input a=a.npy --input u=u.npy");
+    auto doubles = [&](const std::string &name) {
+        nhc::NpyTensor t = read_npy(dir, "out/" + name + ".npy");
+        REQUIRE(t.dtype == "float64");
+        std::vector<double> v(t.data.size() / 8);
+        std::memcpy(v.data(), t.data.data(), t.data.size());
+        return v;
+    };
+    CHECK(doubles("b") == std::vector<double>{1.0 + 1e-12, 16777218.0});
+    CHECK(doubles("c") == std::vector<double>{1.0 + 1e-12, 16777220.0});
+    nhc::NpyTensor v = read_npy(dir, "out/v.npy");
+    REQUIRE(v.dtype == "uint64");
+    std::vector<uint64_t> vs(2);
+    std::memcpy(vs.data(), v.data.data(), 16);
+    CHECK(vs == std::vector<uint64_t>{3 * ((uint64_t(1) << 53) + 1), 21});
+    CHECK(output_floats(dir, "y") == std::vector<float>{0, 2});
+    // The host computes integers in int64: a uint64 of 2^63 is refused, not compared as negative.
+    const uint64_t big[2] = {uint64_t(1) << 63, 1};
+    write_npy(dir, "u.npy", "uint64", {2}, big, sizeof big);
+    Run over = run_neff("wide.neff --input x=x.npy --input a=a.npy --input u=u.npy --output-dir o",
+                        dir.path.string());
+    expect_user_error(over, "NHC_ERT024");
+    CHECK(over.has("uint64 input 'u' holds 9223372036854775808 at element 0"));
+
+    // A model input no node reads (an expanded CastLike's): the host segment takes it anyway.
+    std::string like = model_file(dir, "like.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+l (double[2] a, float[1] like) => (float[2] y) {
+  y = Cast <to = 1> (a)
+}
+)");
+    compile_logged(dir, like, "like.neff");
+    const float like_value = 0;
+    write_npy(dir, "like.npy", "float32", {1}, &like_value, sizeof like_value);
+    Run lr = run_neff("like.neff --input a=a.npy --input like=like.npy --output-dir out",
+                      dir.path.string());
+    INFO(lr.out);
+    REQUIRE(lr.status == 0);
+    CHECK(output_floats(dir, "y") == std::vector<float>{1e-12f, 16777216.0f});
+
+    // Strings: no host tensor holds them.
+    std::string strings = model_file(dir, "str.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+s (string[2] t) => (string[2] o) {
+  o = Identity(t)
+}
+)");
+    Run refused = run(strings + " --output str.neff", dir.path.string());
     expect_user_error(refused, "NHC_EDTY001");
-    CHECK(refused.has("value 'x' (an input of a host segment) has ONNX element type 11"));
+    CHECK(refused.has("'t'"));
 }
 
 TEST_CASE("a Loop whose body holds an operator the host cannot run is refused when compiling") {
