@@ -6,8 +6,11 @@
  * arithmetic, masks, scalar powers): Constant, Shape, Size, Gather, Slice, Concat, Unsqueeze,
  * Squeeze, Reshape, Flatten, Transpose, Identity, ConstantOfShape, Cast, Range, Expand, Where,
  * Add/Sub/Mul/Div/Pow/Mod/Min/Max, Equal/Less/Greater/And/Or/Not,
- * Neg/Abs/Sqrt/Reciprocal/Floor/Ceil, TopK/NonMaxSuppression/CumSum, RNN/GRU/LSTM,
- * NonZero/Unique. Float arithmetic is done in
+ * Neg/Abs/Sqrt/Reciprocal/Floor/Ceil and the attribute-free math functions (Exp, Log, Tanh,
+ * Sigmoid, Relu, Erf, the trigonometric and hyperbolic ones), the Reduce* family,
+ * Softmax/LogSoftmax, ArgMax/ArgMin, TopK/NonMaxSuppression/CumSum, RNN/GRU/LSTM,
+ * NonZero/Unique, and the host-only operators of the ConstantEvaluator*.cpp files; the same
+ * evaluators run a host segment (runtime/HostSegment.h). Float arithmetic is done in
  * double and rounded once into the output dtype (exact for +,-,*,/,sqrt of float32 operands). Used
  * by FoldConstants; knows nothing about graphs.
  */

@@ -1,5 +1,6 @@
 // Constant folding of elementwise operators (see ConstantEvaluatorSupport.h): broadcasting, and
-// arithmetic, comparison, unary, Where and Cast on host tensors.
+// arithmetic, comparison, unary (with the attribute-free math functions), Where and Cast on host
+// tensors.
 
 #include "frontend/ConstantEvaluatorSupport.h"
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace nhc::folding {
 
@@ -174,6 +176,40 @@ Outputs compare(const Ctx &c) {
         [&](const std::vector<int64_t> &v) { return compare_values(op, v[0], v[1]); });
 }
 
+namespace {
+
+/** The attribute-free math functions of ONNX's default domain (Operators.md, opset 17), in
+ *  double: a float64 segment runs them on the host, a constant folds through them. */
+double unary_math(const std::string &op, double a) {
+    static const std::map<std::string, double (*)(double)> kFunctions = {
+        {"Acos", [](double x) { return std::acos(x); }},
+        {"Acosh", [](double x) { return std::acosh(x); }},
+        {"Asin", [](double x) { return std::asin(x); }},
+        {"Asinh", [](double x) { return std::asinh(x); }},
+        {"Atan", [](double x) { return std::atan(x); }},
+        {"Atanh", [](double x) { return std::atanh(x); }},
+        {"Cosh", [](double x) { return std::cosh(x); }},
+        {"Erf", [](double x) { return std::erf(x); }},
+        {"Exp", [](double x) { return std::exp(x); }},
+        {"Log", [](double x) { return std::log(x); }},
+        {"Relu", [](double x) { return std::isnan(x) ? x : std::max(x, 0.0); }},
+        {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }},
+        {"Sign", [](double x) { return x > 0   ? 1.0
+                                       : x < 0 ? -1.0
+                                               : x; }},
+        {"Sinh", [](double x) { return std::sinh(x); }},
+        {"Softplus", [](double x) { return std::log1p(std::exp(x)); }},
+        {"Softsign", [](double x) { return x / (1 + std::fabs(x)); }},
+        {"Tan", [](double x) { return std::tan(x); }},
+        {"Tanh", [](double x) { return std::tanh(x); }},
+    };
+    auto f = kFunctions.find(op);
+    nhc_assert(f != kFunctions.end(), "unhandled unary op " << op);
+    return f->second(a);
+}
+
+} // namespace
+
 Outputs unary(const Ctx &c) {
     const std::string &op = c.node.op_type();
     DType t = op == "Not" ? DType::Bool : c.input(0).dtype();
@@ -201,7 +237,7 @@ Outputs unary(const Ctx &c) {
             return a == 0;
         if (op == "Identity")
             return a;
-        nhc_assert(false, "unhandled unary op " << op);
+        return unary_math(op, a);
     };
     auto fi = [&](const std::vector<int64_t> &v) -> int64_t {
         int64_t a = v[0];

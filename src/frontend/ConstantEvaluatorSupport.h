@@ -89,7 +89,7 @@ Outputs elementwise(const Ctx &c, size_t arity, DType out_dtype,
 
 Outputs binary_arith(const Ctx &c); ///< Add Sub Mul Div Pow Mod Min Max
 Outputs compare(const Ctx &c);      ///< Equal Less Greater And Or (and their kin)
-Outputs unary(const Ctx &c);        ///< Not Neg Abs Sqrt Reciprocal Floor Ceil
+Outputs unary(const Ctx &c); ///< Not Neg Abs Sqrt Floor Exp Log Tanh Relu ... (no attributes)
 Outputs where(const Ctx &c);
 Outputs cast(const Ctx &c);
 Outputs cast_like(const Ctx &c);
@@ -120,6 +120,9 @@ Outputs top_k(const Ctx &c);                   ///< ConstantEvaluatorDetection.c
 Outputs non_max_suppression(const Ctx &c);     ///< ConstantEvaluatorDetection.cpp
 Outputs cum_sum(const Ctx &c);                 ///< ConstantEvaluatorDetection.cpp
 Outputs roi_align(const Ctx &c);               ///< ConstantEvaluatorDetection.cpp
+Outputs reduce(const Ctx &c);                  ///< Reduce*: ConstantEvaluatorReduce.cpp
+Outputs softmax(const Ctx &c);                 ///< Softmax, LogSoftmax: ConstantEvaluatorReduce.cpp
+Outputs arg_extreme(const Ctx &c);             ///< ArgMax, ArgMin: ConstantEvaluatorReduce.cpp
 Outputs recurrent(const Ctx &c);               ///< RNN GRU LSTM: ConstantEvaluatorRecurrent.cpp
 Outputs non_zero(const Ctx &c);                ///< ConstantEvaluatorDynamicShape.cpp
 Outputs unique(const Ctx &c);                  ///< ConstantEvaluatorDynamicShape.cpp

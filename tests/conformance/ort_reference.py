@@ -41,7 +41,7 @@ const fs = require('fs');
     const bytes = fs.readFileSync(i.file);
     const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
     const arrays = {float32: Float32Array, int32: Int32Array, int64: BigInt64Array,
-                    uint8: Uint8Array, int8: Int8Array};
+                    uint8: Uint8Array, int8: Int8Array, float64: Float64Array};
     const data = new arrays[i.dtype](buf);
     feeds[i.name] = new ort.Tensor(i.dtype, data, i.shape);
   }

@@ -26,7 +26,7 @@ from ort_reference import run_ort, write_case  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ELEM = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8,
-        np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
+        np.int32: TensorProto.INT32, np.int64: TensorProto.INT64, np.float64: TensorProto.DOUBLE}
 
 
 def u8(rng, shape, low=0, high=256):
@@ -192,6 +192,67 @@ def max_roi_pool_float_bins(rng):
     return 17, [node], values, {"y": (np.float32, [1, 2, 7, 7])}
 
 
+# float64 values, which the engines do not hold, run in host segments: the math functions,
+# reductions, softmax and arg-extremes a float64 part of a model uses (ONNX Runtime has float64
+# kernels of these).
+UNARY_F64 = ["Exp", "Log", "Tanh", "Sigmoid", "Relu", "Sign", "Abs", "Sqrt", "Neg"]
+
+
+def float64_unary_math(rng):
+    values = {"x": rng.uniform(0.1, 0.9, [3, 4]), "z": rng.uniform(-3, 3, [3, 4])}
+    values["z"][0, 0] = 0.0
+    nodes, outs = [], {}
+    for op in UNARY_F64:
+        source = "x" if op in ("Log", "Sqrt") else "z"
+        nodes.append(helper.make_node(op, [source], ["y_" + op.lower()]))
+        outs["y_" + op.lower()] = (np.float64, [3, 4])
+    return 13, nodes, values, outs
+
+
+def float64_reductions(rng):
+    values = {"x": rng.uniform(0.5, 2.0, [2, 3, 4])}
+    axes = helper.make_tensor("axes_value", TensorProto.INT64, [2], [0, 2])
+    nodes = [helper.make_node("Constant", [], ["axes"], value=axes),
+             helper.make_node("ReduceSum", ["x", "axes"], ["sum"], keepdims=0)]
+    outs = {"sum": (np.float64, [3])}
+    for op, axes, keep, shape in [("ReduceMean", [1], 1, [2, 1, 4]),
+                                  ("ReduceMax", [-1], 0, [2, 3]),
+                                  ("ReduceMin", [0, 1], 1, [1, 1, 4]),
+                                  ("ReduceProd", [2], 0, [2, 3]),
+                                  ("ReduceL1", [1, 2], 0, [2]),
+                                  ("ReduceL2", [0], 1, [1, 3, 4]),
+                                  ("ReduceLogSum", [2], 1, [2, 3, 1]),
+                                  ("ReduceLogSumExp", [1], 0, [2, 4]),
+                                  ("ReduceSumSquare", None, 0, [])]:
+        name = op[len("Reduce"):].lower()
+        attrs = {"keepdims": keep}
+        if axes is not None:
+            attrs["axes"] = axes
+        nodes.append(helper.make_node(op, ["x"], [name], **attrs))
+        outs[name] = (np.float64, shape)
+    return 13, nodes, values, outs
+
+
+def float64_softmax_axes(rng):
+    values = {"x": rng.uniform(-4, 4, [2, 3, 5])}
+    nodes = [helper.make_node("Softmax", ["x"], ["p"], axis=1),
+             helper.make_node("LogSoftmax", ["x"], ["lp"])]
+    return 13, nodes, values, {"p": (np.float64, [2, 3, 5]), "lp": (np.float64, [2, 3, 5])}
+
+
+def float64_softmax_opset11(rng):
+    values = {"x": rng.uniform(-4, 4, [2, 3, 5])}
+    node = helper.make_node("Softmax", ["x"], ["p"], axis=1)  # over [3, 5] as one row
+    return 11, [node], values, {"p": (np.float64, [2, 3, 5])}
+
+
+def float64_arg_extremes(rng):
+    values = {"x": np.round(rng.uniform(0, 3, [3, 4, 5]))}  # ties
+    nodes = [helper.make_node("ArgMax", ["x"], ["amax"], axis=1, keepdims=0),
+             helper.make_node("ArgMin", ["x"], ["amin_last"], axis=-1, select_last_index=1)]
+    return 13, nodes, values, {"amax": (np.int64, [3, 5]), "amin_last": (np.int64, [3, 4, 1])}
+
+
 CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_upper,
                                  qlinear_conv_per_channel, roi_align_max_adaptive,
                                  roi_align_avg_adaptive, scatter_elements_mul_axis1,
@@ -203,7 +264,9 @@ CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_
                                  dft_complex_inverse_cut, stft_window_step, mel_weight_matrix,
                                  tf_idf_weighted_batch, lp_pool_p3_strided, lp_pool_same_upper,
                                  global_lp_pool_p1, lp_normalization_l1_zero, lp_normalization_l2,
-                                 max_roi_pool_scaled, max_roi_pool_float_bins]}
+                                 max_roi_pool_scaled, max_roi_pool_float_bins,
+                                 float64_unary_math, float64_reductions, float64_softmax_axes,
+                                 float64_softmax_opset11, float64_arg_extremes]}
 
 
 def main():

@@ -1,0 +1,1 @@
+B	sumsquareJÀpÍÛ8ìE@
