@@ -425,6 +425,8 @@ const std::map<std::string, Evaluator> &evaluators() {
         {"LogSoftmax", softmax},
         {"LpNormalization", lp_normalization},
         {"LpPool", lp_pool},
+        {"Gemm", gemm},
+        {"MatMul", matmul},
         {"MatMulInteger", matmul_integer},
         {"Max", binary_arith},
         {"MaxRoiPool", max_roi_pool},

@@ -55,6 +55,12 @@ HostTensor evaluate_shape_query(const onnx::NodeProto &node, const Shape &input_
  *  turn a small model file into gigabytes of constants. */
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
 
+/** MatMul and Gemm over more multiply-adds than this are not evaluated (a constant one stays a
+ *  node for the device; a float64 one in a host segment is NHC_ERT024): at about a second of
+ *  one host core (a choice of this evaluator, which reads each operand into doubles once and
+ *  sums in row order), folding must not stall a compile. */
+constexpr int64_t kMaxHostMultiplyAdds = int64_t(1) << 30;
+
 } // namespace nhc
 
 #endif

@@ -1,12 +1,15 @@
 /** \file
  * Host evaluators of linear-algebra operators the device does not run (ONNX Operators.md, opset
  * 17): Einsum (any equation, with repeated labels and an ellipsis), Det, and the integer matrix
- * products MatMulInteger and QLinearMatMul. They fold on constants and otherwise run in a host
- * segment (driver/HostPartition.h). Sums are taken in double (floats) or int64 (integers) and
+ * products MatMulInteger and QLinearMatMul; and MatMul and Gemm, which the device runs on 32- and
+ * 16-bit values, for a float64 part of a model. They fold on constants and otherwise run in a
+ * host segment (driver/HostPartition.h); MatMul and Gemm leave a product of more than
+ * kMaxHostMultiplyAdds unevaluated. Sums are taken in double (floats) or int64 (integers) and
  * rounded once into the output's type; QLinearMatMul requantizes its int32 sums as ONNX Runtime
  * does, by one float32 multiplier rounded half to even.
  */
 
+#include "frontend/ConstantEvaluator.h"
 #include "frontend/ConstantEvaluatorSupport.h"
 #include "frontend/EinsumEquation.h"
 
@@ -14,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <type_traits>
 
 namespace nhc::folding {
 
@@ -171,6 +175,125 @@ HostTensor integer_product(const Ctx &c, const HostTensor &a, const HostTensor &
 }
 
 } // namespace
+
+namespace {
+
+/** The elements of `t` as doubles (floats) or int64 (integers), read once. */
+template <typename T>
+std::vector<T> values_of(const HostTensor &t) {
+    std::vector<T> v(size_t(t.numel()));
+    for (int64_t i = 0; i < t.numel(); i++)
+        v[size_t(i)] = std::is_floating_point_v<T> ? T(t.get_f64(i)) : T(t.get_i64(i));
+    return v;
+}
+
+/** out[t, i, j] = sum_p a[t, i, p] * b[t, p, j] for `batches` pairs of row-major matrices, the
+ *  batch's operands at a_of[t] and b_of[t] (in matrices); a or b transposed when asked. */
+template <typename T>
+std::vector<T> products(const std::vector<T> &a, const std::vector<T> &b, int64_t m, int64_t k,
+                        int64_t n, const std::vector<int64_t> &a_of,
+                        const std::vector<int64_t> &b_of, bool trans_a = false,
+                        bool trans_b = false) {
+    std::vector<T> out(a_of.size() * size_t(m * n), T(0));
+    for (size_t t = 0; t < a_of.size(); t++) {
+        const T *pa = a.data() + a_of[t] * m * k, *pb = b.data() + b_of[t] * k * n;
+        T *po = out.data() + t * size_t(m * n);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t p = 0; p < k; p++) {
+                const T x = trans_a ? pa[p * m + i] : pa[i * k + p];
+                for (int64_t j = 0; j < n; j++)
+                    po[i * n + j] += x * (trans_b ? pb[j * k + p] : pb[p * n + j]);
+            }
+    }
+    return out;
+}
+
+template <typename T>
+void store(HostTensor &out, const std::vector<T> &v) {
+    for (int64_t i = 0; i < out.numel(); i++) {
+        if constexpr (std::is_floating_point_v<T>)
+            out.set_f64(i, v[size_t(i)]);
+        else
+            out.set_i64(i, v[size_t(i)]);
+    }
+}
+
+bool over_work_limit(int64_t batches, int64_t m, int64_t k, int64_t n) {
+    const double work = double(batches) * double(m) * double(k) * double(n);
+    return work > double(kMaxHostMultiplyAdds);
+}
+
+} // namespace
+
+Outputs matmul(const Ctx &c) {
+    const HostTensor &a = c.input(0), &b = c.input(1);
+    // numpy's matmul: a 1-D operand is a row (A) or a column (B), its unit dim dropped after.
+    Shape as = a.shape(), bs = b.shape();
+    const bool a_vector = as.size() == 1, b_vector = bs.size() == 1;
+    if (as.empty() || bs.empty())
+        c.fail("an operand is a scalar");
+    if (a_vector)
+        as.insert(as.begin(), 1);
+    if (b_vector)
+        bs.push_back(1);
+    if (as.back() != bs[bs.size() - 2])
+        c.fail("the inputs " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+               " do not multiply");
+    const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+    const Shape batch = broadcast_shapes(c, {a_batch, b_batch});
+    Shape out_shape = batch;
+    if (!a_vector)
+        out_shape.push_back(m);
+    if (!b_vector)
+        out_shape.push_back(n);
+    if (too_big(out_shape) || over_work_limit(shape_numel(batch), m, k, n))
+        return std::nullopt;
+    const std::vector<int64_t> a_of = broadcast_map(a_batch, batch),
+                               b_of = broadcast_map(b_batch, batch);
+    HostTensor out(a.dtype(), out_shape);
+    if (dtype_is_float(a.dtype()))
+        store(out, products(values_of<double>(a), values_of<double>(b), m, k, n, a_of, b_of));
+    else
+        store(out, products(values_of<int64_t>(a), values_of<int64_t>(b), m, k, n, a_of, b_of));
+    return std::vector<HostTensor>{std::move(out)};
+}
+
+Outputs gemm(const Ctx &c) {
+    const HostTensor &a = c.input(0), &b = c.input(1);
+    const bool trans_a = c.attr_int("transA", 0) != 0, trans_b = c.attr_int("transB", 0) != 0;
+    if (a.rank() != 2 || b.rank() != 2)
+        c.fail("the inputs " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+               " are not matrices");
+    const int64_t m = a.shape()[trans_a ? 1 : 0], k = a.shape()[trans_a ? 0 : 1],
+                  n = b.shape()[trans_b ? 0 : 1];
+    if (b.shape()[trans_b ? 1 : 0] != k)
+        c.fail("the inputs " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+               " do not multiply with transA " + std::to_string(trans_a) + ", transB " +
+               std::to_string(trans_b));
+    if (over_work_limit(1, m, k, n))
+        return std::nullopt;
+    const HostTensor *bias = c.optional_input(2);
+    const Shape out_shape{m, n};
+    if (bias && !numpy_broadcast({bias->shape(), out_shape}))
+        c.fail("C " + shape_str(bias->shape()) + " does not broadcast to " + shape_str(out_shape));
+    const bool is_float = dtype_is_float(a.dtype());
+    const double alpha = c.attr("alpha") ? c.attr("alpha")->f() : 1.0,
+                 beta = c.attr("beta") ? c.attr("beta")->f() : 1.0;
+    std::vector<double> y =
+        products(values_of<double>(a), values_of<double>(b), m, k, n, {0}, {0}, trans_a, trans_b);
+    const std::vector<int64_t> c_of =
+        bias ? broadcast_map(bias->shape(), out_shape) : std::vector<int64_t>{};
+    HostTensor out(a.dtype(), out_shape);
+    for (int64_t i = 0; i < m * n; i++) {
+        double v = alpha * y[size_t(i)] + (bias ? beta * bias->get_f64(c_of[size_t(i)]) : 0.0);
+        if (is_float)
+            out.set_f64(i, v);
+        else
+            out.set_i64(i, int64_t(v));
+    }
+    return std::vector<HostTensor>{std::move(out)};
+}
 
 Outputs matmul_integer(const Ctx &c) {
     HostTensor sums =

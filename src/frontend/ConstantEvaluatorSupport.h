@@ -104,6 +104,8 @@ Outputs dequantize_linear(const Ctx &c);       ///< ConstantEvaluatorQuantize.cp
 Outputs dynamic_quantize_linear(const Ctx &c); ///< ConstantEvaluatorQuantize.cpp
 Outputs einsum(const Ctx &c);                  ///< ConstantEvaluatorLinearAlgebra.cpp
 Outputs det(const Ctx &c);                     ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs matmul(const Ctx &c);                  ///< ConstantEvaluatorLinearAlgebra.cpp
+Outputs gemm(const Ctx &c);                    ///< ConstantEvaluatorLinearAlgebra.cpp
 Outputs matmul_integer(const Ctx &c);          ///< ConstantEvaluatorLinearAlgebra.cpp
 Outputs qlinear_matmul(const Ctx &c);          ///< ConstantEvaluatorLinearAlgebra.cpp
 Outputs conv_integer(const Ctx &c);            ///< ConstantEvaluatorConv.cpp

@@ -271,8 +271,9 @@ std::map<std::string, Tensor> HostSegment::run(const std::map<std::string, Tenso
         if (!out)
             user_error("NHC_ERT024", "host segment '", name_, "': ", n.op_type(), " '", n.name(),
                        "' cannot be evaluated on these inputs (an attribute form the host does "
-                       "not implement, or an output over ",
-                       kMaxFoldedElements, " elements)");
+                       "not implement, an output over ",
+                       kMaxFoldedElements, " elements, or a MatMul or Gemm over ",
+                       kMaxHostMultiplyAdds, " multiply-adds)");
         for (size_t i = 0; i < out->size() && i < size_t(n.output_size()); i++)
             if (!n.output(int(i)).empty())
                 values[n.output(int(i))] = std::move((*out)[i]);

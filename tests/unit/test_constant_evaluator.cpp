@@ -437,3 +437,20 @@ TEST_CASE("the host's math functions give ONNX's node-test outputs (float64 segm
         CHECK(worst < 1e-6); // float32 outputs: both within an ulp or so of the exact value
     }
 }
+
+TEST_CASE("MatMul and Gemm evaluate on the host up to kMaxHostMultiplyAdds, and not beyond") {
+    HostTensor a = iota(DType::Float64, {2, 3}), b = iota(DType::Float64, {3, 2});
+    // [[0,1,2],[3,4,5]] @ [[0,1],[2,3],[4,5]] = [[10,13],[28,40]]
+    HostTensor ab = eval1(node("MatMul"), {&a, &b});
+    CHECK(ab.shape() == Shape{2, 2});
+    CHECK(ab.get_f64(0) == 10);
+    CHECK(ab.get_f64(3) == 40);
+    // 1024 x 1024 x 1025 multiply-adds: just over 2^30, left unevaluated.
+    HostTensor big_a(DType::Float64, {1024, 1024}), big_b(DType::Float64, {1024, 1025});
+    REQUIRE(1024.0 * 1024 * 1025 > double(kMaxHostMultiplyAdds));
+    CHECK_FALSE(evaluate_node(node("MatMul"), {&big_a, &big_b}, 17).has_value());
+    HostTensor big_bt(DType::Float64, {1025, 1024});
+    onnx::NodeProto gemm = node("Gemm");
+    set_int(gemm, "transB", 1);
+    CHECK_FALSE(evaluate_node(gemm, {&big_a, &big_bt}, 17).has_value());
+}

@@ -253,6 +253,24 @@ def float64_arg_extremes(rng):
     return 13, nodes, values, {"amax": (np.int64, [3, 5]), "amin_last": (np.int64, [3, 4, 1])}
 
 
+
+def float64_matmul_broadcast(rng):
+    values = {"a": rng.standard_normal([2, 1, 3, 4]), "b": rng.standard_normal([3, 4, 5]),
+              "v": rng.standard_normal([4])}
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["ab"]),
+             helper.make_node("MatMul", ["v", "b"], ["vb"]),
+             helper.make_node("MatMul", ["a", "v"], ["av"])]
+    return 13, nodes, values, {"ab": (np.float64, [2, 3, 3, 5]), "vb": (np.float64, [3, 5]),
+                               "av": (np.float64, [2, 1, 3])}
+
+
+def float64_gemm_transposed(rng):
+    values = {"a": rng.standard_normal([4, 3]), "b": rng.standard_normal([5, 4]),
+              "c": rng.standard_normal([5])}
+    node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, transB=1, alpha=0.5,
+                            beta=2.0)
+    return 13, [node], values, {"y": (np.float64, [3, 5])}
+
 CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_upper,
                                  qlinear_conv_per_channel, roi_align_max_adaptive,
                                  roi_align_avg_adaptive, scatter_elements_mul_axis1,
@@ -266,7 +284,8 @@ CASES = {f.__name__: f for f in [conv_integer_group_dilation, conv_integer_same_
                                  global_lp_pool_p1, lp_normalization_l1_zero, lp_normalization_l2,
                                  max_roi_pool_scaled, max_roi_pool_float_bins,
                                  float64_unary_math, float64_reductions, float64_softmax_axes,
-                                 float64_softmax_opset11, float64_arg_extremes]}
+                                 float64_softmax_opset11, float64_arg_extremes,
+                                 float64_matmul_broadcast, float64_gemm_transposed]}
 
 
 def main():
