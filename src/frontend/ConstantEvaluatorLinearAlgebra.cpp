@@ -174,10 +174,6 @@ HostTensor integer_product(const Ctx &c, const HostTensor &a, const HostTensor &
     return out;
 }
 
-} // namespace
-
-namespace {
-
 /** The elements of `t` as doubles (floats) or int64 (integers), read once. */
 template <typename T>
 std::vector<T> values_of(const HostTensor &t) {
